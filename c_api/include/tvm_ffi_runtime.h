@@ -1,0 +1,212 @@
+/*
+ * tvm_ffi_runtime.h -- how a runtime plugs in behind libtvm_ffi.so.
+ *
+ * This header is this project's own, not part of the upstream ABI. Kernel
+ * libraries never include it; the two runtimes (tvm_ffi_ref over ctypes,
+ * tvm_ffi_fast in C) do.
+ *
+ * libtvm_ffi.so exports every TVMFFI* function of c_api.h and c_env_api.h.
+ * Each export forwards to one slot of the TVMFFIRuntimeTable installed in the
+ * process. At most one runtime is installed at a time: installing a second
+ * one is refused (the caller shares the first or reports the refusal).
+ *
+ * A slot left NULL falls back to the built-in implementation. Built-ins exist
+ * for what needs no type registry: reference counting, the thread-local raised
+ * error, Error objects, the custom allocator slot, one-time handle
+ * initialisation and backtraces. Every other built-in fails cleanly: it raises
+ * a RuntimeError naming the function and returns -1 (or NULL), so a kernel
+ * called before any runtime is loaded gets an error, not a crash.
+ */
+#ifndef TVM_FFI_RUNTIME_H_
+#define TVM_FFI_RUNTIME_H_
+
+#include <stddef.h>
+#include <tvm/ffi/extra/c_env_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Every slot, in table order. Expand with three macros:
+ *   VALUE(ret, name, params, args, fail)  a function returning ret; fail is
+ *                                         what the failing built-in returns
+ *   VOID(name, params, args)              a function returning void
+ *   OUTPARAM(ret, name, params, args)     a function returning a struct by
+ *                                         value; its slot instead takes a
+ *                                         trailing `ret* out` (params and args
+ *                                         here already include it), because
+ *                                         ctypes callbacks cannot return
+ *                                         structs
+ * TVMFFIGetVersion has no slot: libtvm_ffi.so answers it itself.
+ */
+#define TVM_FFI_RUNTIME_SLOTS(VALUE, VOID, OUTPARAM)                                           \
+  VALUE(int, TVMFFIObjectIncRef, (TVMFFIObjectHandle obj), (obj), -1)                         \
+  VALUE(int, TVMFFIObjectDecRef, (TVMFFIObjectHandle obj), (obj), -1)                         \
+  VALUE(int, TVMFFIObjectCreateOpaque,                                                        \
+        (void* handle, int32_t type_index, void (*deleter)(void*), TVMFFIObjectHandle* out),  \
+        (handle, type_index, deleter, out), -1)                                               \
+  VALUE(TVMFFICustomAllocator*, TVMFFIGetCustomAllocator, (void), (), NULL)                   \
+  VALUE(int, TVMFFISetCustomAllocator, (TVMFFICustomAllocator * allocator), (allocator), -1)  \
+  VALUE(int, TVMFFITypeKeyToIndex, (const TVMFFIByteArray* type_key, int32_t* out_tindex),    \
+        (type_key, out_tindex), -1)                                                           \
+  VALUE(int, TVMFFIFunctionCreate,                                                            \
+        (void* self, TVMFFISafeCallType safe_call, void (*deleter)(void*),                    \
+         TVMFFIObjectHandle* out),                                                            \
+        (self, safe_call, deleter, out), -1)                                                  \
+  VALUE(int, TVMFFIFunctionGetGlobal, (const TVMFFIByteArray* name, TVMFFIObjectHandle* out), \
+        (name, out), -1)                                                                      \
+  VALUE(int, TVMFFIAnyViewToOwnedAny, (const TVMFFIAny* any_view, TVMFFIAny* out),            \
+        (any_view, out), -1)                                                                  \
+  VALUE(int, TVMFFIFunctionCall,                                                              \
+        (TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_args, TVMFFIAny* result),      \
+        (func, args, num_args, result), -1)                                                   \
+  VOID(TVMFFIErrorMoveFromRaised, (TVMFFIObjectHandle * result), (result))                    \
+  VOID(TVMFFIErrorSetRaised, (TVMFFIObjectHandle error), (error))                             \
+  VOID(TVMFFIErrorSetRaisedFromCStr, (const char* kind, const char* message), (kind, message)) \
+  VOID(TVMFFIErrorSetRaisedFromCStrParts,                                                     \
+       (const char* kind, const char** message_parts, int32_t num_parts),                     \
+       (kind, message_parts, num_parts))                                                      \
+  VALUE(int, TVMFFIErrorCreate,                                                               \
+        (const TVMFFIByteArray* kind, const TVMFFIByteArray* message,                         \
+         const TVMFFIByteArray* backtrace, TVMFFIObjectHandle* out),                          \
+        (kind, message, backtrace, out), -1)                                                  \
+  VALUE(int, TVMFFIErrorCreateWithCauseAndExtraContext,                                       \
+        (const TVMFFIByteArray* kind, const TVMFFIByteArray* message,                         \
+         const TVMFFIByteArray* backtrace, TVMFFIObjectHandle cause_chain,                    \
+         TVMFFIObjectHandle extra_context, TVMFFIObjectHandle* out),                          \
+        (kind, message, backtrace, cause_chain, extra_context, out), -1)                      \
+  VALUE(int, TVMFFITensorFromDLPack,                                                          \
+        (DLManagedTensor * from, int32_t require_alignment, int32_t require_contiguous,       \
+         TVMFFIObjectHandle* out),                                                            \
+        (from, require_alignment, require_contiguous, out), -1)                               \
+  VALUE(int, TVMFFITensorToDLPack, (TVMFFIObjectHandle from, DLManagedTensor * *out),         \
+        (from, out), -1)                                                                      \
+  VALUE(int, TVMFFITensorFromDLPackVersioned,                                                 \
+        (DLManagedTensorVersioned * from, int32_t require_alignment,                          \
+         int32_t require_contiguous, TVMFFIObjectHandle* out),                                \
+        (from, require_alignment, require_contiguous, out), -1)                               \
+  VALUE(int, TVMFFITensorToDLPackVersioned,                                                   \
+        (TVMFFIObjectHandle from, DLManagedTensorVersioned * *out), (from, out), -1)          \
+  VALUE(int, TVMFFITensorCreateUnsafeView,                                                    \
+        (TVMFFIObjectHandle source, const DLTensor* prototype, TVMFFIObjectHandle* out),      \
+        (source, prototype, out), -1)                                                         \
+  VALUE(int, TVMFFIStringFromByteArray, (const TVMFFIByteArray* input, TVMFFIAny* out),       \
+        (input, out), -1)                                                                     \
+  VALUE(int, TVMFFIBytesFromByteArray, (const TVMFFIByteArray* input, TVMFFIAny* out),        \
+        (input, out), -1)                                                                     \
+  VALUE(int, TVMFFIBigIntFromByteArray, (const TVMFFIByteArray* input, TVMFFIAny* out),       \
+        (input, out), -1)                                                                     \
+  OUTPARAM(TVMFFIByteArray, TVMFFIBigIntGetContentByteArray,                                  \
+           (const TVMFFIAny* value, TVMFFIByteArray* out), (value, out))                      \
+  VALUE(int, TVMFFIDataTypeFromString, (const TVMFFIByteArray* str, DLDataType* out),         \
+        (str, out), -1)                                                                       \
+  VALUE(int, TVMFFIDataTypeToString, (const DLDataType* dtype, TVMFFIAny* out), (dtype, out), \
+        -1)                                                                                   \
+  VALUE(int, TVMFFIFunctionSetGlobal,                                                         \
+        (const TVMFFIByteArray* name, TVMFFIObjectHandle f, int allow_override),              \
+        (name, f, allow_override), -1)                                                        \
+  VALUE(int, TVMFFIFunctionSetGlobalFromMethodInfo,                                           \
+        (const TVMFFIMethodInfo* method_info, int allow_override),                            \
+        (method_info, allow_override), -1)                                                    \
+  VALUE(int, TVMFFITypeRegisterField, (int32_t type_index, const TVMFFIFieldInfo* info),      \
+        (type_index, info), -1)                                                               \
+  VALUE(int, TVMFFITypeRegisterMethod, (int32_t type_index, const TVMFFIMethodInfo* info),    \
+        (type_index, info), -1)                                                               \
+  VALUE(int, TVMFFITypeRegisterMetadata,                                                      \
+        (int32_t type_index, const TVMFFITypeMetadata* metadata), (type_index, metadata), -1) \
+  VALUE(int, TVMFFITypeRegisterAttr,                                                          \
+        (int32_t type_index, const TVMFFIByteArray* attr_name, const TVMFFIAny* attr_value),  \
+        (type_index, attr_name, attr_value), -1)                                              \
+  VALUE(const TVMFFITypeAttrColumn*, TVMFFIGetTypeAttrColumn,                                 \
+        (const TVMFFIByteArray* attr_name), (attr_name), NULL)                                \
+  VALUE(const TVMFFIByteArray*, TVMFFIBacktrace,                                              \
+        (const char* filename, int lineno, const char* func, int cross_ffi_boundary),         \
+        (filename, lineno, func, cross_ffi_boundary), NULL)                                   \
+  VALUE(int32_t, TVMFFITypeGetOrAllocIndex,                                                   \
+        (const TVMFFIByteArray* type_key, int32_t static_type_index, int32_t type_depth,      \
+         int32_t num_child_slots, int32_t child_slots_can_overflow,                           \
+         int32_t parent_type_index),                                                          \
+        (type_key, static_type_index, type_depth, num_child_slots, child_slots_can_overflow,  \
+         parent_type_index),                                                                  \
+        -1)                                                                                   \
+  VALUE(const TVMFFITypeInfo*, TVMFFIGetTypeInfo, (int32_t type_index), (type_index), NULL)   \
+  VALUE(int, TVMFFIHandleInitOnce, (void** handle_addr, int (*init_func)(void**)),            \
+        (handle_addr, init_func), -1)                                                         \
+  VALUE(int, TVMFFIHandleDeinitOnce, (void** handle_addr, int (*deinit_func)(void*)),         \
+        (handle_addr, deinit_func), -1)                                                       \
+  VALUE(int, TVMFFIEnvSetStream,                                                              \
+        (int32_t device_type, int32_t device_id, TVMFFIStreamHandle stream,                   \
+         TVMFFIStreamHandle* opt_out_original_stream),                                        \
+        (device_type, device_id, stream, opt_out_original_stream), -1)                        \
+  VALUE(TVMFFIStreamHandle, TVMFFIEnvGetStream, (int32_t device_type, int32_t device_id),     \
+        (device_type, device_id), NULL)                                                       \
+  VALUE(int, TVMFFIEnvSetDLPackManagedTensorAllocator,                                        \
+        (DLPackManagedTensorAllocator allocator, int write_to_global_context,                 \
+         DLPackManagedTensorAllocator* opt_out_original_allocator),                           \
+        (allocator, write_to_global_context, opt_out_original_allocator), -1)                 \
+  VALUE(DLPackManagedTensorAllocator, TVMFFIEnvGetDLPackManagedTensorAllocator, (void), (),   \
+        NULL)                                                                                 \
+  VALUE(int, TVMFFIEnvTensorAlloc, (DLTensor * prototype, TVMFFIObjectHandle* out),           \
+        (prototype, out), -1)                                                                 \
+  VALUE(int, TVMFFIEnvCheckSignals, (void), (), -1)                                           \
+  VALUE(int, TVMFFIEnvRegisterCAPI, (const char* name, void* symbol), (name, symbol), -1)     \
+  VALUE(int, TVMFFIEnvModLookupFromImports,                                                   \
+        (TVMFFIObjectHandle library_ctx, const char* func_name, TVMFFIObjectHandle* out),     \
+        (library_ctx, func_name, out), -1)                                                    \
+  VALUE(int, TVMFFIEnvModRegisterContextSymbol, (const char* name, void* symbol),             \
+        (name, symbol), -1)                                                                   \
+  VALUE(int, TVMFFIEnvModRegisterSystemLibSymbol, (const char* name, void* symbol),           \
+        (name, symbol), -1)
+
+#define TVM_FFI_RUNTIME_VALUE_FIELD_(ret, name, params, args, fail) ret(*name) params;
+#define TVM_FFI_RUNTIME_VOID_FIELD_(name, params, args) void(*name) params;
+#define TVM_FFI_RUNTIME_OUTPARAM_FIELD_(ret, name, params, args) void(*name) params;
+
+/*
+ * The implementation of the C API a runtime installs. struct_size must be
+ * sizeof(TVMFFIRuntimeTable) as the runtime was compiled, so a stale runtime
+ * is refused instead of misread; name identifies the runtime in messages.
+ */
+typedef struct TVMFFIRuntimeTable {
+  size_t struct_size;
+  const char* name;
+  TVM_FFI_RUNTIME_SLOTS(TVM_FFI_RUNTIME_VALUE_FIELD_, TVM_FFI_RUNTIME_VOID_FIELD_,
+                        TVM_FFI_RUNTIME_OUTPARAM_FIELD_)
+} TVMFFIRuntimeTable;
+
+/* What tvm_ffi_runtime_install reports. */
+typedef enum {
+  kTVMFFIRuntimeInstalled = 0,        /* the table now serves the C API */
+  kTVMFFIRuntimeAlreadyInstalled = 1, /* another runtime serves it; nothing changed */
+  kTVMFFIRuntimeBadTable = -1         /* wrong struct_size, no name, or a partial error group */
+} TVMFFIRuntimeInstallStatus;
+
+/*
+ * Makes table serve the C API. The table is copied (NULL slots filled with
+ * built-ins), so it need not outlive the call, but the functions it points to
+ * must stay callable until tvm_ffi_runtime_uninstall. The four raised-error
+ * slots (SetRaised, SetRaisedFromCStr, SetRaisedFromCStrParts and
+ * MoveFromRaised) share one thread-local slot, so they are set all together
+ * or left all NULL.
+ */
+TVM_FFI_DLL int tvm_ffi_runtime_install(const TVMFFIRuntimeTable* table);
+
+/*
+ * Stops the installed runtime from serving calls (only the runtime of that
+ * name may do so) and returns to the built-ins. A runtime written in a
+ * language with a shutdown order (Python) calls this before its callbacks
+ * become invalid.
+ */
+TVM_FFI_DLL int tvm_ffi_runtime_uninstall(const char* name);
+
+/* The name of the installed runtime, or NULL when none is. */
+TVM_FFI_DLL const char* tvm_ffi_runtime_name(void);
+
+/* The table of built-ins alone, for runtimes that delegate part of a slot. */
+TVM_FFI_DLL const TVMFFIRuntimeTable* tvm_ffi_runtime_builtins(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+#endif /* TVM_FFI_RUNTIME_H_ */

@@ -1,0 +1,374 @@
+/*
+ * builtins.c -- what libtvm_ffi.so can do with no runtime installed.
+ *
+ * Everything here follows from the ABI alone: the reference-count protocol of
+ * the object header, the raised-error slot and an Error object layout, the
+ * custom-allocator slot, one-time handle initialisation. Functions that need
+ * a type registry, a global function table or containers fail cleanly instead.
+ */
+#include "builtins.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STRONG_ONE ((uint64_t)1)
+#define WEAK_ONE ((uint64_t)1 << 32)
+#define STRONG_MASK (WEAK_ONE - 1)
+
+/* ------------------------------------------------------ reference counts */
+
+static int builtin_inc_ref(TVMFFIObjectHandle handle) {
+  TVMFFIObject* obj = (TVMFFIObject*)handle;
+  __atomic_fetch_add(&obj->combined_ref_count, STRONG_ONE, __ATOMIC_RELAXED);
+  return 0;
+}
+
+/*
+ * The release protocol every implementation shares, since C++ kernels inline
+ * it: the last strong reference destroys the value; if no weak reference is
+ * outstanding it frees the memory in the same deleter call, otherwise the
+ * collective weak reference the strong ones held is dropped separately.
+ */
+static int builtin_dec_ref(TVMFFIObjectHandle handle) {
+  TVMFFIObject* obj = (TVMFFIObject*)handle;
+  uint64_t before = __atomic_fetch_sub(&obj->combined_ref_count, STRONG_ONE, __ATOMIC_RELEASE);
+  if (before == (STRONG_ONE | WEAK_ONE)) {
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (obj->deleter != NULL) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
+  } else if ((before & STRONG_MASK) == STRONG_ONE) {
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (obj->deleter != NULL) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskStrong);
+    if (__atomic_fetch_sub(&obj->combined_ref_count, WEAK_ONE, __ATOMIC_RELEASE) == WEAK_ONE) {
+      __atomic_thread_fence(__ATOMIC_ACQUIRE);
+      if (obj->deleter != NULL) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
+    }
+  }
+  return 0;
+}
+
+/* ----------------------------------------------------------- error objects */
+
+/* The built-in Error: header, the ABI cell, then storage the cell points into. */
+typedef struct {
+  TVMFFIObject header;
+  TVMFFIErrorCell cell;
+  char* backtrace_storage; /* separately allocated so it can be replaced */
+  char text[];             /* kind NUL message NUL */
+} BuiltinError;
+
+static char* copy_bytes(const char* data, size_t size) {
+  char* out = (char*)malloc(size + 1);
+  if (out == NULL) return NULL;
+  if (size != 0) memcpy(out, data, size);
+  out[size] = '\0';
+  return out;
+}
+
+static void builtin_error_update_backtrace(TVMFFIObjectHandle self,
+                                           const TVMFFIByteArray* backtrace,
+                                           int32_t update_mode) {
+  BuiltinError* err = (BuiltinError*)self;
+  size_t keep = update_mode == kTVMFFIBacktraceUpdateModeAppend ? err->cell.backtrace.size : 0;
+  char* storage = (char*)malloc(keep + backtrace->size + 1);
+  if (storage == NULL) return; /* keep the old backtrace rather than lose the error */
+  if (keep != 0) memcpy(storage, err->cell.backtrace.data, keep);
+  if (backtrace->size != 0) memcpy(storage + keep, backtrace->data, backtrace->size);
+  storage[keep + backtrace->size] = '\0';
+  free(err->backtrace_storage);
+  err->backtrace_storage = storage;
+  err->cell.backtrace.data = storage;
+  err->cell.backtrace.size = keep + backtrace->size;
+}
+
+static void builtin_error_deleter(void* self, int flags) {
+  BuiltinError* err = (BuiltinError*)self;
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
+    if (err->cell.cause_chain != NULL) builtin_dec_ref(err->cell.cause_chain);
+    if (err->cell.extra_context != NULL) builtin_dec_ref(err->cell.extra_context);
+    free(err->backtrace_storage);
+    err->backtrace_storage = NULL;
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(err);
+}
+
+static const TVMFFIByteArray kEmptyBytes = {"", 0};
+
+static int builtin_error_create_with_cause(const TVMFFIByteArray* kind,
+                                           const TVMFFIByteArray* message,
+                                           const TVMFFIByteArray* backtrace,
+                                           TVMFFIObjectHandle cause_chain,
+                                           TVMFFIObjectHandle extra_context,
+                                           TVMFFIObjectHandle* out) {
+  BuiltinError* err;
+  if (kind == NULL) kind = &kEmptyBytes;
+  if (message == NULL) message = &kEmptyBytes;
+  if (backtrace == NULL) backtrace = &kEmptyBytes;
+  err = (BuiltinError*)malloc(sizeof(BuiltinError) + kind->size + message->size + 2);
+  if (err == NULL) return -1;
+  err->backtrace_storage = copy_bytes(backtrace->data, backtrace->size);
+  if (err->backtrace_storage == NULL) {
+    free(err);
+    return -1;
+  }
+  err->header.combined_ref_count = STRONG_ONE | WEAK_ONE;
+  err->header.type_index = kTVMFFIError;
+  err->header.__padding = 0;
+  err->header.deleter = builtin_error_deleter;
+  memcpy(err->text, kind->data, kind->size);
+  err->text[kind->size] = '\0';
+  memcpy(err->text + kind->size + 1, message->data, message->size);
+  err->text[kind->size + 1 + message->size] = '\0';
+  err->cell.kind.data = err->text;
+  err->cell.kind.size = kind->size;
+  err->cell.message.data = err->text + kind->size + 1;
+  err->cell.message.size = message->size;
+  err->cell.backtrace.data = err->backtrace_storage;
+  err->cell.backtrace.size = backtrace->size;
+  err->cell.update_backtrace = builtin_error_update_backtrace;
+  err->cell.cause_chain = cause_chain;
+  err->cell.extra_context = extra_context;
+  if (cause_chain != NULL) builtin_inc_ref(cause_chain);
+  if (extra_context != NULL) builtin_inc_ref(extra_context);
+  *out = err;
+  return 0;
+}
+
+static int builtin_error_create(const TVMFFIByteArray* kind, const TVMFFIByteArray* message,
+                                const TVMFFIByteArray* backtrace, TVMFFIObjectHandle* out) {
+  return builtin_error_create_with_cause(kind, message, backtrace, NULL, NULL, out);
+}
+
+/* --------------------------------------------------------- raised error slot */
+
+/* One owned reference per thread; leaked if a thread exits with an unread error. */
+static __thread TVMFFIObjectHandle raised_error = NULL;
+
+static void builtin_error_set_raised(TVMFFIObjectHandle error) {
+  TVMFFIObjectHandle previous = raised_error;
+  if (error != NULL) builtin_inc_ref(error);
+  raised_error = error;
+  if (previous != NULL) builtin_dec_ref(previous);
+}
+
+static void builtin_error_move_from_raised(TVMFFIObjectHandle* result) {
+  *result = raised_error;
+  raised_error = NULL;
+}
+
+static void raise_owned(TVMFFIObjectHandle error) {
+  TVMFFIObjectHandle previous = raised_error;
+  raised_error = error;
+  if (previous != NULL) builtin_dec_ref(previous);
+}
+
+static void builtin_error_set_raised_from_cstr_parts(const char* kind, const char** parts,
+                                                     int32_t num_parts) {
+  size_t total = 0;
+  int32_t i;
+  char* message;
+  TVMFFIByteArray kind_bytes, message_bytes;
+  TVMFFIObjectHandle error = NULL;
+  for (i = 0; i < num_parts; ++i) {
+    if (parts[i] != NULL) total += strlen(parts[i]);
+  }
+  message = (char*)malloc(total + 1);
+  if (message == NULL) return;
+  total = 0;
+  for (i = 0; i < num_parts; ++i) {
+    if (parts[i] != NULL) {
+      size_t n = strlen(parts[i]);
+      memcpy(message + total, parts[i], n);
+      total += n;
+    }
+  }
+  message[total] = '\0';
+  kind_bytes.data = kind != NULL ? kind : "RuntimeError";
+  kind_bytes.size = strlen(kind_bytes.data);
+  message_bytes.data = message;
+  message_bytes.size = total;
+  if (builtin_error_create(&kind_bytes, &message_bytes, NULL, &error) == 0) raise_owned(error);
+  free(message);
+}
+
+static void builtin_error_set_raised_from_cstr(const char* kind, const char* message) {
+  builtin_error_set_raised_from_cstr_parts(kind, &message, 1);
+}
+
+/* ---------------------------------------------------------- custom allocator */
+
+/*
+ * The default allocator: [base pointer][TVMFFIObjectAllocHeader][body], with
+ * the body aligned as asked and the base pointer recorded for delete_space.
+ */
+static void builtin_delete_space(void* body) { free(((void**)body)[-2]); }
+
+static void* builtin_allocate(size_t size, size_t alignment, int32_t type_index, void* context) {
+  size_t prefix;
+  char* base;
+  char* body;
+  (void)type_index;
+  (void)context;
+  if (alignment < sizeof(void*)) alignment = sizeof(void*);
+  prefix = (2 * sizeof(void*) + alignment - 1) / alignment * alignment;
+  base = (char*)malloc(prefix + size + alignment);
+  if (base == NULL) {
+    builtin_error_set_raised_from_cstr("MemoryError", "TVMFFICustomAllocator: out of memory");
+    return NULL;
+  }
+  body = base + prefix;
+  body += (alignment - (uintptr_t)body % alignment) % alignment;
+  ((void**)body)[-2] = base;
+  ((TVMFFIObjectAllocHeader*)body)[-1].delete_space = builtin_delete_space;
+  return body;
+}
+
+static TVMFFICustomAllocator default_allocator = {builtin_allocate, NULL};
+static TVMFFICustomAllocator* current_allocator = &default_allocator;
+
+static TVMFFICustomAllocator* builtin_get_custom_allocator(void) { return current_allocator; }
+
+static int builtin_set_custom_allocator(TVMFFICustomAllocator* allocator) {
+  current_allocator = allocator != NULL ? allocator : &default_allocator;
+  return 0;
+}
+
+/* ------------------------------------------------------------- init once */
+
+/* Recursive, because an init function may itself initialise other handles. */
+static pthread_mutex_t init_once_mutex;
+static pthread_once_t init_once_mutex_ready = PTHREAD_ONCE_INIT;
+
+static void make_init_once_mutex(void) {
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&init_once_mutex, &attr);
+  pthread_mutexattr_destroy(&attr);
+}
+
+static int builtin_handle_init_once(void** handle_addr, int (*init_func)(void**)) {
+  int status = 0;
+  if (__atomic_load_n(handle_addr, __ATOMIC_ACQUIRE) != NULL) return 0;
+  pthread_once(&init_once_mutex_ready, make_init_once_mutex);
+  pthread_mutex_lock(&init_once_mutex);
+  if (*handle_addr == NULL) {
+    void* result = NULL;
+    status = init_func(&result);
+    if (status == 0) __atomic_store_n(handle_addr, result, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&init_once_mutex);
+  return status;
+}
+
+static int builtin_handle_deinit_once(void** handle_addr, int (*deinit_func)(void*)) {
+  int status = 0;
+  pthread_once(&init_once_mutex_ready, make_init_once_mutex);
+  pthread_mutex_lock(&init_once_mutex);
+  if (*handle_addr != NULL) {
+    status = deinit_func(*handle_addr);
+    if (status == 0) __atomic_store_n(handle_addr, NULL, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&init_once_mutex);
+  return status;
+}
+
+/* ------------------------------------------------------------- backtrace */
+
+/*
+ * Without debug-information parsing the built-in backtrace is just the
+ * caller's own location, when it gave one.
+ */
+static __thread char backtrace_text[512];
+static __thread TVMFFIByteArray backtrace_view;
+
+static const TVMFFIByteArray* builtin_backtrace(const char* filename, int lineno,
+                                                const char* func, int cross_ffi_boundary) {
+  int n = 0;
+  (void)cross_ffi_boundary;
+  if (filename != NULL) {
+    n = snprintf(backtrace_text, sizeof(backtrace_text), "  File \"%s\", line %d, in %s\n",
+                 filename, lineno, func != NULL ? func : "<unknown>");
+    if (n < 0) n = 0;
+    if ((size_t)n >= sizeof(backtrace_text)) n = (int)sizeof(backtrace_text) - 1;
+  }
+  backtrace_text[n] = '\0';
+  backtrace_view.data = backtrace_text;
+  backtrace_view.size = (size_t)n;
+  return &backtrace_view;
+}
+
+/* ---------------------------------------------------------- failing slots */
+
+static const char* serving_runtime = NULL;
+
+void tvm_ffi_builtins_set_serving_runtime(const char* name) { serving_runtime = name; }
+
+static void raise_unavailable(const char* function) {
+  char message[512];
+  if (serving_runtime == NULL) {
+    snprintf(message, sizeof(message),
+             "%s: no TVM FFI runtime is installed in this process; import tvm_ffi_ref or "
+             "tvm_ffi_fast (or install a TVMFFIRuntimeTable) before calling into TVM FFI",
+             function);
+  } else {
+    snprintf(message, sizeof(message),
+             "%s: the installed TVM FFI runtime '%s' does not implement this function", function,
+             serving_runtime);
+  }
+  builtin_error_set_raised_from_cstr("RuntimeError", message);
+}
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#endif
+
+#define UNAVAILABLE_VALUE_(ret, name, params, args, fail) \
+  static ret unavailable_##name params {                 \
+    raise_unavailable(#name);                            \
+    return fail;                                         \
+  }
+#define UNAVAILABLE_VOID_(name, params, args) \
+  static void unavailable_##name params { raise_unavailable(#name); }
+#define UNAVAILABLE_OUTPARAM_(ret, name, params, args) \
+  static void unavailable_##name params {              \
+    out->data = NULL;                                  \
+    out->size = 0;                                     \
+    raise_unavailable(#name);                          \
+  }
+TVM_FFI_RUNTIME_SLOTS(UNAVAILABLE_VALUE_, UNAVAILABLE_VOID_, UNAVAILABLE_OUTPARAM_)
+
+/* --------------------------------------------------------------- the table */
+
+static TVMFFIRuntimeTable builtins;
+static pthread_once_t builtins_ready = PTHREAD_ONCE_INIT;
+
+static void fill_builtins(void) {
+#define FILL_UNAVAILABLE_VALUE_(ret, name, params, args, fail) builtins.name = unavailable_##name;
+#define FILL_UNAVAILABLE_VOID_(name, params, args) builtins.name = unavailable_##name;
+#define FILL_UNAVAILABLE_OUTPARAM_(ret, name, params, args) builtins.name = unavailable_##name;
+  builtins.struct_size = sizeof(TVMFFIRuntimeTable);
+  builtins.name = "builtin";
+  TVM_FFI_RUNTIME_SLOTS(FILL_UNAVAILABLE_VALUE_, FILL_UNAVAILABLE_VOID_,
+                        FILL_UNAVAILABLE_OUTPARAM_)
+  builtins.TVMFFIObjectIncRef = builtin_inc_ref;
+  builtins.TVMFFIObjectDecRef = builtin_dec_ref;
+  builtins.TVMFFIGetCustomAllocator = builtin_get_custom_allocator;
+  builtins.TVMFFISetCustomAllocator = builtin_set_custom_allocator;
+  builtins.TVMFFIErrorMoveFromRaised = builtin_error_move_from_raised;
+  builtins.TVMFFIErrorSetRaised = builtin_error_set_raised;
+  builtins.TVMFFIErrorSetRaisedFromCStr = builtin_error_set_raised_from_cstr;
+  builtins.TVMFFIErrorSetRaisedFromCStrParts = builtin_error_set_raised_from_cstr_parts;
+  builtins.TVMFFIErrorCreate = builtin_error_create;
+  builtins.TVMFFIErrorCreateWithCauseAndExtraContext = builtin_error_create_with_cause;
+  builtins.TVMFFIBacktrace = builtin_backtrace;
+  builtins.TVMFFIHandleInitOnce = builtin_handle_init_once;
+  builtins.TVMFFIHandleDeinitOnce = builtin_handle_deinit_once;
+}
+
+const TVMFFIRuntimeTable* tvm_ffi_builtins_table(void) {
+  pthread_once(&builtins_ready, fill_builtins);
+  return &builtins;
+}

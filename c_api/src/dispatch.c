@@ -1,0 +1,91 @@
+/*
+ * dispatch.c -- the exported TVMFFI* functions of libtvm_ffi.so.
+ *
+ * Each export is one indirect call through the active table: the built-ins
+ * until a runtime installs itself, then that runtime's table with its NULL
+ * slots filled from the built-ins. The active pointer is swapped atomically,
+ * and the table it points at is never written while active.
+ */
+#include <stdint.h>
+#include <string.h>
+#include <tvm/ffi/c_api.h>
+#include <tvm/ffi/extra/c_env_api.h>
+#include <tvm_ffi_runtime.h>
+
+#include "builtins.h"
+
+static TVMFFIRuntimeTable installed;
+static const TVMFFIRuntimeTable* active = NULL;
+static char installed_name[128];
+
+static const TVMFFIRuntimeTable* active_table(void) {
+  const TVMFFIRuntimeTable* table = __atomic_load_n(&active, __ATOMIC_ACQUIRE);
+  return table != NULL ? table : tvm_ffi_builtins_table();
+}
+
+/* ------------------------------------------------------------ the exports */
+
+void TVMFFIGetVersion(TVMFFIVersion* out_version) {
+  out_version->major = TVM_FFI_VERSION_MAJOR;
+  out_version->minor = TVM_FFI_VERSION_MINOR;
+  out_version->patch = TVM_FFI_VERSION_PATCH;
+}
+
+#define FORWARD_VALUE_(ret, name, params, args, fail) \
+  ret name params { return active_table()->name args; }
+#define FORWARD_VOID_(name, params, args) \
+  void name params { active_table()->name args; }
+/* Struct-returning exports are written out below. */
+#define FORWARD_OUTPARAM_(ret, name, params, args)
+TVM_FFI_RUNTIME_SLOTS(FORWARD_VALUE_, FORWARD_VOID_, FORWARD_OUTPARAM_)
+
+TVMFFIByteArray TVMFFIBigIntGetContentByteArray(const TVMFFIAny* value) {
+  TVMFFIByteArray out;
+  active_table()->TVMFFIBigIntGetContentByteArray(value, &out);
+  return out;
+}
+
+/* ------------------------------------------------------ runtime management */
+
+int tvm_ffi_runtime_install(const TVMFFIRuntimeTable* table) {
+  const TVMFFIRuntimeTable* builtins = tvm_ffi_builtins_table();
+  int error_slots;
+  if (__atomic_load_n(&active, __ATOMIC_ACQUIRE) != NULL) return kTVMFFIRuntimeAlreadyInstalled;
+  if (table == NULL || table->struct_size != sizeof(TVMFFIRuntimeTable) || table->name == NULL ||
+      table->name[0] == '\0' || strlen(table->name) >= sizeof(installed_name)) {
+    return kTVMFFIRuntimeBadTable;
+  }
+  error_slots = (table->TVMFFIErrorSetRaised != NULL) +
+                (table->TVMFFIErrorSetRaisedFromCStr != NULL) +
+                (table->TVMFFIErrorSetRaisedFromCStrParts != NULL) +
+                (table->TVMFFIErrorMoveFromRaised != NULL);
+  if (error_slots != 0 && error_slots != 4) return kTVMFFIRuntimeBadTable;
+
+  installed = *table;
+  strcpy(installed_name, table->name);
+  installed.name = installed_name;
+#define FILL_VALUE_(ret, name, params, args, fail) \
+  if (installed.name == NULL) installed.name = builtins->name;
+#define FILL_VOID_(name, params, args) \
+  if (installed.name == NULL) installed.name = builtins->name;
+#define FILL_OUTPARAM_(ret, name, params, args) \
+  if (installed.name == NULL) installed.name = builtins->name;
+  TVM_FFI_RUNTIME_SLOTS(FILL_VALUE_, FILL_VOID_, FILL_OUTPARAM_)
+  tvm_ffi_builtins_set_serving_runtime(installed_name);
+  __atomic_store_n(&active, &installed, __ATOMIC_RELEASE);
+  return kTVMFFIRuntimeInstalled;
+}
+
+int tvm_ffi_runtime_uninstall(const char* name) {
+  const TVMFFIRuntimeTable* current = __atomic_load_n(&active, __ATOMIC_ACQUIRE);
+  if (current == NULL || name == NULL || strcmp(name, installed_name) != 0) return -1;
+  __atomic_store_n(&active, NULL, __ATOMIC_RELEASE);
+  tvm_ffi_builtins_set_serving_runtime(NULL);
+  return 0;
+}
+
+const char* tvm_ffi_runtime_name(void) {
+  return __atomic_load_n(&active, __ATOMIC_ACQUIRE) != NULL ? installed_name : NULL;
+}
+
+const TVMFFIRuntimeTable* tvm_ffi_runtime_builtins(void) { return tvm_ffi_builtins_table(); }
