@@ -1,0 +1,76 @@
+"""Where the shared C pieces live: ``libtvm_ffi.so`` and the C headers.
+
+Both front ends (``tvm_ffi_ref`` and ``tvm_ffi_fast``) load the same
+``libtvm_ffi.so``; kernel authors compile against the same headers. An
+installed wheel carries both inside this package (``lib/`` and ``include/``);
+a source checkout built in place has the library here and the headers in
+``c_api/include``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from typing import List, Optional
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_SOURCE_INCLUDE = os.path.join(os.path.dirname(_PACKAGE_DIR), "c_api", "include")
+
+#: The library's file name, which is also its SONAME: a kernel linked against
+#: upstream's ``libtvm_ffi.so`` resolves its imports against whichever library
+#: of that name is already loaded.
+LIBRARY_NAME = "libtvm_ffi.so"
+
+#: Set to a path to load a different ``libtvm_ffi.so`` (for experiments).
+LIBRARY_PATH_ENV = "TVM_FFI_LIBRARY_PATH"
+
+
+def library_path() -> str:
+    """The absolute path of the ``libtvm_ffi.so`` this installation uses.
+
+    Raises ``OSError`` naming the places searched when it is missing (a source
+    checkout that was not built: run ``pip install -e .``).
+    """
+    override = os.environ.get(LIBRARY_PATH_ENV)
+    candidates = [override] if override else []
+    candidates.append(os.path.join(_PACKAGE_DIR, "lib", LIBRARY_NAME))
+    for path in candidates:
+        if os.path.isfile(path):
+            return path
+    raise OSError(
+        f"{LIBRARY_NAME} was not found (looked in: {', '.join(candidates)}); "
+        "build it with `pip install .` or `pip install -e .`"
+    )
+
+
+def include_paths() -> List[str]:
+    """Directories to pass as ``-I`` to compile against this project's C headers."""
+    installed = os.path.join(_PACKAGE_DIR, "include")
+    for path in (installed, _SOURCE_INCLUDE):
+        if os.path.isfile(os.path.join(path, "tvm", "ffi", "c_api.h")):
+            return [path]
+    raise OSError(f"the TVM FFI C headers were not found in {installed} or {_SOURCE_INCLUDE}")
+
+
+def library_dir() -> str:
+    """The directory holding ``libtvm_ffi.so`` (for ``-L`` and an rpath)."""
+    return os.path.dirname(library_path())
+
+
+_loaded: Optional[ctypes.CDLL] = None
+
+
+def load_library() -> ctypes.CDLL:
+    """Loads ``libtvm_ffi.so`` once, with ``RTLD_GLOBAL``, and returns it.
+
+    Global visibility matters: kernel libraries loaded later resolve their
+    ``TVMFFI*`` imports against the symbols already in the process.
+    """
+    global _loaded
+    if _loaded is None:
+        mode = ctypes.RTLD_GLOBAL
+        if sys.platform.startswith("linux"):
+            mode |= os.RTLD_NOW
+        _loaded = ctypes.CDLL(library_path(), mode=mode)
+    return _loaded
