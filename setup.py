@@ -1,0 +1,71 @@
+"""Build of the whole project: ``pip install .`` (or ``pip install -e .``).
+
+Besides the Python packages this builds, with the C compiler alone:
+
+* ``tvm_ffi_common/lib/libtvm_ffi.so`` from ``c_api/src`` (SONAME libtvm_ffi.so),
+* ``tvm_ffi_common/lib/libtvm_ffi_example_kernels.so``, the example kernel
+  library, from ``examples/kernels`` (C, against ``c_api/include``),
+* ``tvm_ffi_fast._core``, the cffi extension, linked against the former,
+
+and copies ``c_api/include`` into ``tvm_ffi_common/include`` for kernel authors.
+"""
+
+import glob
+import os
+import shlex
+import shutil
+import subprocess
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+INCLUDE_DIR = os.path.join(ROOT, "c_api", "include")
+CFLAGS = ["-O2", "-fPIC", "-Wall", "-Wextra", "-Werror"]
+
+
+def _cc():
+    return shlex.split(os.environ.get("CC", "cc"))
+
+
+def _run(cmd):
+    print(" ".join(cmd))
+    subprocess.check_call(cmd)
+
+
+def build_libtvm_ffi(lib_dir):
+    """Compiles c_api/src into lib_dir/libtvm_ffi.so with SONAME libtvm_ffi.so."""
+    sources = sorted(glob.glob(os.path.join(ROOT, "c_api", "src", "*.c")))
+    output = os.path.join(lib_dir, "libtvm_ffi.so")
+    _run(_cc() + ["-std=gnu11", *CFLAGS, "-fvisibility=hidden", "-I", INCLUDE_DIR, "-shared",
+                  *sources, "-Wl,-soname,libtvm_ffi.so", "-lpthread", "-o", output])
+
+
+def build_example_kernels(lib_dir):
+    """Compiles the example kernel library as a third party would: C99, linked to libtvm_ffi."""
+    source = os.path.join(ROOT, "examples", "kernels", "example_kernels.c")
+    output = os.path.join(lib_dir, "libtvm_ffi_example_kernels.so")
+    _run(_cc() + ["-std=c99", "-pedantic", *CFLAGS, "-I", INCLUDE_DIR, "-shared", source,
+                  "-L", lib_dir, "-ltvm_ffi", "-Wl,-rpath,$ORIGIN", "-o", output])
+
+
+class BuildExtWithCLibraries(build_ext):
+    """build_ext that first builds the plain C libraries the extension links to."""
+
+    def run(self):
+        package_dir = os.path.join(ROOT if self.inplace else self.build_lib, "tvm_ffi_common")
+        lib_dir = os.path.join(package_dir, "lib")
+        os.makedirs(lib_dir, exist_ok=True)
+        build_libtvm_ffi(lib_dir)
+        build_example_kernels(lib_dir)
+        if not self.inplace:
+            shutil.copytree(INCLUDE_DIR, os.path.join(package_dir, "include"), dirs_exist_ok=True)
+        for ext in self.extensions:
+            ext.library_dirs.append(lib_dir)
+        super().run()
+
+
+setup(
+    cmdclass={"build_ext": BuildExtWithCLibraries},
+    cffi_modules=["tvm_ffi_fast/_build.py:ffibuilder"],
+)
