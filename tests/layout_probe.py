@@ -44,9 +44,12 @@ def probe_source(structs, enums, macros, extra_include: str = "") -> str:
     """The probe's C source for the given subsets of the mirror."""
     lines = _prelude(extra_include) + [
         "#ifdef __cplusplus",
+        "#include <type_traits>",
         "#define ALIGNOF(T) alignof(T)",
+        "#define SAME_TYPE(expr, T) std::is_same<decltype(expr), T>::value",
         "#else",
         "#define ALIGNOF(T) _Alignof(T)",
+        "#define SAME_TYPE(expr, T) __builtin_types_compatible_p(__typeof__(expr), T)",
         "#endif",
         "int main(void) {",
     ]
@@ -61,6 +64,10 @@ def probe_source(structs, enums, macros, extra_include: str = "") -> str:
             lines.append(
                 f'  printf("field {name} {field.name} size %zu\\n", sizeof((({name}*)0)->{field.name}));'
             )
+            spelling = abi.FIELD_C_TYPES.get((name, field.name))
+            if spelling:
+                lines.append(f'  printf("fieldtype {name} {field.name} %d\\n", '
+                             f"(int)SAME_TYPE((({name}*)0)->{field.name}, {spelling}));")
     for enum_type in enums:
         lines.append(f'  printf("enumsize {enum_type.__name__} %zu\\n", sizeof({enum_type.__name__}));')
         for member, _ in abi.enum_members(enum_type):
@@ -81,6 +88,8 @@ def expected_layout(structs, enums, macros) -> Layout:
         for field in abi.c_fields(struct):
             out[("field", name, field.name, "offset")] = field.offset
             out[("field", name, field.name, "size")] = field.size
+            if (name, field.name) in abi.FIELD_C_TYPES:
+                out[("fieldtype", name, field.name)] = 1
     for enum_type in enums:
         out[("enumsize", enum_type.__name__)] = 4
         for member, value in abi.enum_members(enum_type):

@@ -219,7 +219,7 @@ class TVMFFIDefRegionKind(enum.IntEnum):
 
 
 class TVMFFIRuntimeInstallStatus(enum.IntEnum):
-    """``TVMFFIRuntimeInstallStatus`` (``tvm_ffi_runtime.h``, this project's own)."""
+    """``TVMFFIRuntimeInstallStatus``: what ``tvm_ffi_runtime_install`` reports (ours, not upstream's)."""
 
     kTVMFFIRuntimeInstalled = 0
     kTVMFFIRuntimeAlreadyInstalled = 1
@@ -810,11 +810,11 @@ def c_type(spelling: str):
     return globals()[spelling]
 
 
-def callback_type(spelling: str):
-    """The ctypes type of a value a ctypes *callback* receives or returns.
+def callback_restype(spelling: str):
+    """The ctypes type a ctypes *callback* returns for a C return type.
 
-    Like :func:`c_type`, except that returned pointers are ``c_void_p``
-    (ctypes callbacks can only return simple types).
+    Like :func:`c_type`, except that pointers are ``c_void_p`` (ctypes
+    callbacks can only return simple types).
     """
     ctype = c_type(spelling)
     if ctype is c_char_p or (isinstance(ctype, type) and issubclass(ctype, ctypes._Pointer)):
@@ -855,9 +855,7 @@ RUNTIME_SLOTS: List[CFunction] = [
 
 def slot_prototype(slot: CFunction):
     """The ``CFUNCTYPE`` a Python implementation of ``slot`` is wrapped in."""
-    return CFUNCTYPE(
-        callback_type(slot.restype), *[callback_type(ctype) for ctype, _ in slot.params]
-    )
+    return CFUNCTYPE(callback_restype(slot.restype), *slot.ctypes_argtypes())
 
 
 class TVMFFIRuntimeTable(Structure):
@@ -924,6 +922,22 @@ STRUCTS: Dict[type, str] = {
     TVMFFITypeAttrColumn: _C,
     TVMFFITypeInfo: _C,
     TVMFFIRuntimeTable: "tvm_ffi_runtime.h",
+}
+
+#: Field types that ctypes cannot spell: ``size_t`` (the same ctypes type as
+#: ``uint64_t``), enum-typed fields (plain ``int32`` in ctypes) and byte
+#: pointers mirrored as ``c_void_p`` so that reading them does not stop at a
+#: NUL. The layout tests check each spelling with the C compiler.
+FIELD_C_TYPES: Dict[Tuple[str, str], str] = {
+    ("DLDevice", "device_type"): "DLDeviceType",
+    ("TVMFFIByteArray", "data"): "const char*",
+    ("TVMFFIByteArray", "size"): "size_t",
+    ("TVMFFIShapeCell", "data"): "const int64_t*",
+    ("TVMFFIShapeCell", "size"): "size_t",
+    ("TVMFFIAny", "v_c_str"): "const char*",
+    ("TVMFFITypeMetadata", "structural_eq_hash_kind"): "TVMFFISEqHashKind",
+    ("TVMFFIRuntimeTable", "struct_size"): "size_t",
+    ("TVMFFIRuntimeTable", "name"): "const char*",
 }
 
 #: The upstream headers' structs (ours add ``TVMFFIRuntimeTable``).
