@@ -46,3 +46,53 @@ def upstream_library(upstream_dir) -> str:
     path = os.path.join(upstream_dir, "lib", "libtvm_ffi.so")
     assert os.path.isfile(path), path
     return path
+
+
+class KernelBuilder:
+    """Compiles test kernel libraries the way a third party would, caching by source.
+
+    C++ sources compile against upstream's headers (C++17, linked to upstream's
+    libtvm_ffi.so, so the result names libtvm_ffi.so as NEEDED); C sources
+    compile against ours (C99). Either loads under any runtime, because the
+    dynamic loader binds libtvm_ffi.so to whichever library of that name the
+    process loaded first.
+    """
+
+    def __init__(self, directory: str, upstream: str):
+        self.directory = directory
+        self.upstream = upstream
+
+    def build(self, name: str, source: str, language: str = "c++", extra_flags=()) -> str:
+        """Compiles ``source`` into ``lib<name>.so`` (once per session) and returns its path."""
+        import hashlib
+        import subprocess
+
+        from tvm_ffi_common import libinfo
+
+        digest = hashlib.sha1((language + source + repr(extra_flags)).encode()).hexdigest()[:12]
+        target = os.path.join(self.directory, f"lib{name}-{digest}.so")
+        if os.path.exists(target):
+            return target
+        suffix = ".cc" if language == "c++" else ".c"
+        src = os.path.join(self.directory, f"{name}-{digest}{suffix}")
+        with open(src, "w") as f:
+            f.write(source)
+        if language == "c++":
+            cmd = [os.environ.get("CXX", "c++"), "-std=c++17", "-O1",
+                   f"-I{os.path.join(self.upstream, 'include')}",
+                   f"-L{os.path.join(self.upstream, 'lib')}", "-ltvm_ffi"]
+        else:
+            cmd = [os.environ.get("CC", "cc"), "-std=c99", "-pedantic", "-O1",
+                   f"-I{libinfo.include_paths()[0]}", f"-L{libinfo.library_dir()}", "-ltvm_ffi"]
+        cmd = [cmd[0], "-shared", "-fPIC", "-Wall", src, "-o", target + ".tmp", *cmd[1:], *extra_flags]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise AssertionError(f"kernel {name} failed to compile:\n{' '.join(cmd)}\n{done.stderr}")
+        os.replace(target + ".tmp", target)
+        return target
+
+
+@pytest.fixture(scope="session")
+def kernels(tmp_path_factory, upstream_dir) -> KernelBuilder:
+    """Builds test kernel libraries: ``kernels.build(name, source, language="c++")``."""
+    return KernelBuilder(str(tmp_path_factory.mktemp("kernels")), upstream_dir)
