@@ -9,12 +9,21 @@ from __future__ import annotations
 import ctypes
 from typing import Tuple
 
-from tvm_ffi_common import __version__, libinfo
+from tvm_ffi_common import __version__
 
-from . import abi
+from . import abi, runtime
+from ._lib import LIB
 
-#: ``libtvm_ffi.so``, loaded globally, with every C API signature bound.
-LIB = abi.bind_runtime(abi.bind(libinfo.load_library()))
+#: How installing the reference runtime went: ``kTVMFFIRuntimeInstalled``, or
+#: ``kTVMFFIRuntimeAlreadyInstalled`` when another runtime already serves the
+#: process (this front end then shares it).
+INSTALL_STATUS = abi.TVMFFIRuntimeInstallStatus(runtime.install())
+
+
+def runtime_name():
+    """The name of the runtime serving the C API in this process."""
+    name = LIB.tvm_ffi_runtime_name()
+    return None if name is None else name.decode()
 
 
 def abi_version() -> Tuple[int, int, int]:
@@ -24,4 +33,4 @@ def abi_version() -> Tuple[int, int, int]:
     return (version.major, version.minor, version.patch)
 
 
-__all__ = ["LIB", "abi", "abi_version", "__version__"]
+__all__ = ["LIB", "abi", "abi_version", "runtime_name", "__version__"]

@@ -1,0 +1,22 @@
+"""The reference runtime: the C API of TVM FFI implemented in Python.
+
+Each module implements one concept and marks its C API functions with
+``@implements``; importing this package registers them all, and
+:func:`install` puts them behind ``libtvm_ffi.so``. Slots no module
+implements are served by the library's built-ins (reference counting is one:
+it must be atomic, because C++ kernels do it inline).
+"""
+
+from __future__ import annotations
+
+from . import (  # noqa: F401 - imported for their @implements registrations
+    anyvalue,
+    errors,
+    functions,
+    objects,
+    registry,
+    strings,
+)
+from .slots import RUNTIME_NAME, install, installed, observers, uninstall
+
+__all__ = ["RUNTIME_NAME", "install", "installed", "observers", "uninstall"]

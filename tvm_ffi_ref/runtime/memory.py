@@ -1,0 +1,132 @@
+"""Objects the reference runtime allocates: C memory, the header, and the deleter.
+
+A TVM FFI object must live in C memory that outlives any Python wrapper, since
+a C++ kernel may hold (and finally drop) the last reference. So the reference
+runtime allocates with libc ``malloc``, writes the 24-byte ``TVMFFIObject``
+header, and points every header's ``deleter`` at one ctypes callback,
+:data:`OBJECT_DELETER`. That callback looks up what the object's type needs to
+release (its elements, its strings' owners, ...) and frees the block.
+
+Reference counting itself follows the header's protocol and is done by
+``TVMFFIObjectIncRef``/``DecRef`` in ``libtvm_ffi.so`` (atomic, as C++
+kernels do it inline); :func:`inc_ref` and :func:`dec_ref` call them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Callable, Dict, Optional
+
+from .. import abi
+from .._lib import LIB
+
+_libc = ctypes.CDLL(None)
+_libc.malloc.restype = ctypes.c_void_p
+_libc.malloc.argtypes = [ctypes.c_size_t]
+_libc.calloc.restype = ctypes.c_void_p
+_libc.calloc.argtypes = [ctypes.c_size_t, ctypes.c_size_t]
+_libc.free.restype = None
+_libc.free.argtypes = [ctypes.c_void_p]
+
+#: sizeof(TVMFFIObject): every cell starts right after it.
+HEADER_SIZE = ctypes.sizeof(abi.TVMFFIObject)
+#: A fresh object: one strong reference, plus the weak one the strong refs share.
+FRESH_REF_COUNT = (1 << 32) | 1
+
+STRONG = abi.TVMFFIObjectDeleterFlagBitMask.kTVMFFIObjectDeleterFlagBitMaskStrong
+WEAK = abi.TVMFFIObjectDeleterFlagBitMask.kTVMFFIObjectDeleterFlagBitMaskWeak
+
+#: What to do when an object's strong count reaches zero, by address. The hook
+#: receives the address and releases what the object owns (not its memory).
+_destructors: Dict[int, Callable[[int], None]] = {}
+_destructors_lock = threading.Lock()
+
+
+def malloc(size: int) -> int:
+    """Zeroed C memory of ``size`` bytes (at least 1); raises MemoryError when exhausted."""
+    address = _libc.calloc(1, max(size, 1))
+    if not address:
+        raise MemoryError(f"could not allocate {size} bytes")
+    return address
+
+
+def free(address: int) -> None:
+    """Releases memory from :func:`malloc`."""
+    _libc.free(address)
+
+
+def _delete_object(address: int, flags: int) -> None:
+    if flags & STRONG:
+        with _destructors_lock:
+            destroy = _destructors.pop(address, None)
+        if destroy is not None:
+            destroy(address)
+    if flags & WEAK:
+        free(address)
+
+
+@abi.TVMFFIObjectDeleter
+def _object_deleter(address, flags):
+    # An exception must not cross into C; report it as the interpreter would.
+    try:
+        _delete_object(address, flags)
+    except BaseException:  # pragma: no cover - only on runtime bugs
+        import sys
+        import traceback
+
+        print("tvm_ffi_ref: error while deleting an object:", file=sys.stderr)
+        traceback.print_exc()
+
+
+#: The deleter every object made by the reference runtime carries.
+OBJECT_DELETER = _object_deleter
+OBJECT_DELETER_ADDRESS = ctypes.cast(_object_deleter, ctypes.c_void_p).value
+
+
+def new_object(type_index: int, size: int, destroy: Optional[Callable[[int], None]] = None) -> int:
+    """Allocates an object of ``size`` bytes (header included) and returns its address.
+
+    The header is initialised (fresh count, ``type_index``, our deleter); the
+    rest is zeroed for the caller to fill. ``destroy(address)`` runs when the
+    last strong reference goes, before the memory is freed.
+    """
+    address = malloc(size)
+    header = abi.TVMFFIObject.from_address(address)
+    header.combined_ref_count = FRESH_REF_COUNT
+    header.type_index = type_index
+    ctypes.c_void_p.from_address(address + 16).value = OBJECT_DELETER_ADDRESS
+    if destroy is not None:
+        with _destructors_lock:
+            _destructors[address] = destroy
+    return address
+
+
+def is_ours(address: int) -> bool:
+    """Whether the object at ``address`` was allocated by this runtime."""
+    return ctypes.c_void_p.from_address(address + 16).value == OBJECT_DELETER_ADDRESS
+
+
+def type_index_of(address: int) -> int:
+    """The type index in an object's header."""
+    return ctypes.c_int32.from_address(address + 8).value
+
+
+def strong_count(address: int) -> int:
+    """The strong reference count in an object's header."""
+    return ctypes.c_uint64.from_address(address).value & 0xFFFFFFFF
+
+
+def inc_ref(address: int) -> None:
+    """Adds a strong reference to the object at ``address``."""
+    LIB.TVMFFIObjectIncRef(address)
+
+
+def dec_ref(address: int) -> None:
+    """Drops a strong reference to the object at ``address`` (may destroy it)."""
+    LIB.TVMFFIObjectDecRef(address)
+
+
+def cell_address(address: int) -> int:
+    """Where an object's cell starts: right after the header."""
+    return address + HEADER_SIZE

@@ -1,0 +1,138 @@
+"""How Python functions become the C API: the slot table and its install.
+
+Each runtime module marks its implementations with ``@implements("TVMFFI...")``.
+:func:`install` wraps every one in the ``CFUNCTYPE`` of its slot
+(``abi.slot_prototype``), fills a ``TVMFFIRuntimeTable`` and hands it to
+``tvm_ffi_runtime_install``; slots without an implementation stay NULL and are
+served by ``libtvm_ffi.so``'s built-ins.
+
+The wrapper enforces the one rule a Python slot must never break: no
+exception may cross into C (ctypes would return garbage). An exception becomes
+a raised TVM FFI error of the same kind, and the slot returns its failure
+value: -1, or NULL for pointer results.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import sys
+import traceback
+from typing import Callable, Dict, List, Optional
+
+from .. import abi
+from .._lib import LIB
+
+#: The name this runtime installs under.
+RUNTIME_NAME = "tvm_ffi_ref"
+
+_implementations: Dict[str, Callable] = {}
+#: Observers called as ``observer(slot_name, args)`` before each slot runs (the checker's hook).
+observers: List[Callable] = []
+
+
+class FFIError(Exception):
+    """Raised inside a slot to report a TVM FFI error with an explicit kind.
+
+    Any other exception is reported with its class name as the kind
+    (``ValueError`` -> ``"ValueError"``), which is how upstream names kinds.
+    """
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def implements(name: str) -> Callable[[Callable], Callable]:
+    """Registers the decorated function as the implementation of C API function ``name``."""
+    if name not in abi.C_API_BY_NAME:
+        raise ValueError(f"{name} is not a C API function")
+
+    def register(fn: Callable) -> Callable:
+        _implementations[name] = fn
+        return fn
+
+    return register
+
+
+def _failure_value(slot: abi.CFunction):
+    if slot.restype == "void":
+        return None
+    if slot.restype in ("int", "int32_t"):
+        return -1
+    return None  # NULL pointer
+
+
+def _report(kind: str, message: str) -> None:
+    # Imported here: errors.py itself registers slots through this module.
+    from . import errors
+
+    errors.raise_error(kind, message)
+
+
+def _wrap(slot: abi.CFunction, fn: Callable):
+    failure = _failure_value(slot)
+    returns_status = slot.restype in ("int", "int32_t")
+    name = slot.name
+
+    def call(*args):
+        try:
+            for observer in observers:
+                observer(name, args)
+            result = fn(*args)
+            if returns_status and result is None:
+                return 0
+            return result
+        except FFIError as error:
+            _report(error.kind, f"{error.message}")
+        except Exception as error:  # noqa: BLE001 - every error must become a raised one
+            _report(type(error).__name__, str(error))
+        except BaseException:  # KeyboardInterrupt and the like: still never cross into C
+            traceback.print_exc(file=sys.stderr)
+            _report("RuntimeError", f"{name}: interrupted")
+        return failure
+
+    call.__name__ = f"slot_{name}"
+    return abi.slot_prototype(slot)(call)
+
+
+_table: Optional[abi.TVMFFIRuntimeTable] = None
+_callbacks: List[object] = []
+
+
+def install() -> int:
+    """Installs every registered implementation; returns the install status.
+
+    ``kTVMFFIRuntimeAlreadyInstalled`` means another runtime serves the
+    process; nothing of ours is then used on the server side.
+    """
+    global _table
+    table = abi.TVMFFIRuntimeTable()
+    table.struct_size = ctypes.sizeof(abi.TVMFFIRuntimeTable)
+    table.name = RUNTIME_NAME.encode()
+    for slot in abi.RUNTIME_SLOTS:
+        fn = _implementations.get(slot.name)
+        if fn is not None:
+            callback = _wrap(slot, fn)
+            _callbacks.append(callback)
+            setattr(table, slot.name, callback)
+    status = LIB.tvm_ffi_runtime_install(ctypes.byref(table))
+    if status == abi.TVMFFIRuntimeInstallStatus.kTVMFFIRuntimeInstalled:
+        _table = table
+        # Our callbacks die with the interpreter; C++ static destructors that
+        # run later must find the built-ins instead.
+        atexit.register(uninstall)
+    return status
+
+
+def uninstall() -> None:
+    """Returns ``libtvm_ffi.so`` to its built-ins (at interpreter exit)."""
+    if _table is not None:
+        LIB.tvm_ffi_runtime_uninstall(RUNTIME_NAME.encode())
+
+
+def installed() -> bool:
+    """Whether this runtime serves the C API in this process."""
+    name = LIB.tvm_ffi_runtime_name()
+    return name is not None and name.decode() == RUNTIME_NAME
