@@ -156,6 +156,19 @@ def test_install_rules_and_routing():
     print(lib.TVMFFITypeKeyToIndex(ctypes.byref(key), ctypes.byref(out)), out.value, seen)
     print(lib.TVMFFIFunctionCall(None, None, 0, None), take_error())
     print(lib.tvm_ffi_runtime_uninstall(b"second"), lib.tvm_ffi_runtime_uninstall(b"test-runtime"))
+    # A runtime that owns the raised-error slot must receive the built-ins' errors too.
+    slot = []
+    error_slots = {
+        "TVMFFIErrorSetRaisedFromCStr": lambda kind, message: slot.append((kind, message)),
+        "TVMFFIErrorSetRaisedFromCStrParts": lambda kind, parts, n: None,
+        "TVMFFIErrorSetRaised": lambda error: None,
+        "TVMFFIErrorMoveFromRaised": lambda out: None,
+    }
+    with_errors = table(name=b"owns-errors", **{
+        name: abi.slot_prototype(abi.C_API_BY_NAME[name])(fn) for name, fn in error_slots.items()})
+    print(S(lib.tvm_ffi_runtime_install(ctypes.byref(with_errors))).name)
+    print(lib.TVMFFIFunctionCall(None, None, 0, None), slot[0][0], slot[0][1].split(b":")[0])
+    lib.tvm_ffi_runtime_uninstall(b"owns-errors")
     print(lib.tvm_ffi_runtime_name(), lib.TVMFFITypeKeyToIndex(ctypes.byref(key), ctypes.byref(out)))
     print(take_error()[1].split(":")[0])
     """)
@@ -169,6 +182,8 @@ def test_install_rules_and_routing():
         "-1 ('RuntimeError', \"TVMFFIFunctionCall: the installed TVM FFI runtime 'test-runtime' "
         "does not implement this function\")",
         "-1 0",
+        "kTVMFFIRuntimeInstalled",
+        "-1 b'RuntimeError' b'TVMFFIFunctionCall'",
         "None -1",
         "TVMFFITypeKeyToIndex",
     ]

@@ -215,7 +215,7 @@ static void* builtin_allocate(size_t size, size_t alignment, int32_t type_index,
   prefix = (2 * sizeof(void*) + alignment - 1) / alignment * alignment;
   base = (char*)malloc(prefix + size + alignment);
   if (base == NULL) {
-    builtin_error_set_raised_from_cstr("MemoryError", "TVMFFICustomAllocator: out of memory");
+    TVMFFIErrorSetRaisedFromCStr("MemoryError", "TVMFFICustomAllocator: out of memory");
     return NULL;
   }
   body = base + prefix;
@@ -318,7 +318,8 @@ static void raise_unavailable(const char* function) {
              "%s: the installed TVM FFI runtime '%s' does not implement this function", function,
              serving_runtime);
   }
-  builtin_error_set_raised_from_cstr("RuntimeError", message);
+  /* Through the exported function: the installed runtime may own the raised slot. */
+  TVMFFIErrorSetRaisedFromCStr("RuntimeError", message);
 }
 
 #if defined(__GNUC__)

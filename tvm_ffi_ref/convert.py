@@ -1,0 +1,501 @@
+"""Python values to TVMFFIAny and back: the encoding every call uses.
+
+Going in, each Python value is written as a *borrowed* TVMFFIAny (an
+AnyView). Values that need an object created for the call (a long str, a
+list, a callable, ...) get one, and the :class:`CallScope` releases it when
+the call returns. The rules, in the order they are tried (first match wins):
+
+=====================================  ==========================================
+Python value                           TVMFFIAny
+=====================================  ==========================================
+``None``                               ``kTVMFFINone``
+a TVM FFI :class:`Object`              the object itself (borrowed)
+``obj._move()``                        ``kTVMFFIObjectRValueRef`` to its slot
+``__tvm_ffi_object__()`` provider      the object it provides
+anything with ``__dlpack__``           a Tensor made by DLPack import (zero copy)
+``bool``                               ``kTVMFFIBool``
+an integer (``numbers.Integral``)      ``kTVMFFIInt``; a BigInt beyond int64
+a real (``numbers.Real``)              ``kTVMFFIFloat``
+``dtype``                              ``kTVMFFIDataType``
+``Device``                             ``kTVMFFIDevice``
+``String``/``Bytes``/``Shape`` (ours)  the object they came from, else as below
+``str``                                ``kTVMFFISmallStr`` if <= 7 UTF-8 bytes,
+                                       else a String object
+``bytes``/``bytearray``                ``kTVMFFISmallBytes`` or a Bytes object
+``tuple``, ``list``                    an Array (elements converted recursively)
+``dict``                               a Map
+``ctypes.c_void_p``                    ``kTVMFFIOpaquePtr``
+``__tvm_ffi_opaque_ptr__()`` provider  ``kTVMFFIOpaquePtr``
+any other callable                     a Function calling it
+``numpy.dtype``                        ``kTVMFFIDataType``
+``__dlpack_data_type__()`` provider    ``kTVMFFIDataType``
+``__dlpack_device__()`` provider       ``kTVMFFIDevice``
+``__tvm_ffi_int__/float__/value__``    what the method returns, converted
+an ``Exception``                       an Error object
+an ``ObjectConvertible``               ``asobject()``
+anything else                          an OpaquePyObject holding it
+=====================================  ==========================================
+
+Coming back, an owned TVMFFIAny becomes a Python value: POD kinds become
+``None``/``int``/``bool``/``float``/``str``/``bytes``/``dtype``/``Device``,
+a BigInt an ``int``, an OpaquePyObject the original Python object, and every
+other object the wrapper class of its type index.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import numbers
+import sys
+from typing import Any, Callable, Dict, List, Optional
+
+from . import abi
+from ._lib import LIB
+from .object import Object, ObjectConvertible, ObjectRValueRef, type_index_of, wrap_owned
+from .string import Bytes, String
+
+TI = abi.TVMFFITypeIndex
+_OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+class CallScope:
+    """What must outlive one call: temporary objects and buffers, and post-call fixups."""
+
+    __slots__ = ("owned", "keep", "after")
+
+    def __init__(self) -> None:
+        self.owned: List[int] = []  # references created for the call, dropped after it
+        self.keep: List[object] = []  # Python objects whose memory the call borrows
+        self.after: List[Callable[[], None]] = []
+
+    def close(self) -> None:
+        """Runs the fixups and drops the temporary references."""
+        for action in self.after:
+            action()
+        for handle in self.owned:
+            LIB.TVMFFIObjectDecRef(handle)
+        self.owned.clear()
+        self.keep.clear()
+        self.after.clear()
+
+
+def _check(status: int) -> None:
+    if status != 0:
+        from .function import raise_last_error
+
+        raise_last_error()
+
+
+def _set_object(out: abi.TVMFFIAny, handle: int) -> None:
+    out.type_index = type_index_of(handle)
+    out.v_ptr = handle
+
+
+def _byte_array(data: bytes, scope: CallScope) -> abi.TVMFFIByteArray:
+    buffer = ctypes.c_char_p(data)
+    scope.keep.append(buffer)
+    return abi.TVMFFIByteArray(ctypes.cast(buffer, ctypes.c_void_p), len(data))
+
+
+def _set_str_or_bytes(out: abi.TVMFFIAny, data: bytes, is_str: bool, scope: CallScope) -> None:
+    make = LIB.TVMFFIStringFromByteArray if is_str else LIB.TVMFFIBytesFromByteArray
+    _check(make(ctypes.byref(_byte_array(data, scope)), ctypes.byref(out)))
+    if out.type_index >= _OBJECT_BEGIN:
+        scope.owned.append(out.v_ptr)
+
+
+# --------------------------------------------------------------- setters
+
+
+def _set_none(out, value, scope):
+    out.type_index = TI.kTVMFFINone
+    out.v_int64 = 0
+
+
+def _set_object_arg(out, value, scope):
+    if not value._handle:
+        raise ValueError(f"cannot pass an empty {type(value).__name__} (its handle was moved)")
+    _set_object(out, value._handle)
+
+
+def _set_rvalue_ref(out, value, scope):
+    source = value.obj
+    slot = ctypes.c_void_p(source._handle)
+    scope.keep.append(slot)
+
+    def settle() -> None:
+        if not slot.value:  # the callee took the reference
+            source._handle = None
+
+    scope.after.append(settle)
+    out.type_index = TI.kTVMFFIObjectRValueRef
+    out.v_ptr = ctypes.addressof(slot)
+
+
+def _set_object_protocol(out, value, scope):
+    obj = value.__tvm_ffi_object__()
+    scope.keep.append(obj)
+    _set_object_arg(out, obj, scope)
+
+
+def _set_dlpack(out, value, scope):
+    from .tensor import from_dlpack
+
+    tensor = from_dlpack(value)
+    scope.keep.append(tensor)
+    _set_object(out, tensor._handle)
+
+
+def _set_bool(out, value, scope):
+    out.type_index = TI.kTVMFFIBool
+    out.v_int64 = 1 if value else 0
+
+
+def _set_int(out, value, scope):
+    value = int(value)
+    if _INT64_MIN <= value <= _INT64_MAX:
+        out.type_index = TI.kTVMFFIInt
+        out.v_int64 = value
+        return
+    from .runtime.strings import int_to_words  # pure arithmetic, no runtime state
+
+    words = int_to_words(value)
+    _check(LIB.TVMFFIBigIntFromByteArray(ctypes.byref(_byte_array(words, scope)),
+                                         ctypes.byref(out)))
+    if out.type_index >= _OBJECT_BEGIN:
+        scope.owned.append(out.v_ptr)
+
+
+def _set_float(out, value, scope):
+    out.type_index = TI.kTVMFFIFloat
+    out.v_float64 = float(value)
+
+
+def _set_dtype(out, value, scope):
+    out.type_index = TI.kTVMFFIDataType
+    code, bits, lanes = value._tvm_ffi_dtype_tuple
+    out.v_dtype = abi.DLDataType(code, bits, lanes)
+
+
+def _set_device(out, value, scope):
+    out.type_index = TI.kTVMFFIDevice
+    out.v_device = abi.DLDevice(value.dlpack_device_type(), value.index)
+
+
+def _set_native_str(out, value, scope):
+    cached = value._tvm_ffi_cached_object
+    if cached is not None:
+        _set_object(out, cached._handle)
+    else:
+        _set_str_or_bytes(out, str.encode(value, "utf-8"), True, scope)
+
+
+def _set_native_bytes(out, value, scope):
+    cached = value._tvm_ffi_cached_object
+    if cached is not None:
+        _set_object(out, cached._handle)
+    else:
+        _set_str_or_bytes(out, bytes(value), False, scope)
+
+
+def _set_native_shape(out, value, scope):
+    cached = value._tvm_ffi_cached_object
+    if cached is None:
+        raise ValueError("this Shape has no object behind it")
+    _set_object(out, cached._handle)
+
+
+def _set_str(out, value, scope):
+    _set_str_or_bytes(out, value.encode("utf-8"), True, scope)
+
+
+def _set_bytes(out, value, scope):
+    _set_str_or_bytes(out, bytes(value), False, scope)
+
+
+def _set_made_object(out, obj, scope):
+    # ``obj`` is a wrapper made just for this call: keep it until the call ends.
+    scope.keep.append(obj)
+    _set_object(out, obj._handle)
+
+
+def _set_sequence(out, value, scope):
+    from .container import make_array
+
+    _set_made_object(out, make_array(value), scope)
+
+
+def _set_dict(out, value, scope):
+    from .container import make_map
+
+    _set_made_object(out, make_map(value), scope)
+
+
+def _set_void_p(out, value, scope):
+    out.type_index = TI.kTVMFFIOpaquePtr
+    out.v_ptr = value.value
+
+
+def _set_opaque_ptr_protocol(out, value, scope):
+    out.type_index = TI.kTVMFFIOpaquePtr
+    out.v_ptr = int(value.__tvm_ffi_opaque_ptr__())
+
+
+def _set_callable(out, value, scope):
+    from .function import convert_to_function
+
+    _set_made_object(out, convert_to_function(value), scope)
+
+
+def _set_numpy_dtype(out, value, scope):
+    from .dtype import dtype
+
+    _set_dtype(out, dtype(str(value)), scope)
+
+
+def _set_dlpack_data_type(out, value, scope):
+    code, bits, lanes = value.__dlpack_data_type__()
+    out.type_index = TI.kTVMFFIDataType
+    out.v_dtype = abi.DLDataType(code, bits, lanes)
+
+
+def _set_dlpack_device(out, value, scope):
+    device_type, device_id = value.__dlpack_device__()
+    out.type_index = TI.kTVMFFIDevice
+    out.v_device = abi.DLDevice(device_type, device_id)
+
+
+def _set_int_protocol(out, value, scope):
+    result = value.__tvm_ffi_int__()
+    if not isinstance(result, int):
+        raise TypeError(f"__tvm_ffi_int__ of {type(value).__name__} returned "
+                        f"{type(result).__name__}, expected int")
+    _set_int(out, result, scope)
+
+
+def _set_float_protocol(out, value, scope):
+    _set_float(out, value.__tvm_ffi_float__(), scope)
+
+
+def _set_value_protocol(out, value, scope):
+    set_arg(out, value.__tvm_ffi_value__(), scope)
+
+
+def _set_exception(out, value, scope):
+    from .function import exception_to_error
+
+    _set_made_object(out, exception_to_error(value), scope)
+
+
+def _set_object_convertible(out, value, scope):
+    obj = value.asobject()
+    scope.keep.append(obj)
+    _set_object_arg(out, obj, scope)
+
+
+def _set_opaque(out, value, scope):
+    from .pyobject import wrap_pyobject
+
+    _set_made_object(out, wrap_pyobject(value), scope)
+
+
+def _choose_setter(value: Any) -> Callable:
+    """Upstream's dispatch order, decided once per Python type."""
+    from .dtype import dtype
+    from .device import Device
+    from .tensor import Shape
+
+    cls = type(value)
+    if value is None:
+        return _set_none
+    if isinstance(value, Object):
+        return _set_object_arg
+    if isinstance(value, ObjectRValueRef):
+        return _set_rvalue_ref
+    if hasattr(cls, "__tvm_ffi_object__"):
+        return _set_object_protocol
+    if hasattr(cls, "__dlpack__"):
+        return _set_dlpack
+    if isinstance(value, bool):
+        return _set_bool
+    if isinstance(value, numbers.Integral):
+        return _set_int
+    if isinstance(value, numbers.Real):
+        return _set_float
+    if isinstance(value, dtype):
+        return _set_dtype
+    if isinstance(value, Device):
+        return _set_device
+    if isinstance(value, String):
+        return _set_native_str
+    if isinstance(value, Bytes):
+        return _set_native_bytes
+    if isinstance(value, Shape):
+        return _set_native_shape
+    if isinstance(value, str):
+        return _set_str
+    if isinstance(value, (bytes, bytearray)):
+        return _set_bytes
+    if isinstance(value, (tuple, list)):
+        return _set_sequence
+    if isinstance(value, dict):
+        return _set_dict
+    if isinstance(value, ctypes.c_void_p):
+        return _set_void_p
+    if hasattr(cls, "__tvm_ffi_opaque_ptr__"):
+        return _set_opaque_ptr_protocol
+    if callable(value):
+        return _set_callable
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.dtype):
+        return _set_numpy_dtype
+    if hasattr(cls, "__dlpack_data_type__"):
+        return _set_dlpack_data_type
+    if hasattr(cls, "__dlpack_device__") and not hasattr(cls, "__dlpack__"):
+        return _set_dlpack_device
+    if hasattr(cls, "__tvm_ffi_int__"):
+        return _set_int_protocol
+    if hasattr(cls, "__tvm_ffi_float__"):
+        return _set_float_protocol
+    if hasattr(cls, "__tvm_ffi_value__"):
+        return _set_value_protocol
+    if isinstance(value, Exception):
+        return _set_exception
+    if isinstance(value, ObjectConvertible):
+        return _set_object_convertible
+    return _set_opaque
+
+
+_SETTERS: Dict[type, Callable] = {}
+
+
+def set_arg(out: abi.TVMFFIAny, value: Any, scope: CallScope) -> None:
+    """Writes ``value`` into ``out`` as a borrowed argument."""
+    cls = type(value)
+    setter = _SETTERS.get(cls)
+    if setter is None:
+        setter = _SETTERS[cls] = _choose_setter(value)
+    setter(out, value, scope)
+
+
+def pack_args(args, scope: CallScope) -> "ctypes.Array[abi.TVMFFIAny]":
+    """A TVMFFIAny array holding ``args`` as borrowed arguments."""
+    packed = (abi.TVMFFIAny * len(args))()
+    for i, value in enumerate(args):
+        set_arg(packed[i], value, scope)
+    return packed
+
+
+def to_owned_any(value: Any, out: abi.TVMFFIAny) -> None:
+    """Writes ``value`` into ``out`` as an owned value (a callback's result)."""
+    scope = CallScope()
+    try:
+        set_arg(out, value, scope)
+        if out.type_index == TI.kTVMFFIObjectRValueRef:
+            raise TypeError("a result cannot be a moved reference")
+        if out.type_index >= _OBJECT_BEGIN:
+            LIB.TVMFFIObjectIncRef(out.v_ptr)
+    finally:
+        scope.close()
+
+
+# --------------------------------------------------------------- results
+
+
+def _small_content(value: abi.TVMFFIAny) -> bytes:
+    return ctypes.string_at(ctypes.addressof(value) + 8, value.small_str_len)
+
+
+def pod_to_python(value: abi.TVMFFIAny) -> Any:
+    """The Python value of an inline (type index < 64) TVMFFIAny."""
+    index = value.type_index
+    if index == TI.kTVMFFINone:
+        return None
+    if index == TI.kTVMFFIInt:
+        return value.v_int64
+    if index == TI.kTVMFFIBool:
+        return bool(value.v_int64)
+    if index == TI.kTVMFFIFloat:
+        return value.v_float64
+    if index == TI.kTVMFFISmallStr:
+        return _small_content(value).decode("utf-8")
+    if index == TI.kTVMFFISmallBytes:
+        return _small_content(value)
+    if index == TI.kTVMFFIOpaquePtr:
+        return ctypes.c_void_p(value.v_ptr)
+    if index == TI.kTVMFFIDataType:
+        from .dtype import dtype_from_tuple
+
+        dt = value.v_dtype
+        return dtype_from_tuple(dt.code, dt.bits, dt.lanes)
+    if index == TI.kTVMFFIDevice:
+        from .device import Device
+
+        return Device._from_pair(value.v_device.device_type, value.v_device.device_id)
+    if index == TI.kTVMFFIDLTensorPtr:
+        from .tensor import Tensor
+
+        return Tensor._view_of_dltensor(value.v_ptr)
+    if index in (TI.kTVMFFIRawStr, TI.kTVMFFIByteArrayPtr, TI.kTVMFFIObjectRValueRef):
+        name = TI(index).name[len("kTVMFFI"):]
+        raise ValueError(f"Return value cannot be {name}")
+    raise ValueError(f"Unhandled type index {index}")
+
+
+def to_python(value: abi.TVMFFIAny) -> Any:
+    """The Python value of an *owned* TVMFFIAny; takes over its reference."""
+    index = value.type_index
+    if index < _OBJECT_BEGIN:
+        return pod_to_python(value)
+    handle = value.v_ptr
+    if index == TI.kTVMFFIBigInt:
+        try:
+            content = LIB.TVMFFIBigIntGetContentByteArray(ctypes.byref(value))
+            return int.from_bytes(ctypes.string_at(content.data, content.size), "little",
+                                  signed=True)
+        finally:
+            LIB.TVMFFIObjectDecRef(handle)
+    if index == TI.kTVMFFIOpaquePyObject:
+        from .pyobject import unwrap_pyobject
+
+        try:
+            return unwrap_pyobject(handle)
+        finally:
+            LIB.TVMFFIObjectDecRef(handle)
+    return wrap_owned(handle, index)
+
+
+def borrowed_to_python(value: abi.TVMFFIAny) -> Any:
+    """The Python value of a *borrowed* TVMFFIAny (a callback argument)."""
+    if value.type_index >= _OBJECT_BEGIN:
+        LIB.TVMFFIObjectIncRef(value.v_ptr)
+        return to_python(value)
+    if value.type_index == TI.kTVMFFIRawStr:
+        return ctypes.string_at(value.v_ptr).decode("utf-8")
+    if value.type_index == TI.kTVMFFIByteArrayPtr:
+        array = abi.TVMFFIByteArray.from_address(value.v_ptr)
+        return ctypes.string_at(array.data, array.size)
+    return pod_to_python(value)
+
+
+def convert(value: Any) -> Any:
+    """The value ``value`` becomes once it has crossed into TVM FFI and back.
+
+    Lists and tuples become ``Array``, dicts ``Map``, callables ``Function``,
+    long strings ``String``; values that stay inline come back equal.
+    """
+    out = abi.TVMFFIAny()
+    to_owned_any(value, out)
+    return to_python(out)
+
+
+def release_any(value: abi.TVMFFIAny) -> None:
+    """Drops the reference an owned TVMFFIAny holds, if any."""
+    if value.type_index >= _OBJECT_BEGIN:
+        LIB.TVMFFIObjectDecRef(value.v_ptr)
+
+
+def optional_handle(value: Optional[Object]) -> Optional[int]:
+    """The handle of an optional object argument."""
+    return None if value is None else value._handle

@@ -1,0 +1,171 @@
+"""``dtype``: an element type, spelled as a string, carried as a 4-byte ``DLDataType``.
+
+A ``dtype`` is a ``str`` (so ``dtype("float32") == "float32"``) that also
+knows its DLPack triple ``(code, bits, lanes)``. Parsing and printing go
+through the runtime (``TVMFFIDataTypeFromString`` / ``ToString``), so every
+name any kernel library understands is understood here, and the text of a
+dtype made from a triple is the runtime's canonical one.
+"""
+
+from __future__ import annotations
+
+import builtins
+import ctypes
+import enum
+from typing import Any, ClassVar, Dict, Tuple
+
+from . import abi
+from ._lib import LIB
+
+TI = abi.TVMFFITypeIndex
+
+
+class DataTypeCode(enum.IntEnum):
+    """The DLPack type codes (``DLDataType.code``)."""
+
+    INT = 0
+    UINT = 1
+    FLOAT = 2
+    HANDLE = 3
+    BFLOAT = 4
+    COMPLEX = 5
+    BOOL = 6
+    Float8E3M4 = 7
+    Float8E4M3 = 8
+    Float8E4M3B11FNUZ = 9
+    Float8E4M3FN = 10
+    Float8E4M3FNUZ = 11
+    Float8E5M2 = 12
+    Float8E5M2FNUZ = 13
+    Float8E8M0FNU = 14
+    Float6E2M3FN = 15
+    Float6E3M2FN = 16
+    Float4E2M1FN = 17
+
+
+def parse(text: str) -> Tuple[int, int, int]:
+    """``(code, bits, lanes)`` of a dtype string; raises what the runtime raises."""
+    data = text.encode()
+    array = abi.TVMFFIByteArray(ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p), len(data))
+    out = abi.DLDataType()
+    if LIB.TVMFFIDataTypeFromString(ctypes.byref(array), ctypes.byref(out)):
+        from .function import raise_last_error
+
+        raise_last_error()
+    return (out.code, out.bits, out.lanes)
+
+
+def format_triple(code: int, bits: int, lanes: int) -> str:
+    """The runtime's canonical spelling of ``(code, bits, lanes)``."""
+    from .convert import to_python
+
+    result = abi.TVMFFIAny()
+    if LIB.TVMFFIDataTypeToString(ctypes.byref(abi.DLDataType(code, bits, lanes)),
+                                  ctypes.byref(result)):
+        from .function import raise_last_error
+
+        raise_last_error()
+    return str(to_python(result))
+
+
+class dtype(str):  # noqa: N801 - the public name matches upstream's
+    """An element data type: a ``str`` that also knows its ``(code, bits, lanes)``."""
+
+    _tvm_ffi_dtype_tuple: Tuple[int, int, int]
+    _NUMPY_DTYPE_TO_STR: ClassVar[Dict[Any, str]] = {}
+    _INTEGER_CODES: ClassVar[frozenset] = frozenset({DataTypeCode.INT, DataTypeCode.UINT})
+    _FLOAT_CODES: ClassVar[frozenset] = frozenset(
+        {DataTypeCode.FLOAT, DataTypeCode.BFLOAT} | set(range(7, 18)))
+
+    def __new__(cls, content: Any) -> "dtype":
+        text = str(content)
+        self = str.__new__(cls, text)
+        self._tvm_ffi_dtype_tuple = parse(text)
+        return self
+
+    @staticmethod
+    def from_dlpack_data_type(triple: Tuple[int, int, int]) -> "dtype":
+        """The dtype of a DLPack ``(code, bits, lanes)`` triple."""
+        return dtype_from_tuple(*triple)
+
+    def __repr__(self) -> str:
+        return f"dtype('{self}')"
+
+    def __reduce__(self):
+        return (dtype, (str(self),))
+
+    def with_lanes(self, lanes: int) -> "dtype":
+        """The vector type of this element type with ``lanes`` lanes."""
+        code, bits, _ = self._tvm_ffi_dtype_tuple
+        return dtype_from_tuple(code, bits, lanes)
+
+    @property
+    def type_code(self) -> int:
+        """The DLPack type code."""
+        return self._tvm_ffi_dtype_tuple[0]
+
+    @property
+    def bits(self) -> int:
+        """Bits per lane."""
+        return self._tvm_ffi_dtype_tuple[1]
+
+    @property
+    def lanes(self) -> int:
+        """Number of lanes (1 for scalars)."""
+        return self._tvm_ffi_dtype_tuple[2]
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element: ``(bits * lanes + 7) // 8``."""
+        code, bits, lanes = self._tvm_ffi_dtype_tuple
+        if lanes > 32767:  # lanes is uint16 in the struct; negative means scalable
+            raise ValueError("Cannot determine itemsize for scalable vector types")
+        return (bits * lanes + 7) // 8
+
+    @property
+    def is_bool(self) -> builtins.bool:
+        """Whether elements are booleans."""
+        return self.type_code == DataTypeCode.BOOL
+
+    @property
+    def is_integer(self) -> builtins.bool:
+        """Whether elements are signed or unsigned integers."""
+        return self.type_code in self._INTEGER_CODES
+
+    @property
+    def is_float(self) -> builtins.bool:
+        """Whether elements are floating point (any width or format)."""
+        return self.type_code in self._FLOAT_CODES
+
+    @property
+    def is_handle(self) -> builtins.bool:
+        """Whether elements are opaque handles."""
+        return self.type_code == DataTypeCode.HANDLE
+
+    @staticmethod
+    def is_dtype(arg: Any) -> builtins.bool:
+        """Whether ``arg`` is a dtype or a string the runtime parses as one."""
+        if isinstance(arg, dtype):
+            return True
+        if not isinstance(arg, str):
+            return False
+        try:
+            parse(arg)
+        except Exception:  # noqa: BLE001 - any parse failure means "not a dtype"
+            return False
+        return True
+
+
+def dtype_from_tuple(code: int, bits: int, lanes: int) -> dtype:
+    """The dtype of a triple, spelled canonically."""
+    self = str.__new__(dtype, format_triple(code, bits, lanes))
+    self._tvm_ffi_dtype_tuple = (code, bits, lanes)
+    return self
+
+
+#: The dtype constants upstream exports.
+DTYPE_NAMES = (
+    "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float64 float32 float16 bfloat16 "
+    "float8_e3m4 float8_e4m3 float8_e4m3b11fnuz float8_e4m3fn float8_e4m3fnuz float8_e5m2 "
+    "float8_e5m2fnuz float8_e8m0fnu float6_e2m3fn float6_e3m2fn float4_e2m1fn float4_e2m1fnx2"
+).split()

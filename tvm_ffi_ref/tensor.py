@@ -1,0 +1,290 @@
+"""``Tensor``, ``Shape`` and DLPack exchange with NumPy, PyTorch and friends.
+
+A Tensor object is the 24-byte header followed by a ``DLTensor``; everything
+a :class:`Tensor` reports is read from that struct in place. Exchange is zero
+copy both ways through DLPack capsules: :func:`from_dlpack` takes the
+``DLManagedTensor`` out of a producer's capsule and hands it to
+``TVMFFITensorFromDLPack`` (which then owns it and calls its deleter when the
+Tensor dies); :meth:`Tensor.__dlpack__` exports a managed tensor that keeps
+the Tensor alive until the consumer calls its deleter.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from numbers import Integral
+from typing import Any, Optional, Tuple
+
+from . import abi
+from ._lib import LIB
+from .device import Device
+from .dtype import dtype_from_tuple
+from .object import Object, register_class
+
+TI = abi.TVMFFITypeIndex
+_CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
+
+#: The DLPack version this package produces (``__dlpack__`` with ``max_version``).
+__dlpack_version__ = (abi.DLPACK_MAJOR_VERSION, abi.DLPACK_MINOR_VERSION)
+
+_capi = ctypes.pythonapi
+_capi.PyCapsule_IsValid.restype = ctypes.c_int
+_capi.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capi.PyCapsule_GetPointer.restype = ctypes.c_void_p
+_capi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capi.PyCapsule_SetName.restype = ctypes.c_int
+_capi.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capi.PyCapsule_SetDestructor.restype = ctypes.c_int
+_capi.PyCapsule_SetDestructor.argtypes = [ctypes.py_object, ctypes.c_void_p]
+_capi.PyCapsule_New.restype = ctypes.py_object
+_capi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+# Capsule names are compared as C strings for the capsule's whole life: keep them static.
+_DLTENSOR = b"dltensor"
+_DLTENSOR_VERSIONED = b"dltensor_versioned"
+_USED_DLTENSOR = b"used_dltensor"
+_USED_DLTENSOR_VERSIONED = b"used_dltensor_versioned"
+_DLTENSOR_NAME = ctypes.c_char_p(_DLTENSOR)
+_DLTENSOR_VERSIONED_NAME = ctypes.c_char_p(_DLTENSOR_VERSIONED)
+
+_CapsuleDestructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+# The same two calls on a raw PyObject*: a dying capsule must not be referenced anew.
+_raw_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_IsValid", _capi))
+_raw_get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", _capi))
+
+
+def _capsule_deleter(name: bytes, managed_type):
+    @_CapsuleDestructor
+    def destructor(capsule_address):
+        # An unconsumed capsule still owns its managed tensor: release it.
+        if _raw_is_valid(capsule_address, name):
+            managed = managed_type.from_address(_raw_get_pointer(capsule_address, name))
+            if managed.deleter:
+                managed.deleter(ctypes.pointer(managed))
+
+    return destructor
+
+
+_DELETE_DLTENSOR = _capsule_deleter(_DLTENSOR, abi.DLManagedTensor)
+_DELETE_DLTENSOR_VERSIONED = _capsule_deleter(_DLTENSOR_VERSIONED, abi.DLManagedTensorVersioned)
+
+
+def _raise_last_error() -> None:
+    from .function import raise_last_error
+
+    raise_last_error()
+
+
+def _import_capsule(capsule: Any, require_alignment: int, require_contiguous: bool) -> int:
+    """Hands a capsule's managed tensor to the runtime; returns the new Tensor handle."""
+    out = ctypes.c_void_p()
+    if _capi.PyCapsule_IsValid(capsule, _DLTENSOR_VERSIONED):
+        pointer = _capi.PyCapsule_GetPointer(capsule, _DLTENSOR_VERSIONED)
+        status = LIB.TVMFFITensorFromDLPackVersioned(pointer, require_alignment,
+                                                     int(require_contiguous), ctypes.byref(out))
+        used = _USED_DLTENSOR_VERSIONED
+    elif _capi.PyCapsule_IsValid(capsule, _DLTENSOR):
+        pointer = _capi.PyCapsule_GetPointer(capsule, _DLTENSOR)
+        status = LIB.TVMFFITensorFromDLPack(pointer, require_alignment, int(require_contiguous),
+                                            ctypes.byref(out))
+        used = _USED_DLTENSOR
+    else:
+        raise ValueError("Expect a dltensor field, PyCapsule can only be consumed once")
+    if status != 0:
+        _raise_last_error()
+    # The runtime owns the managed tensor now; the capsule must not release it.
+    _capi.PyCapsule_SetDestructor(capsule, None)
+    _capi.PyCapsule_SetName(capsule, used)
+    return out.value
+
+
+def _is_capsule(value: Any) -> bool:
+    return type(value).__name__ == "PyCapsule"
+
+
+def from_dlpack(ext_tensor: Any, *, require_alignment: int = 0,
+                require_contiguous: bool = False) -> "Tensor":
+    """A Tensor sharing the memory of any DLPack producer (or of a DLPack capsule).
+
+    ``require_alignment`` (bytes) and ``require_contiguous`` make the import
+    fail with ``ValueError`` when the producer's memory does not comply.
+    """
+    if hasattr(ext_tensor, "__dlpack__"):
+        capsule = ext_tensor.__dlpack__()
+    elif _is_capsule(ext_tensor):
+        capsule = ext_tensor
+    else:
+        raise TypeError("Expect from_dlpack to take either a compatible tensor or PyCapsule")
+    return Tensor._adopt(_import_capsule(capsule, require_alignment, require_contiguous))
+
+
+def _compact_strides(shape: Tuple[int, ...]) -> Tuple[int, ...]:
+    strides, expected = [], 1
+    for extent in reversed(shape):
+        strides.append(expected)
+        expected *= extent
+    return tuple(reversed(strides))
+
+
+class Tensor(Object):
+    """An n-dimensional array that lives in C memory and crosses kernels by reference."""
+
+    __slots__ = ("_view",)
+
+    @classmethod
+    def _adopt(cls, handle: int) -> "Tensor":
+        tensor = super()._adopt(handle)
+        tensor._view = None
+        return tensor
+
+    @classmethod
+    def _view_of_dltensor(cls, address: int) -> "Tensor":
+        """A non-owning Tensor over a borrowed ``DLTensor*`` (valid while its owner lives)."""
+        tensor = cls.__new__(cls)
+        tensor._handle = None
+        tensor._view = address
+        return tensor
+
+    @property
+    def _dltensor(self) -> abi.DLTensor:
+        address = self._view if self._handle is None else self._handle + _CELL_OFFSET
+        return abi.DLTensor.from_address(address)
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        """The extent of each dimension."""
+        t = self._dltensor
+        return tuple(t.shape[i] for i in range(t.ndim))
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return self._dltensor.ndim
+
+    def numel(self) -> int:
+        """The number of elements."""
+        count = 1
+        for extent in self.shape:
+            count *= extent
+        return count
+
+    def size(self, idx: int) -> int:
+        """The extent of dimension ``idx`` (negative counts from the end)."""
+        ndim = self.ndim
+        if idx < -ndim or idx >= ndim:
+            raise IndexError(f"Dimension {idx} out of range for tensor with {ndim} dimensions")
+        return self.shape[idx]
+
+    @property
+    def strides(self) -> Tuple[int, ...]:
+        """Element strides of each dimension (compact row-major when none are stored)."""
+        t = self._dltensor
+        if not t.strides:
+            return _compact_strides(self.shape)
+        return tuple(t.strides[i] for i in range(t.ndim))
+
+    def is_contiguous(self) -> bool:
+        """Whether the layout is compact row-major (size-1 and empty dims aside)."""
+        t = self._dltensor
+        if not t.strides or 0 in self.shape:
+            return True
+        expected = 1
+        for k in range(t.ndim - 1, -1, -1):
+            if t.shape[k] == 1:
+                continue
+            if t.strides[k] != expected:
+                return False
+            expected *= t.shape[k]
+        return True
+
+    def data_ptr(self) -> int:
+        """The address of the first element (``data + byte_offset``)."""
+        t = self._dltensor
+        return (t.data or 0) + t.byte_offset
+
+    @property
+    def dtype(self):
+        """The element type."""
+        dt = self._dltensor.dtype
+        return dtype_from_tuple(dt.code, dt.bits, dt.lanes)
+
+    @property
+    def device(self) -> Device:
+        """Where the data lives."""
+        d = self._dltensor.device
+        return Device._from_pair(d.device_type, d.device_id)
+
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        d = self._dltensor.device
+        return (d.device_type, d.device_id)
+
+    def _to_dlpack(self) -> Any:
+        out = ctypes.POINTER(abi.DLManagedTensor)()
+        if LIB.TVMFFITensorToDLPack(self._handle, ctypes.byref(out)):
+            _raise_last_error()
+        address = ctypes.cast(out, ctypes.c_void_p).value
+        return _capi.PyCapsule_New(address, _DLTENSOR_NAME,
+                                   ctypes.cast(_DELETE_DLTENSOR, ctypes.c_void_p))
+
+    def _to_dlpack_versioned(self) -> Any:
+        out = ctypes.POINTER(abi.DLManagedTensorVersioned)()
+        if LIB.TVMFFITensorToDLPackVersioned(self._handle, ctypes.byref(out)):
+            _raise_last_error()
+        address = ctypes.cast(out, ctypes.c_void_p).value
+        return _capi.PyCapsule_New(address, _DLTENSOR_VERSIONED_NAME,
+                                   ctypes.cast(_DELETE_DLTENSOR_VERSIONED, ctypes.c_void_p))
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Optional[Tuple[int, int]] = None,
+                   dl_device: Optional[Tuple[int, int]] = None,
+                   copy: Optional[bool] = None) -> Any:
+        """The DLPack producer protocol: a capsule sharing this tensor's memory."""
+        if self._handle is None:
+            raise BufferError("a borrowed DLTensor view cannot be exported")
+        if max_version is None:
+            return self._to_dlpack()
+        if max_version[0] >= __dlpack_version__[0]:
+            if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+                raise BufferError("dl_device of different type not supported")
+            if copy:
+                raise BufferError("copy not yet supported")
+            return self._to_dlpack_versioned()
+        if max_version[0] < 1:
+            return self._to_dlpack()
+        raise BufferError(f"Unsupported max_version {max_version}")
+
+
+register_class(TI.kTVMFFITensor, Tensor)
+
+
+def shape_content(handle: int) -> Tuple[int, ...]:
+    """The dimensions stored in a Shape object."""
+    cell = abi.TVMFFIShapeCell.from_address(handle + _CELL_OFFSET)
+    return tuple(cell.data[i] for i in range(cell.size))
+
+
+class Shape(tuple):
+    """A ``tuple`` of ints backed by a TVM FFI Shape object."""
+
+    _tvm_ffi_cached_object: Optional[Object]
+
+    def __new__(cls, content) -> "Shape":
+        content = tuple(content)
+        if any(not isinstance(x, Integral) for x in content):
+            raise ValueError("Shape must be a tuple of integers")
+        self = super().__new__(cls, content)
+        from .function import get_global_func
+
+        made = get_global_func("ffi.Shape")(*content)
+        self._tvm_ffi_cached_object = made._tvm_ffi_cached_object
+        return self
+
+    @classmethod
+    def _tvm_ffi_from_handle(cls, handle: int) -> "Shape":
+        self = super().__new__(cls, shape_content(handle))
+        self._tvm_ffi_cached_object = Object._adopt(handle)
+        return self
+
+
+register_class(TI.kTVMFFIShape, Shape)
