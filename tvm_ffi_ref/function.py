@@ -18,7 +18,7 @@ import ctypes
 import threading
 from typing import Any, Callable, Dict, List, Optional
 
-from . import abi, error
+from . import abi, error, rules
 from ._lib import LIB
 from .convert import CallScope, borrowed_to_python, pack_args, to_owned_any, to_python
 from .object import Object, register_class, wrap_owned
@@ -101,9 +101,22 @@ def raise_last_error() -> None:
     """Raises the Python exception for this thread's raised error."""
     err = take_last_error()
     if err is None:
-        raise RuntimeError("a TVM FFI call failed (returned -1) without raising an error, "
-                           "which breaks the ABI's error rule")
+        raise rules.missing_error_violation()
     raise err.py_error()
+
+
+def finish_call(status: int, result: abi.TVMFFIAny) -> Any:
+    """The Python value of a completed call, or the exception it raised."""
+    if status == 0:
+        violation = rules.result_violation(result)
+        if violation is not None:
+            raise violation
+        return to_python(result)
+    if status == -1:
+        raise_last_error()
+    if status == -2:  # an error already pending in this frontend: Python's own
+        raise RuntimeError("a callee reported an error already set in Python")
+    raise rules.status_violation(status)
 
 
 def exception_to_error(exception: BaseException) -> Error:
@@ -128,6 +141,21 @@ class Function(Object):
         func._safe_call = cell.safe_call
         return func
 
+    @staticmethod
+    def __from_extern_c__(c_symbol: int, *, keep_alive_object: Any = None) -> "Function":
+        """A Function calling the C safe-call entry at address ``c_symbol``.
+
+        ``keep_alive_object`` (e.g. the ``ctypes.CDLL`` the symbol lives in)
+        stays referenced for as long as this Python wrapper lives.
+        """
+        handle = ctypes.c_void_p()
+        if LIB.TVMFFIFunctionCreate(None, c_symbol, None, ctypes.byref(handle)):
+            raise_last_error()
+        func = Function._adopt(handle.value)
+        if keep_alive_object is not None:
+            _keep_alive[handle.value] = keep_alive_object
+        return func
+
     def __call__(self, *args: Any) -> Any:
         scope = CallScope()
         try:
@@ -136,14 +164,14 @@ class Function(Object):
             status = self._safe_call(self._handle, packed, len(args), ctypes.byref(result))
         finally:
             scope.close()
-        if status != 0:
-            if status == -2:  # an error already pending in this frontend: Python's own
-                raise RuntimeError("a callee reported an error already set in Python")
-            raise_last_error()
-        return to_python(result)
+        return finish_call(status, result)
 
 
 register_class(TI.kTVMFFIFunction, Function)
+
+
+#: Objects kept alive for functions made by ``__from_extern_c__``.
+_keep_alive: Dict[int, Any] = {}
 
 
 # ------------------------------------------------------ Python callables in C
