@@ -1,0 +1,210 @@
+"""Times the same calls under tvm_ffi_ref, tvm_ffi_fast and upstream tvm_ffi.
+
+    python benchmarks/bench_calls.py [--json FILE] [--repeat N] [--frontends ...]
+
+Each front end runs in its own process (one runtime per process) against the
+same kernel library, compiled from ``bench_kernels.cc`` against upstream's
+headers. For every call shape the table shows nanoseconds per call under each
+front end and the ratios fast/upstream and ref/upstream; the last rows are
+the geometric means of the ratios. Machines here are shared and noisy:
+compare the ratios of one run, not absolute times across runs. Each timing is
+the best of ``--repeat`` rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from typing import Dict, List, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FRONTENDS = {"upstream": "tvm_ffi", "fast": "tvm_ffi_fast", "ref": "tvm_ffi_ref"}
+
+#: (name, iterations per round) in table order.
+SHAPES = [
+    ("no-op call", 20000),
+    ("three ints", 20000),
+    ("two floats", 20000),
+    ("short str echo", 20000),
+    ("100-byte str echo", 10000),
+    ("two float32 arrays", 5000),
+    ("list of 10 ints as Array", 5000),
+    ("C++ calls a Python callback", 5000),
+    ("returns a new Array of 10 ints", 5000),
+    ("global function lookup", 10000),
+    ("churn: 1e5 Arrays of 10 ints (per Array)", 1),
+    ("Map of 1000 str keys: build + lookups (per key)", 1),
+]
+
+
+def build_kernels() -> str:
+    """Compiles bench_kernels.cc against upstream's headers once; returns the library path."""
+    spec = importlib.util.find_spec("tvm_ffi")
+    if spec is None:
+        sys.exit("upstream apache-tvm-ffi is needed for its headers: pip install -e '.[test]'")
+    upstream = list(spec.submodule_search_locations)[0]
+    with open(os.path.join(HERE, "bench_kernels.cc")) as f:
+        source = f.read()
+    digest = hashlib.sha1(source.encode()).hexdigest()[:12]
+    target = os.path.join(tempfile.gettempdir(), f"tvm_ffi_bench_kernels-{digest}.so")
+    if not os.path.exists(target):
+        subprocess.run(
+            [os.environ.get("CXX", "c++"), "-std=c++17", "-O2", "-shared", "-fPIC",
+             f"-I{os.path.join(upstream, 'include')}", os.path.join(HERE, "bench_kernels.cc"),
+             f"-L{os.path.join(upstream, 'lib')}", "-ltvm_ffi", "-o", target + ".tmp"],
+            check=True)
+        os.replace(target + ".tmp", target)
+    return target
+
+
+# ------------------------------------------------------------------ worker
+
+
+def run_worker(module_name: str, library: str, repeat: int) -> Dict[str, float]:
+    """Times every shape in this process; returns name -> nanoseconds per call."""
+    import time
+
+    import numpy as np
+
+    api = importlib.import_module(module_name)
+    mod = api.load_module(library)
+    nop, add3, mul2, echo = mod.nop, mod.add3, mod.mul2, mod.echo_str
+    tensor_pair, array_len, call_back, make_array10 = (
+        mod.tensor_pair, mod.array_len, mod.call_back, mod.make_array10)
+    a = np.zeros((4, 4), dtype="float32")
+    b = np.ones((4, 4), dtype="float32")
+    ints = list(range(10))
+    short, long = "abc", "x" * 100
+    callback = lambda x: x  # noqa: E731
+    api.register_global_func("bench.identity", callback, override=True)
+    keys = [f"key-{i:04d}" for i in range(1000)]
+
+    def churn():
+        for _ in range(100000):
+            api.Array(ints)
+
+    def map_build_lookup():
+        m = api.Map(dict.fromkeys(keys, 1))
+        for k in keys:
+            m[k]
+
+    bodies = {
+        "no-op call": lambda: nop(),
+        "three ints": lambda: add3(1, 2, 3),
+        "two floats": lambda: mul2(1.5, 2.5),
+        "short str echo": lambda: echo(short),
+        "100-byte str echo": lambda: echo(long),
+        "two float32 arrays": lambda: tensor_pair(a, b),
+        "list of 10 ints as Array": lambda: array_len(ints),
+        "C++ calls a Python callback": lambda: call_back(callback, 1),
+        "returns a new Array of 10 ints": lambda: make_array10(),
+        "global function lookup": lambda: api.get_global_func("bench.identity"),
+    }
+    per_call_divisor = {"churn: 1e5 Arrays of 10 ints (per Array)": 100000,
+                        "Map of 1000 str keys: build + lookups (per key)": 1000}
+    bodies["churn: 1e5 Arrays of 10 ints (per Array)"] = churn
+    bodies["Map of 1000 str keys: build + lookups (per key)"] = map_build_lookup
+    results = {}
+    for name, iterations in SHAPES:
+        body = bodies[name]
+        for _ in range(min(iterations, 200)):  # warm caches and dispatch tables
+            body()
+        best = math.inf
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(iterations):
+                body()
+            best = min(best, time.perf_counter() - start)
+        results[name] = best / iterations / per_call_divisor.get(name, 1) * 1e9
+    return results
+
+
+# ------------------------------------------------------------------ driver
+
+
+def measure(frontend: str, library: str, repeat: int) -> Optional[Dict[str, float]]:
+    """Runs the worker for one front end in a fresh interpreter."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--worker", FRONTENDS[frontend], "--library", library,
+         "--repeat", str(repeat)],
+        capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"[{frontend}] failed:\n{done.stderr.strip()[-2000:]}", file=sys.stderr)
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def geomean(values: List[float]) -> float:
+    """The geometric mean of positive numbers."""
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else math.nan
+
+
+def table(results: Dict[str, Optional[Dict[str, float]]]) -> Dict:
+    """Rows of ns per call and ratios against upstream, plus geometric means."""
+    rows = []
+    base = results.get("upstream")
+    for name, _ in SHAPES:
+        row = {"shape": name}
+        for frontend, values in results.items():
+            row[f"{frontend}_ns"] = None if values is None else values[name]
+        for frontend in ("fast", "ref"):
+            if base and results.get(frontend):
+                row[f"{frontend}/upstream"] = results[frontend][name] / base[name]
+        rows.append(row)
+    summary = {}
+    for frontend in ("fast", "ref"):
+        ratios = [r[f"{frontend}/upstream"] for r in rows if f"{frontend}/upstream" in r]
+        if ratios:
+            summary[f"{frontend}/upstream geomean"] = geomean(ratios)
+            summary[f"{frontend}/upstream max"] = max(ratios)
+    return {"rows": rows, "summary": summary}
+
+
+def print_table(report: Dict, frontends: List[str]) -> None:
+    """The report as a fixed-width table."""
+    cols = [f"{f}_ns" for f in frontends] + [c for c in ("fast/upstream", "ref/upstream")
+                                             if any(c in r for r in report["rows"])]
+    width = max(len(r["shape"]) for r in report["rows"])
+    print(f"{'shape':<{width}}  " + "  ".join(f"{c:>14}" for c in cols))
+    for row in report["rows"]:
+        cells = []
+        for c in cols:
+            value = row.get(c)
+            cells.append(f"{'n/a':>14}" if value is None else
+                         (f"{value:>14.2f}" if "/" in c else f"{value:>14.0f}"))
+        print(f"{row['shape']:<{width}}  " + "  ".join(cells))
+    for key, value in report["summary"].items():
+        print(f"{key}: {value:.2f}")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point: runs every front end and prints (or writes) the comparison."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", help="also write the table as JSON to this file")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds per shape (best is kept)")
+    parser.add_argument("--frontends", nargs="+", default=list(FRONTENDS), choices=list(FRONTENDS))
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--library", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(run_worker(args.worker, args.library, args.repeat)))
+        return 0
+    library = build_kernels()
+    results = {f: measure(f, library, args.repeat) for f in args.frontends}
+    report = table(results)
+    print_table(report, args.frontends)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+    return 0 if all(v is not None for v in results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

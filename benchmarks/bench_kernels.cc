@@ -1,0 +1,32 @@
+// Kernels for benchmarks/bench_calls.py, compiled against upstream's headers
+// the way a kernel library would be. Each does as little as its shape allows,
+// so the timings measure the cost of crossing the ABI.
+#include <tvm/ffi/container/array.h>
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/string.h>
+
+namespace ffi = tvm::ffi;
+
+void nop() {}
+int64_t add3(int64_t a, int64_t b, int64_t c) { return a + b + c; }
+double mul2(double a, double b) { return a * b; }
+ffi::String echo_str(ffi::String s) { return s; }
+int64_t tensor_pair(ffi::TensorView a, ffi::TensorView b) { return a.ndim() + b.ndim(); }
+int64_t array_len(ffi::Array<int64_t> values) { return static_cast<int64_t>(values.size()); }
+ffi::Any call_back(ffi::Function f, int64_t x) { return f(x); }
+ffi::Array<int64_t> make_array10() {
+  ffi::Array<int64_t> out;
+  out.reserve(10);
+  for (int64_t i = 0; i < 10; ++i) out.push_back(i);
+  return out;
+}
+
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(nop, nop);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(add3, add3);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(mul2, mul2);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_str, echo_str);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(tensor_pair, tensor_pair);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(array_len, array_len);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(call_back, call_back);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(make_array10, make_array10);
