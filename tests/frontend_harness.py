@@ -379,7 +379,7 @@ def build_corpus_kernels(builder: Any, names: Optional[Iterable[str]] = None) ->
 
 def run_frontend(frontend: str, cases: Sequence[Tuple[str, str]], *, setup: str = "",
                  libs: Optional[Dict[str, str]] = None, introspect: Optional[str] = None,
-                 timeout: float = 600) -> Dict[str, Any]:
+                 timeout: float = 600, case_timeout: float = CASE_TIMEOUT) -> Dict[str, Any]:
     """Runs ``cases`` (``(case_id, source)`` pairs) under ``frontend``; returns id -> result.
 
     ``libs`` maps a name to a kernel library path: each is loaded with
@@ -387,8 +387,9 @@ def run_frontend(frontend: str, cases: Sequence[Tuple[str, str]], *, setup: str 
     ``introspect`` names the entry of ``libs`` that is the introspection kernel
     (handed to ``normalize``). Every case gets a result: its normalized value,
     ``["raises", ...]``, ``["setup-error", class, message]`` when the front end
-    could not even be prepared, or ``["crash", detail]`` when the interpreter
-    died while running it.
+    could not even be prepared, or ``["crash", status, stderr tail]`` when the
+    interpreter died (or ran past ``case_timeout`` seconds) while running it.
+    ``timeout`` bounds each interpreter as a whole.
     """
     import subprocess
 
@@ -406,9 +407,9 @@ def run_frontend(frontend: str, cases: Sequence[Tuple[str, str]], *, setup: str 
             job_path = os.path.join(workdir, f"job{attempt}.json")
             out_path = os.path.join(workdir, f"out{attempt}.jsonl")
             with open(job_path, "w") as f:
-                json.dump({"frontend": frontend, "setup": setup, "libs": libs or {},
+                json.dump({"frontend": frontend, "import": FRONTEND_IMPORTS[frontend], "setup": setup, "libs": libs or {},
                            "introspect": introspect, "cases": pending, "out": out_path,
-                           "case_timeout": CASE_TIMEOUT}, f)
+                           "case_timeout": case_timeout}, f)
             stderr = ""
             try:
                 done = subprocess.run([sys.executable, os.path.abspath(__file__), job_path],
@@ -473,7 +474,7 @@ def _child_main(job_path: str) -> None:
 
     namespace: Dict[str, Any] = {"__name__": "__corpus__"}
     try:
-        exec(FRONTEND_IMPORTS[job["frontend"]], namespace)
+        exec(job["import"], namespace)
         import numpy
         namespace["np"] = numpy
         api = namespace["api"]

@@ -8,6 +8,10 @@ Two claims per case of ``corpus_cases.ALL_CASES``:
 * ``test_frontend_matches_upstream``: each front end in
   ``frontend_harness.FRONTENDS_UNDER_TEST`` gives exactly upstream's result.
 
+``test_upstream_is_deterministic`` runs upstream a second time: a case whose
+result varied between runs (an address, an ordering by hash of a pointer)
+would make every front-end comparison flaky.
+
 The whole corpus runs once per front end, in one interpreter each (see
 ``frontend_harness.run_frontend``), the runs in parallel.
 """
@@ -32,19 +36,30 @@ def corpus_libs(kernels):
 
 @pytest.fixture(scope="session")
 def corpus_results(corpus_libs):
-    """frontend -> case id -> normalized result, for upstream and every front end under test."""
-    frontends = ["upstream"] + [f for f in FRONTENDS_UNDER_TEST if f != "upstream"]
+    """run name -> case id -> normalized result.
+
+    Runs: "upstream", "upstream again" (a second, independent upstream run) and
+    each front end under test.
+    """
+    runs = {"upstream": "upstream", "upstream again": "upstream"}
+    runs.update({frontend: frontend for frontend in FRONTENDS_UNDER_TEST if frontend != "upstream"})
     cases = [(case.id, case.code) for case in ALL_CASES]
 
     def run(frontend):
         return run_frontend(frontend, cases, setup=SETUP, libs=corpus_libs, introspect="introspect")
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip(frontends, pool.map(run, frontends)))
+        return dict(zip(runs, pool.map(run, runs.values())))
 
 
 def test_case_ids_are_unique():
     assert len(set(CASE_IDS)) == len(CASE_IDS)
+
+
+def test_upstream_is_deterministic(corpus_results):
+    first, second = corpus_results["upstream"], corpus_results["upstream again"]
+    differing = [case_id for case_id in CASE_IDS if first[case_id] != second[case_id]]
+    assert not differing, f"upstream gave different results on a second run: {differing}"
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=CASE_IDS)
