@@ -19,8 +19,8 @@ import struct
 from typing import Any, List, NamedTuple
 
 from frontend_harness import (
-    ARR, B, BY, DEV, DICT, DT, EXC, F, FUNCTION, I, LST, MAP, MODULE, ND, NONE, OBJ, PYDICT,
-    PYLIST, PYTUPLE, RAISES, S, SHAPE, TENSOR, ints, plain,
+    ARR, B, BY, DEV, DICT, DT, F, FUNCTION, I, LST, MAP, MODULE, ND, NONE, OBJ, PYDICT,
+    PYLIST, PYTUPLE, RAISES, S, SHAPE, TENSOR, ints,
 )
 
 
@@ -759,8 +759,8 @@ OBJECTS = [
          S("pt(3, 9.250000) tags=2"), "a def_rw field written from Python is seen by C++"),
     Case("object.cpp_writes_field", "p = objects.make_point(3, -1.5, 'pt', [])\nobjects.set_point_y(p, 4.0)\nresult = p.y",
          F(4.0), "a field written by C++ is seen from Python"),
-    Case("object.readonly_field", "p = objects.make_point(3, -1.5, 'pt', [])\np.x = 5",
-         RAISES("AttributeError", "property of 'Point' object has no setter"), "a def_ro field cannot be set"),
+    Case("object.readonly_field", "p = objects.make_point(3, -1.5, 'pt', [])\nresult = (first_error_class(lambda: setattr(p, 'x', 5)), p.x)",
+         PYTUPLE(S("AttributeError"), I(3)), "a def_ro field cannot be set (the message is CPython's, so only the class is compared)"),
     Case("object.field_type_checked", "p = objects.make_point(3, -1.5, 'pt', [])\np.y = 'str'",
          RAISES("TypeError", "Cannot convert from type `ffi.SmallStr` to `float`"), "a field setter converts and checks"),
     Case("object.missing_attribute", "objects.make_point(3, -1.5, 'pt', []).nope",

@@ -26,54 +26,86 @@ including NaN, -0.0, the order of map iteration and the class of an error.
 Upstream API the harness and the corpus rely on
 -----------------------------------------------
 Our front ends must provide each of these with upstream's semantics (all were
-checked against ``apache-tvm-ffi==0.1.15.post2``):
+checked against ``apache-tvm-ffi==0.1.15.post2``; ``corpus_cases.py`` pins
+each down):
 
-* ``api.load_module(path)`` -> ``Module``; ``module.<name>`` and
-  ``module.get_function(name)`` return a ``Function``; a missing name raises
-  ``AttributeError("Module has no function '<name>'")``.
-* ``Function.__call__(*args)``; Python callables passed as arguments become
-  Functions; ``api.convert(callable)`` wraps one explicitly (NOT
-  ``api.Function(callable)``: under upstream that makes an empty handle and
-  calling it crashes the interpreter).
-* ``api.register_global_func(name, f, override=False)`` (also usable as a
-  decorator ``register_global_func(name)``); re-registering without
-  ``override=True`` raises ``RuntimeError``. ``api.get_global_func(name,
-  allow_missing=False)``: missing raises ``ValueError("Cannot find global
-  function <name>")``, or returns None with ``allow_missing=True``.
-* ``api.convert(value)`` (list/tuple -> ``Array``, dict -> ``Map``, long str ->
-  a ``str`` subclass, callable -> ``Function``); ``api.Array(seq)``,
-  ``api.List(seq)``, ``api.Map(dict)``, ``api.Dict(dict)``, ``api.Shape(tuple)``.
-  Containers iterate like Python sequences/mappings (``len``, ``[]``,
-  ``items()``, ``keys()``); ``List`` and ``Dict`` support in-place mutation
-  and see mutation done by C++.
-* Class relationships the normalizer uses, in this order of checks:
-  ``api.dtype`` is a ``str`` subclass (``str(d)`` is the dtype name);
-  ``api.Shape`` is a ``tuple`` subclass; ``api.Device`` (``str(dev)`` is
-  ``"cpu:0"``); ``api.List``, ``api.Array``, ``api.Dict``, ``api.Map``;
-  ``api.Tensor`` and ``api.Function`` are NOT subclasses of ``api.Object``
-  (upstream derives them from an internal base); ``api.Module`` is.
-* ``api.Tensor``: ``.shape`` and ``.strides`` (tuples), ``.dtype`` (an
+* Modules: ``api.load_module(path)`` -> ``api.Module`` (an ``api.Object``);
+  ``module.<name>`` and ``module.get_function(name)`` return an
+  ``api.Function``; a missing name raises ``AttributeError("Module has no
+  function '<name>'")``; a missing file raises ``RuntimeError``.
+* Functions: ``Function.__call__(*args)``. Python callables passed as
+  arguments become Functions, and ``api.convert(callable)`` wraps one
+  explicitly -- NOT ``api.Function(callable)``, which under upstream makes an
+  empty handle whose call crashes the interpreter.
+* Globals: ``api.register_global_func(name, f, override=False)``, also as a
+  decorator ``@register_global_func(name)``; re-registering without
+  ``override=True`` raises ``RuntimeError("Global Function `<name>` is
+  already registered")``. ``api.get_global_func(name, allow_missing=False)``:
+  a missing name raises ``ValueError("Cannot find global function <name>")``,
+  or gives None with ``allow_missing=True``.
+* Conversion: ``api.convert(value)`` leaves scalars as Python values, turns
+  list/tuple into ``api.Array`` and dict into ``api.Map`` (recursively,
+  sharing objects already converted) and callables into Functions. As
+  arguments: ``numpy.dtype`` -> dtype, NumPy integer/float scalars -> int /
+  float (beyond int64 -> BigInt), but ``numpy.bool_`` and any other unknown
+  Python object -> an opaque object that comes back as the same object;
+  ``bytearray`` -> bytes; a str with a lone surrogate raises
+  ``UnicodeEncodeError``.
+  Constructors ``api.Array(seq)``, ``api.List(seq)``, ``api.Map(dict)``,
+  ``api.Dict()``/``api.Dict(dict)``, ``api.Shape(tuple_or_list)``.
+* Containers: ``Array`` is a read-only sequence (``len``, ``a[i]`` with
+  negative indices, ``IndexError("Index out of range. size: N, got index
+  I")``, slicing returns a plain list, ``reversed``, iteration; no
+  ``append``). ``List`` adds ``append`` and ``l[i] = v``. ``Map`` is a
+  read-only mapping (``m[k]`` raising ``KeyError('key is not in Map')``,
+  ``get``, ``in``, ``keys``/``values``/``items`` in the map's own iteration
+  order). ``Dict`` adds ``d[k] = v`` and ``del d[k]``. ``List`` and ``Dict``
+  objects passed to C++ are shared, so C++ mutation is visible; plain Python
+  lists and dicts are converted copies. ``Shape`` is a tuple
+  (``Shape((2, 3)) == (2, 3)``).
+* Class checks the normalizer makes, in this order: ``api.dtype`` (a ``str``
+  subclass; ``str(d)`` is the name), ``str``, ``bytes``, ``api.Device``
+  (``str(dev)`` like ``"cpu:0"``), ``api.Shape``, ``api.List``,
+  ``api.Array``, ``api.Dict``, ``api.Map``, ``api.Tensor``, ``numpy.ndarray``,
+  ``api.Function``, ``api.Module``, ``api.Object``. (Upstream's
+  ``api.Function``, ``api.Tensor`` and its ``Error`` class do not derive from
+  ``api.Object``; the normalizer does not depend on that.) A long string
+  returned by a kernel is a ``str`` subclass and long bytes a ``bytes``
+  subclass; short ones are plain ``str``/``bytes``.
+* Tensors: ``.shape`` and ``.strides`` (tuples), ``.dtype`` (an
   ``api.dtype``), ``.device`` (an ``api.Device``), and the DLPack protocol
   (``__dlpack__``, ``__dlpack_device__``) so that ``numpy.from_dlpack(t)``
-  works. ``api.from_dlpack(ndarray, require_alignment=..,
-  require_contiguous=..)``. NumPy arrays are also accepted directly as Tensor
-  arguments.
-* ``api.device("cpu")``, ``api.device("cuda", 1)``, ``api.device("cuda:1")``;
-  ``api.dtype("float32")``.
-* ``api.register_error(name, cls)`` maps an error kind to a Python class
-  both ways; kinds without a registered class surface as ``RuntimeError``.
-* ``api.register_object(type_key)`` as a class decorator on an
+  works. ``api.from_dlpack(x, require_alignment=.., require_contiguous=..)``
+  accepts NumPy arrays and ``api.Tensor``; NumPy arrays are also accepted
+  directly wherever a Tensor argument is expected.
+* ``api.device("cpu")``, ``api.device("cuda", 1)``, ``api.device("cuda:1")``
+  (unknown names: ``ValueError("Unknown device: <name>")``);
+  ``api.dtype("float32")`` (unknown: ``ValueError("unknown dtype
+  `<name>`")``). A str passed where a kernel wants a dtype or a device is
+  parsed by the kernel (devices by upstream's header code inline, dtypes
+  through the runtime's ``TVMFFIDataTypeFromString``).
+* Errors: an error of kind K raises ``ERROR_CLASS[K](message)`` (so
+  ``e.args == (message,)``); registered kinds are RuntimeError, ValueError,
+  TypeError, AttributeError, KeyError, IndexError, AssertionError,
+  MemoryError and whatever ``api.register_error(name, cls)`` adds; every
+  other kind raises ``RuntimeError``. Exceptions raised in Python callbacks
+  reach C++ with kind = the registered name of their *exact* class (else
+  "RuntimeError") and message = ``str(exception)``. A Python exception passed
+  as an argument travels as an error object whose class is named ``Error``.
+* Objects: ``api.register_object(type_key)`` as a class decorator on an
   ``api.Object`` subclass: returned objects of that type are instances of the
   class, reflected fields are properties (``def_ro`` read-only, ``def_rw``
-  writable), reflected methods are methods (static ones on the class), and
-  calling the class runs the reflected constructor.
-* Stream helpers: ``api.use_raw_stream(device, stream)`` (a context manager)
-  and ``api.get_raw_stream(device)``.
+  writable with conversion), reflected methods are methods (static ones on
+  the class), and calling the class runs the reflected constructor. Objects
+  of reflected types Python never registered still expose their fields and
+  methods.
+* Streams: ``api.use_raw_stream(device, stream)`` (a context manager) and
+  ``api.get_raw_stream(device)``.
 
 The normalizer asks ABI questions (an object's type key, its reflected field
 names, its reference count) of a small C++ kernel (``corpus_introspect.cc``)
-rather than of private attributes, so no handle accessor is required of a
-front end.
+rather than of private attributes, so no handle accessor (such as upstream's
+``__chandle__``) is required of a front end.
 """
 
 from __future__ import annotations
