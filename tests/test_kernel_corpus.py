@@ -1,0 +1,76 @@
+"""The kernel corpus under upstream and under our front ends.
+
+Two claims per case of ``corpus_cases.ALL_CASES``:
+
+* ``test_upstream_matches_expectation``: upstream's ``tvm_ffi`` gives exactly
+  the result written in the corpus (so every case pins down a fact, and a
+  change of upstream behaviour is noticed);
+* ``test_frontend_matches_upstream``: each front end in
+  ``frontend_harness.FRONTENDS_UNDER_TEST`` gives exactly upstream's result.
+
+``test_upstream_is_deterministic`` runs upstream a second time: a case whose
+result varied between runs (an address, an ordering by hash of a pointer)
+would make every front-end comparison flaky.
+
+The whole corpus runs once per front end, in one interpreter each (see
+``frontend_harness.run_frontend``), the runs in parallel.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from corpus_cases import ALL_CASES, SETUP
+from frontend_harness import FRONTENDS_UNDER_TEST, build_corpus_kernels, run_frontend
+
+CASE_IDS = [case.id for case in ALL_CASES]
+
+
+@pytest.fixture(scope="session")
+def corpus_libs(kernels):
+    """Every corpus kernel, compiled once per session: name -> library path."""
+    return build_corpus_kernels(kernels)
+
+
+@pytest.fixture(scope="session")
+def corpus_results(corpus_libs):
+    """run name -> case id -> normalized result.
+
+    Runs: "upstream", "upstream again" (a second, independent upstream run) and
+    each front end under test.
+    """
+    runs = {"upstream": "upstream", "upstream again": "upstream"}
+    runs.update({frontend: frontend for frontend in FRONTENDS_UNDER_TEST if frontend != "upstream"})
+    cases = [(case.id, case.code) for case in ALL_CASES]
+
+    def run(frontend):
+        return run_frontend(frontend, cases, setup=SETUP, libs=corpus_libs, introspect="introspect")
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(runs, pool.map(run, runs.values())))
+
+
+def test_case_ids_are_unique():
+    assert len(set(CASE_IDS)) == len(CASE_IDS)
+
+
+def test_upstream_is_deterministic(corpus_results):
+    first, second = corpus_results["upstream"], corpus_results["upstream again"]
+    differing = [case_id for case_id in CASE_IDS if first[case_id] != second[case_id]]
+    assert not differing, f"upstream gave different results on a second run: {differing}"
+
+
+@pytest.mark.parametrize("case", ALL_CASES, ids=CASE_IDS)
+def test_upstream_matches_expectation(corpus_results, case):
+    got = corpus_results["upstream"][case.id]
+    assert got == case.expect, f"{case.id}: {case.proves}\ncode: {case.code}"
+
+
+@pytest.mark.parametrize("case", ALL_CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("frontend", FRONTENDS_UNDER_TEST)
+def test_frontend_matches_upstream(corpus_results, frontend, case):
+    got = corpus_results[frontend][case.id]
+    want = corpus_results["upstream"][case.id]
+    assert got == want, f"{frontend} differs from upstream on {case.id}: {case.proves}\ncode: {case.code}"
