@@ -140,6 +140,19 @@ _GILEnsure = ctypes.PYFUNCTYPE(ctypes.c_void_p)
 _GILRelease = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)
 
 
+def _address(function) -> int:
+    return ctypes.cast(function, ctypes.c_void_p).value
+
+
+#: This interpreter's own GIL functions. A slot already holds the GIL, where
+#: PyGILState_Ensure returns PyGILState_LOCKED (0), and a zero state is never
+#: released (upstream's rule), which would leave CPython's per-thread GIL
+#: counter one higher per check. So when these are what is registered, the
+#: check runs without them: holding the GIL is what they would ensure.
+_INTERPRETER_GIL_FUNCTIONS = (_address(ctypes.pythonapi.PyGILState_Ensure),
+                              _address(ctypes.pythonapi.PyGILState_Release))
+
+
 def register_env_capi(name: str, symbol: Optional[int]) -> None:
     """Records an environment function (one of :data:`ENV_CAPI_NAMES`) by address."""
     if name not in _env_capi:
@@ -160,7 +173,9 @@ def check_signals() -> int:
         # Upstream aborts the process here (a failed check escaping a C function).
         raise FFIError("InternalError", "TVMFFIEnvCheckSignals: PyErr_CheckSignals is registered "
                                         "but PyGILState_Ensure/PyGILState_Release are not")
-    state = _GILEnsure(ensure)()
+    if (ensure, release) == _INTERPRETER_GIL_FUNCTIONS:
+        ensure = release = None
+    state = _GILEnsure(ensure)() if ensure else None
     try:
         status = _CheckSignals(check)()
     except BaseException as error:  # noqa: BLE001 - the environment's error, kept for it
