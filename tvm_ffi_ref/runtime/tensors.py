@@ -403,7 +403,8 @@ def env_tensor_alloc(prototype: abi.DLTensor) -> int:
     Only ``device``, ``dtype``, ``ndim`` and ``shape`` of the prototype
     matter. Raises :class:`FFIError` with the allocator's error.
     """
-    status, tensor = env_alloc_status(ctypes.pointer(prototype))
+    status, tensor = env_alloc_status(ctypes.cast(ctypes.addressof(prototype),
+                                                  ctypes.POINTER(abi.DLTensor)))
     if status != 0:
         raised = errors.take_raised()
         if raised is None:
