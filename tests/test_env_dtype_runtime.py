@@ -308,6 +308,44 @@ def test_streams_are_per_thread_and_per_device():
     ]
 
 
+C_THREAD_KERNEL_C = r"""
+#include <pthread.h>
+#include <stdint.h>
+#include <tvm/ffi/extra/c_env_api.h>
+
+/* A C thread (no Python thread state of its own) sets and reads back its environment. */
+static void* worker(void* arg) {
+  intptr_t* out = (intptr_t*)arg;
+  out[0] = (intptr_t)TVMFFIEnvGetStream(2, 0);
+  TVMFFIEnvSetStream(2, 0, (void*)0x1234, NULL);
+  out[1] = (intptr_t)TVMFFIEnvGetStream(2, 0);
+  out[2] = (intptr_t)TVMFFIEnvGetDLPackManagedTensorAllocator();
+  TVMFFIEnvSetDLPackManagedTensorAllocator((DLPackManagedTensorAllocator)0x777, 0, NULL);
+  out[3] = (intptr_t)TVMFFIEnvGetDLPackManagedTensorAllocator();
+  return NULL;
+}
+
+int env_in_new_thread(intptr_t* out) {
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, worker, out) != 0) return -1;
+  return pthread_join(thread, NULL);
+}
+"""
+
+
+def test_c_threads_keep_their_environment_between_calls(kernels):
+    path = kernels.build("env_threads", C_THREAD_KERNEL_C, language="c", extra_flags=("-lpthread",))
+    out = same_everywhere("""
+    kernel = ctypes.CDLL(PATH)
+    lib.TVMFFIEnvSetDLPackManagedTensorAllocator(0x555, 1, None)
+    for _ in range(3):  # each a new thread: nothing carries over from the last one
+        values = (ctypes.c_ssize_t * 4)()
+        print(kernel.env_in_new_thread(values), [hex(v) for v in values])
+    print(lib.TVMFFIEnvGetStream(2, 0), hex(lib.TVMFFIEnvGetDLPackManagedTensorAllocator()))
+    """, PATH=path)
+    assert out.splitlines() == ["0 ['0x0', '0x1234', '0x555', '0x777']"] * 3 + ["None 0x555"]
+
+
 def test_dlpack_allocator_is_thread_local_with_a_global_fallback():
     out = same_everywhere("""
     import threading

@@ -4,7 +4,7 @@ A kernel library is written once and called from Python, C++ or anything
 else, so the things that depend on the caller's environment live behind
 ``extra/c_env_api.h`` and are set by the caller (the front end):
 
-* **Streams.** Each thread keeps a table (device type, device id) -> stream
+* **Streams.** Each (OS) thread keeps a table (device type, device id) -> stream
   handle. ``TVMFFIEnvSetStream`` records one (optionally returning the
   previous), ``TVMFFIEnvGetStream`` reads it, NULL when never set. The table
   only records; it never creates or destroys streams. A new thread starts
@@ -46,7 +46,7 @@ from typing import Dict, List, Optional, Tuple
 from .slots import FFIError, implements
 
 
-class _ThreadEnv(threading.local):
+class _ThreadEnv:
     """What each thread keeps: its stream table and its DLPack allocator."""
 
     def __init__(self) -> None:
@@ -55,9 +55,41 @@ class _ThreadEnv(threading.local):
         self.pending_signal_error: Optional[BaseException] = None
 
 
-_thread = _ThreadEnv()
+# "Per thread" means per OS thread, for the thread's whole life. Python's
+# threading.local is not that: a C thread that calls in through a ctypes
+# callback gets a fresh Python thread state for every call, so whatever one
+# call stored would be gone in the next. A pthread key is: each OS thread gets
+# a token on first use that stays with it until it exits, and a new thread
+# (even one reusing a dead thread's id) starts without one.
+_libc = ctypes.CDLL(None)
+_libc.pthread_key_create.argtypes = [ctypes.POINTER(ctypes.c_ulong), ctypes.c_void_p]
+_libc.pthread_getspecific.argtypes = [ctypes.c_ulong]
+_libc.pthread_getspecific.restype = ctypes.c_void_p
+_libc.pthread_setspecific.argtypes = [ctypes.c_ulong, ctypes.c_void_p]
+_thread_key = ctypes.c_ulong(0)  # pthread_key_t is 32 bits on Linux, 64 on macOS
+if _libc.pthread_key_create(ctypes.byref(_thread_key), None) != 0:
+    raise OSError("tvm_ffi_ref: pthread_key_create failed")
 _lock = threading.Lock()
+_thread_envs: Dict[int, _ThreadEnv] = {}
+_last_token = 0
 _global_allocator: Optional[int] = None
+
+
+def _this_thread() -> _ThreadEnv:
+    """The calling OS thread's environment, made on its first use."""
+    global _last_token
+    token = _libc.pthread_getspecific(_thread_key)
+    if not token:
+        with _lock:
+            _last_token += 1
+            token = _last_token
+        _libc.pthread_setspecific(_thread_key, token)
+    with _lock:
+        found = _thread_envs.get(token)
+        if found is None:
+            found = _thread_envs[token] = _ThreadEnv()
+        return found
+
 
 # ------------------------------------------------------------------- streams
 
@@ -68,14 +100,15 @@ def set_stream(device_type: int, device_id: int, stream: Optional[int]) -> Optio
         # Upstream indexes a vector with these: a negative value is out of bounds there.
         raise FFIError("ValueError", "TVMFFIEnvSetStream: device_type and device_id must be "
                                      f"non-negative, got ({device_type}, {device_id})")
-    previous = _thread.streams.get((device_type, device_id))
-    _thread.streams[(device_type, device_id)] = stream or None
+    streams = _this_thread().streams
+    previous = streams.get((device_type, device_id))
+    streams[(device_type, device_id)] = stream or None
     return previous
 
 
 def get_stream(device_type: int, device_id: int) -> Optional[int]:
     """This thread's stream for a device, or None when none was set."""
-    return _thread.streams.get((device_type, device_id))
+    return _this_thread().streams.get((device_type, device_id))
 
 
 @implements("TVMFFIEnvSetStream")
@@ -100,18 +133,20 @@ def set_allocator(allocator: Optional[int], write_to_global_context: bool = Fals
     fallback. Returns this thread's previous allocator (not the global one).
     """
     global _global_allocator
-    previous = _thread.allocator
+    this_thread = _this_thread()
+    previous = this_thread.allocator
     if write_to_global_context:
         with _lock:
             _global_allocator = allocator or None
-    _thread.allocator = allocator or None
+    this_thread.allocator = allocator or None
     return previous
 
 
 def get_allocator() -> Optional[int]:
     """The allocator ``TVMFFIEnvTensorAlloc`` uses: this thread's, else the global one."""
-    if _thread.allocator is not None:
-        return _thread.allocator
+    allocator = _this_thread().allocator
+    if allocator is not None:
+        return allocator
     with _lock:
         return _global_allocator
 
@@ -179,7 +214,7 @@ def check_signals() -> int:
     try:
         status = _CheckSignals(check)()
     except BaseException as error:  # noqa: BLE001 - the environment's error, kept for it
-        _thread.pending_signal_error = error
+        _this_thread().pending_signal_error = error
         status = -1
     finally:
         if state:
@@ -192,8 +227,8 @@ def take_pending_signal_error() -> Optional[BaseException]:
 
     The front end re-raises it when a call fails with ``EnvErrorAlreadySet``.
     """
-    error = _thread.pending_signal_error
-    _thread.pending_signal_error = None
+    this_thread = _this_thread()
+    error, this_thread.pending_signal_error = this_thread.pending_signal_error, None
     return error
 
 

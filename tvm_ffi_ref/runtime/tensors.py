@@ -171,6 +171,8 @@ def _release_versioned(address: int) -> None:
 def _wrap_managed(managed: int, versioned: bool) -> int:
     """A Tensor that owns ``managed`` (no checks); returns the new object's address."""
     source = abi.DLTensor.from_address(managed + _DL_TENSOR_OFFSET[versioned])
+    if source.ndim < 0:
+        raise FFIError("ValueError", f"DLTensor.ndim must not be negative, got {source.ndim}")
     inline_strides = not source.strides and source.ndim != 0
     size = TAIL_OFFSET + (source.ndim * _INT64 if inline_strides else 0)
     address = memory.new_object(TI.kTVMFFITensor, size,
