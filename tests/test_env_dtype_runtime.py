@@ -487,3 +487,26 @@ def test_ref_runtime_env_details(runtime, kernels):
         "-1 None KeyboardInterrupt() None",
         "0 None",
     ]
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_dtype_helpers_for_the_front_end(runtime):
+    # parse_dtype/format_dtype are the slots' rules on Python values: same tables.
+    out = run_capi(runtime, """
+    from tvm_ffi_ref.runtime import dtype
+    for name, (parsed, printed) in ACCEPTED.items():
+        assert dtype.parse_dtype(name) == parsed, name
+        assert dtype.format_dtype(*parsed) == printed, name
+    for name, (kind, message) in REJECTED.items():
+        try:
+            dtype.parse_dtype(name)
+        except dtype.DTypeError as error:
+            assert (error.kind, error.message) == (kind, message), (name, error)
+    for value, printed in PRINTED.items():
+        try:
+            assert dtype.format_dtype(*value) == printed, value
+        except dtype.DTypeError as error:
+            assert (error.kind, error.message) == printed, value
+    print(dtype.parse_dtype(b"fp8_e4m3fn"), type(dtype.parse_dtype("int8")[0]).__name__)
+    """, ACCEPTED=ACCEPTED, REJECTED=REJECTED, PRINTED=PRINTED)
+    assert out.splitlines() == ["(10, 8, 1) int"]

@@ -47,7 +47,7 @@ from typing import Dict, Optional, Tuple, Union
 
 from .. import abi
 from . import errors, functions, memory, strings
-from .slots import implements
+from .slots import FFIError, implements
 
 TI = abi.TVMFFITypeIndex
 CODE = abi.DLDataTypeCode
@@ -123,17 +123,18 @@ _UINT32_MAX = 0xFFFFFFFF
 _UINT64_MASK = (1 << 64) - 1
 
 
-class DTypeError(Exception):
-    """A dtype string or value upstream rejects: the error ``kind`` and exact ``message`` bytes.
+class DTypeError(FFIError):
+    """A dtype string or value upstream rejects, with upstream's error kind and message.
 
-    ``error`` is set instead when the error is an Error object raised by a
-    custom-type function (an owned reference, to be re-raised as is).
+    ``kind`` and ``message`` (str) are as for any :class:`FFIError`;
+    ``raw_message`` holds the message's exact bytes (a rejected string need
+    not be UTF-8). ``error`` is set when the error is an Error object raised
+    by a custom-type function (an owned reference, re-raised as is).
     """
 
-    def __init__(self, kind: str, message: bytes, error: Optional[int] = None):
-        super().__init__(message.decode("utf-8", "replace"))
-        self.kind = kind
-        self.message = message
+    def __init__(self, kind: str, raw_message: bytes, error: Optional[int] = None):
+        super().__init__(kind, raw_message.decode("utf-8", "replace"))
+        self.raw_message = raw_message
         self.error = error
 
     def reraise(self) -> None:
@@ -142,7 +143,7 @@ class DTypeError(Exception):
             errors.set_raised_owned(self.error)
             self.error = None
         else:
-            errors.set_raised_owned(errors.new_error(self.kind.encode(), self.message))
+            errors.set_raised_owned(errors.new_error(self.kind.encode(), self.raw_message))
 
     def __del__(self) -> None:
         if self.error is not None:
@@ -303,6 +304,11 @@ def _parse_custom(text: bytes) -> Tuple[int, int]:
 
 def parse_dtype_bytes(text: bytes) -> Tuple[int, int, int]:
     """:func:`parse_dtype` on raw bytes; raises :class:`DTypeError` with upstream's message."""
+    code, bits, lanes = _parse(text)
+    return int(code), bits, lanes
+
+
+def _parse(text: bytes) -> Tuple[int, int, int]:
     if text in (b"", b"void"):
         return CODE.kDLOpaqueHandle, 0, 0
     text = _normalize(text)
