@@ -484,6 +484,8 @@ ALLOC_KERNEL_CC = r"""
 #include <tvm/ffi/extra/c_env_api.h>
 #include <tvm/ffi/function.h>
 
+#include <cstdlib>
+
 namespace ffi = tvm::ffi;
 
 // Allocates a rows x cols float32 tensor through the environment and fills it.
@@ -527,7 +529,20 @@ ffi::Tensor upper_diagonal(ffi::Tensor t) {
   return t.as_strided({t.size(0) - 1}, {t.stride(0) + t.stride(1)}, 1);
 }
 
+// A tensor the kernel allocates itself (its own deleter), for us to export and release.
+struct MallocAlloc {
+  void AllocData(DLTensor* tensor) { tensor->data = malloc(ffi::GetDataSize(*tensor)); }
+  void FreeData(DLTensor* tensor) { free(tensor->data); }
+};
+ffi::Tensor ones(int64_t n) {
+  ffi::Tensor t = ffi::Tensor::FromNDAlloc(MallocAlloc(), ffi::Shape({n}),
+                                           DLDataType{kDLInt, 32, 1}, DLDevice{kDLCPU, 0});
+  for (int64_t i = 0; i < n; ++i) static_cast<int32_t*>(t.data_ptr())[i] = 1;
+  return t;
+}
+
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(alloc_iota, alloc_iota);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(ones, ones);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(scale_and_sum, scale_and_sum);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(sum_view, sum_view);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(upper_diagonal, upper_diagonal);
@@ -580,6 +595,13 @@ def test_cpp_kernels_allocate_through_the_env_and_read_tensors_in_place(kernels)
     print(rc(d), sys.getrefcount(arr) - before)
     lib.TVMFFIObjectDecRef(d)
     print(sys.getrefcount(arr) - before)
+    status, result = call("ones", 3)
+    h = result.v_ptr
+    exported = export(h, True)
+    print(status, result.type_index, rc(h), describe(h)["strides_at"], exported.tolist())
+    lib.TVMFFIObjectDecRef(h)
+    print(rc(h), exported.sum())
+    del exported
     """, PATH=path)
     assert out.splitlines() == [
         "-1 ('RuntimeError', 'TVMFFIEnvTensorAlloc: allocator is nullptr, likely because "
@@ -594,6 +616,8 @@ def test_cpp_kernels_allocate_through_the_env_and_read_tensors_in_place(kernels)
         "0 70 2 [2] [5] 0 1 [2.0, 7.0]",
         "1 1",
         "0",
+        "0 70 2 object+88 [1, 1, 1]",  # FromNDAlloc: shape at +80 (after its allocator), strides
+        "1 3",
     ]
 
 

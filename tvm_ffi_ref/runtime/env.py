@@ -234,7 +234,14 @@ def take_pending_signal_error() -> Optional[BaseException]:
 
 @implements("TVMFFIEnvCheckSignals")
 def env_check_signals():
-    return check_signals()
+    try:
+        return check_signals()
+    except Exception:
+        raise  # a broken rule: reported as a raised error by the slot wrapper
+    except BaseException as error:  # noqa: BLE001 - a signal's exception, raised by a Python
+        # handler anywhere in this slot's Python code: the environment's error all the same.
+        _this_thread().pending_signal_error = error
+        return -1
 
 
 def _name(raw: Optional[bytes], function: str) -> str:
