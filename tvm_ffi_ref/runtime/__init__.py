@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from . import (  # noqa: F401 - imported for their @implements registrations
     anyvalue,
+    dtype,
+    env,
     errors,
     functions,
     objects,
     registry,
     strings,
+    tensors,
 )
 from .slots import RUNTIME_NAME, install, installed, observers, uninstall
 
