@@ -240,3 +240,40 @@ def test_opaque_objects():
         "0", "74 77 True", "[77]",
         "-1 ('RuntimeError', 'Only kTVMFFIOpaquePyObject is supported for now')",
     ]
+
+
+RAISE_IN_C_THREAD = r"""
+#include <pthread.h>
+#include <string.h>
+#include <tvm/ffi/c_api.h>
+static void* worker(void* out) {
+  TVMFFIObjectHandle error = NULL;
+  TVMFFIErrorSetRaisedFromCStr("ValueError", "from a C thread");
+  TVMFFIErrorMoveFromRaised(&error);
+  if (error != NULL) {
+    TVMFFIByteArray* kind = &((TVMFFIErrorCell*)((char*)error + sizeof(TVMFFIObject)))->kind;
+    memcpy(out, kind->data, kind->size);
+    TVMFFIObjectDecRef(error);
+  }
+  return NULL;
+}
+int raise_and_move_in_new_thread(char* out) {
+  pthread_t thread;
+  pthread_create(&thread, NULL, worker, out);
+  return pthread_join(thread, NULL);
+}
+"""
+
+
+def test_the_raised_slot_belongs_to_the_os_thread(kernels):
+    # A thread Python never started gets a fresh Python thread state on every
+    # call into a ctypes callback; the slot must survive between its calls.
+    path = kernels.build("raise_in_c_thread", RAISE_IN_C_THREAD, language="c",
+                         extra_flags=("-lpthread",))
+    out = same_everywhere("""
+    kernel = ctypes.CDLL(PATH)
+    for _ in range(3):
+        kind = ctypes.create_string_buffer(32)
+        print(kernel.raise_and_move_in_new_thread(kind), kind.value)
+    """, PATH=path)
+    assert out.splitlines() == ["0 b'ValueError'"] * 3

@@ -44,51 +44,11 @@ import threading
 from typing import Dict, List, Optional, Tuple
 
 from .slots import FFIError, implements
+from .threads import this_thread
 
 
-class _ThreadEnv:
-    """What each thread keeps: its stream table and its DLPack allocator."""
-
-    def __init__(self) -> None:
-        self.streams: Dict[Tuple[int, int], int] = {}
-        self.allocator: Optional[int] = None
-        self.pending_signal_error: Optional[BaseException] = None
-
-
-# "Per thread" means per OS thread, for the thread's whole life. Python's
-# threading.local is not that: a C thread that calls in through a ctypes
-# callback gets a fresh Python thread state for every call, so whatever one
-# call stored would be gone in the next. A pthread key is: each OS thread gets
-# a token on first use that stays with it until it exits, and a new thread
-# (even one reusing a dead thread's id) starts without one.
-_libc = ctypes.CDLL(None)
-_libc.pthread_key_create.argtypes = [ctypes.POINTER(ctypes.c_ulong), ctypes.c_void_p]
-_libc.pthread_getspecific.argtypes = [ctypes.c_ulong]
-_libc.pthread_getspecific.restype = ctypes.c_void_p
-_libc.pthread_setspecific.argtypes = [ctypes.c_ulong, ctypes.c_void_p]
-_thread_key = ctypes.c_ulong(0)  # pthread_key_t is 32 bits on Linux, 64 on macOS
-if _libc.pthread_key_create(ctypes.byref(_thread_key), None) != 0:
-    raise OSError("tvm_ffi_ref: pthread_key_create failed")
 _lock = threading.Lock()
-_thread_envs: Dict[int, _ThreadEnv] = {}
-_last_token = 0
 _global_allocator: Optional[int] = None
-
-
-def _this_thread() -> _ThreadEnv:
-    """The calling OS thread's environment, made on its first use."""
-    global _last_token
-    token = _libc.pthread_getspecific(_thread_key)
-    if not token:
-        with _lock:
-            _last_token += 1
-            token = _last_token
-        _libc.pthread_setspecific(_thread_key, token)
-    with _lock:
-        found = _thread_envs.get(token)
-        if found is None:
-            found = _thread_envs[token] = _ThreadEnv()
-        return found
 
 
 # ------------------------------------------------------------------- streams
@@ -100,7 +60,7 @@ def set_stream(device_type: int, device_id: int, stream: Optional[int]) -> Optio
         # Upstream indexes a vector with these: a negative value is out of bounds there.
         raise FFIError("ValueError", "TVMFFIEnvSetStream: device_type and device_id must be "
                                      f"non-negative, got ({device_type}, {device_id})")
-    streams = _this_thread().streams
+    streams = this_thread().streams
     previous = streams.get((device_type, device_id))
     streams[(device_type, device_id)] = stream or None
     return previous
@@ -108,7 +68,7 @@ def set_stream(device_type: int, device_id: int, stream: Optional[int]) -> Optio
 
 def get_stream(device_type: int, device_id: int) -> Optional[int]:
     """This thread's stream for a device, or None when none was set."""
-    return _this_thread().streams.get((device_type, device_id))
+    return this_thread().streams.get((device_type, device_id))
 
 
 @implements("TVMFFIEnvSetStream")
@@ -133,18 +93,18 @@ def set_allocator(allocator: Optional[int], write_to_global_context: bool = Fals
     fallback. Returns this thread's previous allocator (not the global one).
     """
     global _global_allocator
-    this_thread = _this_thread()
-    previous = this_thread.allocator
+    state = this_thread()
+    previous = state.allocator
     if write_to_global_context:
         with _lock:
             _global_allocator = allocator or None
-    this_thread.allocator = allocator or None
+    state.allocator = allocator or None
     return previous
 
 
 def get_allocator() -> Optional[int]:
     """The allocator ``TVMFFIEnvTensorAlloc`` uses: this thread's, else the global one."""
-    allocator = _this_thread().allocator
+    allocator = this_thread().allocator
     if allocator is not None:
         return allocator
     with _lock:
@@ -214,7 +174,7 @@ def check_signals() -> int:
     try:
         status = _CheckSignals(check)()
     except BaseException as error:  # noqa: BLE001 - the environment's error, kept for it
-        _this_thread().pending_signal_error = error
+        this_thread().pending_signal_error = error
         status = -1
     finally:
         if state:
@@ -227,8 +187,8 @@ def take_pending_signal_error() -> Optional[BaseException]:
 
     The front end re-raises it when a call fails with ``EnvErrorAlreadySet``.
     """
-    this_thread = _this_thread()
-    error, this_thread.pending_signal_error = this_thread.pending_signal_error, None
+    state = this_thread()
+    error, state.pending_signal_error = state.pending_signal_error, None
     return error
 
 
@@ -240,7 +200,7 @@ def env_check_signals():
         raise  # a broken rule: reported as a raised error by the slot wrapper
     except BaseException as error:  # noqa: BLE001 - a signal's exception, raised by a Python
         # handler anywhere in this slot's Python code: the environment's error all the same.
-        _this_thread().pending_signal_error = error
+        this_thread().pending_signal_error = error
         return -1
 
 

@@ -13,12 +13,12 @@ slot holds one owned reference.
 from __future__ import annotations
 
 import ctypes
-import threading
 from typing import Optional
 
 from .. import abi
 from . import memory
 from .slots import implements
+from .threads import this_thread
 
 CELL_SIZE = ctypes.sizeof(abi.TVMFFIErrorCell)
 _BACKTRACE_OFFSET = abi.TVMFFIErrorCell.backtrace.offset
@@ -90,13 +90,10 @@ def error_parts(address: int):
 
 # ---------------------------------------------------------------- raised slot
 
-_raised = threading.local()
-
-
 def set_raised_owned(error: int) -> None:
     """Puts an owned reference to ``error`` in this thread's slot, dropping any previous one."""
-    previous = getattr(_raised, "error", None)
-    _raised.error = error
+    state = this_thread()
+    previous, state.raised_error = state.raised_error, error
     if previous:
         memory.dec_ref(previous)
 
@@ -108,8 +105,8 @@ def raise_error(kind: str, message: str) -> None:
 
 def take_raised() -> Optional[int]:
     """Moves this thread's raised error out (an owned reference), or None."""
-    error = getattr(_raised, "error", None)
-    _raised.error = None
+    state = this_thread()
+    error, state.raised_error = state.raised_error, None
     return error
 
 
