@@ -10,9 +10,12 @@ it must be atomic, because C++ kernels do it inline).
 from __future__ import annotations
 
 from . import (  # noqa: F401 - imported for their @implements registrations
+    anyhash,
     anyvalue,
+    containers,
     errors,
     functions,
+    maps,
     objects,
     registry,
     strings,
