@@ -555,6 +555,54 @@ def test_container_find_first_non_cpu_device():
     assert out.splitlines() == ["(6, 1, 0) (6, 1, 0) (6, 2, 3) (6, 1, 0)", "(6, 10, 1) (6, 10, 1)"]
 
 
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_front_end_helpers(runtime):
+    # The Python-side helpers a front end uses instead of packed calls.
+    out = run(runtime, """
+    from tvm_ffi_ref.runtime import containers, maps, memory
+    s = mk_str("a boxed string element")
+    arr = containers.array_from_anys([mk_int(1), mk_raw("raw"), s])
+    print([show(v) for v in containers.seq_items(arr)], containers.seq_size(arr), refs(s))
+    lst = containers.list_from_anys([mk_int(i) for i in range(6)])
+    containers.list_append(lst, s); containers.list_insert(lst, 0, mk_str("front"))
+    print(show(mk_obj(lst)), containers.seq_capacity(lst), show(containers.seq_get(lst, 0)))
+    m = maps.map_from_pairs([(mk_str("k%d" % i), mk_int(i)) for i in range(6)])
+    print(int(memory.type_index_of(m)), [(show(k), show(v)) for k, v in maps.map_items(m)][:3])
+    print(show(maps.map_lookup(m, mk_raw("k4"))), maps.map_lookup(m, mk_int(4)), maps.map_size(m))
+    d = maps.dict_from_pairs([])
+    for i in range(6):
+        maps.dict_set(d, mk_int(i), s)
+    maps.dict_erase(d, mk_int(2)); maps.dict_erase(d, mk_int(99))
+    print([show(k) for k, _ in maps.map_items(d)], refs(s))
+    maps.dict_clear(d); print(maps.map_size(d), refs(s))
+    shape = containers.shape_from_ints([4, -1, 0]); print(containers.shape_dims(shape))
+    for bad in (lambda: containers.seq_items(m), lambda: maps.dict_set(m, mk_int(0), mk_int(0)),
+                lambda: containers.list_append(arr, mk_int(0))):
+        try:
+            bad()
+        except TypeError as error:
+            print(error)
+    print(int(abi.TVMFFIObject.from_address(maps.missing_object()).type_index))
+    for address in (arr, lst, m, d, shape):
+        memory.dec_ref(address)
+    print(refs(s))
+    """)
+    assert out.splitlines() == [
+        "[1, 's:raw', 'S:a boxed string element'] 3 2",
+        "('L', ['s:front', 0, 1, 2, 3, 4, 5, 'S:a boxed string element']) 12 s:front",
+        "72 [('s:k0', 0), ('s:k1', 1), ('s:k2', 2)]",
+        "4 None 6",
+        "[0, 1, 3, 4, 5] 8",
+        "0 3",
+        "[4, -1, 0]",
+        "seq_items: argument 'address' must be an ffi.Array or ffi.List object, got ffi.Map",
+        "dict_set: argument 'address' must be an ffi.Dict object, got ffi.Map",
+        "list_append: argument 'address' must be an ffi.List object, got ffi.Array",
+        "64",
+        "1",
+    ]
+
+
 def test_probe_distances_match_upstream_header(upstream_include):
     from tvm_ffi_ref.runtime import maps
 

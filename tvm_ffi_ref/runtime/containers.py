@@ -52,8 +52,9 @@ from typing import List, Optional, Sequence
 from .. import abi
 from . import anyvalue, memory
 from .anyhash import any_equal
-from .signatures import register_copier, typed_global
 from .functions import def_global, set_bool, set_object
+from .registry import TYPES
+from .signatures import register_copier, typed_global
 from .slots import FFIError
 from .strings import store_int
 
@@ -74,12 +75,32 @@ LIST_GROWTH_FACTOR = 2
 _libc = ctypes.CDLL(None)
 #: The ``data_deleter`` of every buffer this runtime allocates: libc ``free``.
 FREE_ADDRESS = ctypes.cast(_libc.free, ctypes.c_void_p).value
-_DataDeleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+#: ``void (*)(void*)``: the type of ``data_deleter``.
+DataDeleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 _ZERO_ANY = bytes(ANY_SIZE)
 
 
 # ----------------------------------------------------------------- raw access
+
+SEQUENCE_TYPES = (TI.kTVMFFIArray, TI.kTVMFFIList)
+
+
+def check_type(address: int, allowed: Sequence[int], helper: str) -> None:
+    """Raises TypeError unless the object at ``address`` has one of the ``allowed`` type indices.
+
+    The front-end helpers take raw addresses; a wrong one would otherwise be
+    read as the wrong layout.
+    """
+    index = memory.type_index_of(address)
+    if index in allowed:
+        return
+    try:
+        got = TYPES.type_key(index)
+    except FFIError:
+        got = f"type index {index}"
+    names = " or ".join(TYPES.type_key(i) for i in allowed)
+    raise TypeError(f"{helper}: argument 'address' must be an {names} object, got {got}")
 
 
 def seq_cell(address: int) -> abi.TVMFFISeqCell:
@@ -99,7 +120,7 @@ def call_data_deleter(deleter: Optional[int], data: Optional[int]) -> None:
     if deleter == FREE_ADDRESS:
         memory.free(data)
     else:
-        _DataDeleter(deleter)(data)
+        DataDeleter(deleter)(data)
 
 
 def _set_data_deleter(address: int, deleter: Optional[int]) -> None:
@@ -148,11 +169,13 @@ def _index_error(i: int, size: int) -> FFIError:
 
 def seq_size(address: int) -> int:
     """How many elements an Array or List holds."""
+    check_type(address, SEQUENCE_TYPES, "seq_size")
     return seq_cell(address).size
 
 
 def seq_capacity(address: int) -> int:
     """How many slots an Array or List has room for."""
+    check_type(address, SEQUENCE_TYPES, "seq_capacity")
     return seq_cell(address).capacity
 
 
@@ -163,6 +186,7 @@ def seq_items(address: int) -> List[abi.TVMFFIAny]:
     valid while the container keeps the element (copy it with
     ``anyvalue.view_to_owned``/``inc_ref_any`` to keep it longer).
     """
+    check_type(address, SEQUENCE_TYPES, "seq_items")
     cell = seq_cell(address)
     return [_copy_any(abi.TVMFFIAny.from_address(cell.data + i * ANY_SIZE))
             for i in range(cell.size)]
@@ -246,6 +270,7 @@ def list_reserve(address: int, capacity: int) -> None:
     The live slots move bytewise to a new ``malloc`` buffer, the old buffer
     goes to the object's own ``data_deleter`` and ``free`` becomes the deleter.
     """
+    check_type(address, (TI.kTVMFFIList,), "list_reserve")
     cell = seq_cell(address)
     if capacity <= cell.capacity:
         return
@@ -269,6 +294,7 @@ def _ensure_room(address: int, extra: int) -> None:
 
 def list_append(address: int, value: abi.TVMFFIAny) -> None:
     """Appends an owned copy of ``value`` to a List, growing its buffer as C++ would."""
+    check_type(address, (TI.kTVMFFIList,), "list_append")
     owned = owned_copy(value)
     _ensure_room(address, 1)
     cell = seq_cell(address)
@@ -287,6 +313,7 @@ def list_insert(address: int, index: int, value: abi.TVMFFIAny) -> None:
 
 def list_insert_range(address: int, index: int, values: Sequence[abi.TVMFFIAny]) -> None:
     """Inserts owned copies of ``values`` before ``index``; nothing happens for no values."""
+    check_type(address, (TI.kTVMFFIList,), "list_insert_range")
     if not values:
         return
     owned = [owned_copy(v) for v in values]
@@ -310,6 +337,7 @@ def list_insert_range(address: int, index: int, values: Sequence[abi.TVMFFIAny])
 
 def seq_set(address: int, index: int, value: abi.TVMFFIAny) -> None:
     """Replaces element ``index`` with an owned copy of ``value``, releasing the old one."""
+    check_type(address, SEQUENCE_TYPES, "seq_set")
     size = seq_size(address)
     if index < 0 or index >= size:
         raise _index_error(index, size)
@@ -322,6 +350,7 @@ def seq_set(address: int, index: int, value: abi.TVMFFIAny) -> None:
 
 def seq_erase_range(address: int, first: int, last: int) -> None:
     """Removes elements ``[first, last)``; nothing for an empty range (even out of bounds)."""
+    check_type(address, SEQUENCE_TYPES, "seq_erase_range")
     if first == last:
         return
     cell = seq_cell(address)
@@ -357,6 +386,7 @@ def list_pop(address: int, index: int) -> abi.TVMFFIAny:
 
 def seq_reverse(address: int) -> None:
     """Reverses the elements in place."""
+    check_type(address, SEQUENCE_TYPES, "seq_reverse")
     cell = seq_cell(address)
     raw = [ctypes.string_at(cell.data + i * ANY_SIZE, ANY_SIZE) for i in range(cell.size)]
     for i, value in enumerate(reversed(raw)):
@@ -365,6 +395,7 @@ def seq_reverse(address: int) -> None:
 
 def seq_clear(address: int) -> None:
     """Releases every element, last first; the capacity stays."""
+    check_type(address, SEQUENCE_TYPES, "seq_clear")
     cell = seq_cell(address)
     while cell.size > 0:
         cell.size -= 1
@@ -408,6 +439,7 @@ def shape_from_ints(dims: Sequence[int]) -> int:
 
 def shape_dims(address: int) -> List[int]:
     """The dims of a Shape object (wherever its cell points)."""
+    check_type(address, (TI.kTVMFFIShape,), "shape_dims")
     cell = abi.TVMFFIShapeCell.from_address(memory.cell_address(address))
     return [cell.data[i] for i in range(cell.size)]
 

@@ -84,8 +84,8 @@ from typing import List, Optional, Sequence, Tuple
 from .. import abi
 from . import anyvalue, memory
 from .anyhash import any_equal, any_hash
-from .containers import (FREE_ADDRESS, ANY_SIZE, _DataDeleter, call_data_deleter, owned_copy,
-                         seq_items)
+from .containers import (ANY_SIZE, FREE_ADDRESS, DataDeleter, call_data_deleter, check_type,
+                         owned_copy, seq_items)
 from .functions import def_global, new_python_function, set_object
 from .hashing import MASK64
 from .signatures import Signature, register_copier, typed_global
@@ -225,12 +225,16 @@ def is_small(cell: MapCell) -> bool:
     return bool(cell.slots & SMALL_TAG)
 
 
+MAP_TYPES = (TI.kTVMFFIMap, TI.kTVMFFIDict)
+
+
 def map_size(address: int) -> int:
     """How many entries a Map or Dict holds."""
+    check_type(address, MAP_TYPES, "map_size")
     return map_cell(address).size
 
 
-@_DataDeleter
+@DataDeleter
 def _release_adopted_small_map(data):
     # data_deleter of a Dict whose pairs live inline in another small map object.
     try:
@@ -715,6 +719,7 @@ def map_items(address: int) -> List[Tuple[abi.TVMFFIAny, abi.TVMFFIAny]]:
     Each value is a 16-byte copy that holds no reference of its own: valid
     while the map keeps the entry (``anyvalue.view_to_owned`` to keep it).
     """
+    check_type(address, MAP_TYPES, "map_items")
     cell = map_cell(address)
     if is_small(cell):
         return [(_borrow(_pair_address(cell, i)), _borrow(_pair_address(cell, i) + ANY_SIZE))
@@ -740,6 +745,7 @@ def _entry_address(address: int, key: abi.TVMFFIAny) -> Optional[int]:
 
 def map_find(address: int, key: abi.TVMFFIAny) -> Optional[abi.TVMFFIAny]:
     """The value stored for an owned ``key`` (borrowed), or None when absent."""
+    check_type(address, MAP_TYPES, "map_find")
     entry = _entry_address(address, key)
     return None if entry is None else _borrow(entry + ANY_SIZE)
 
@@ -882,6 +888,7 @@ def dict_from_pairs(pairs: Sequence[Tuple[abi.TVMFFIAny, abi.TVMFFIAny]]) -> int
 
 def dict_set(address: int, key_view: abi.TVMFFIAny, value_view: abi.TVMFFIAny) -> None:
     """Sets ``key -> value`` in a Dict in place (owned copies of both views are stored)."""
+    check_type(address, (TI.kTVMFFIDict,), "dict_set")
     grown = _insert(address, owned_copy(key_view), owned_copy(value_view))
     if grown is not None:
         _switch_to(address, grown)
@@ -889,6 +896,7 @@ def dict_set(address: int, key_view: abi.TVMFFIAny, value_view: abi.TVMFFIAny) -
 
 def dict_erase(address: int, key_view: abi.TVMFFIAny) -> None:
     """Removes ``key`` from a Dict in place; nothing happens when it is absent."""
+    check_type(address, (TI.kTVMFFIDict,), "dict_erase")
     key = owned_copy(key_view)
     try:
         if is_small(map_cell(address)):
@@ -904,6 +912,7 @@ def dict_erase(address: int, key_view: abi.TVMFFIAny) -> None:
 
 def dict_clear(address: int) -> None:
     """Releases every entry of a Dict; it keeps its form and storage."""
+    check_type(address, (TI.kTVMFFIDict,), "dict_clear")
     if is_small(map_cell(address)):
         _small_clear(address)
     else:
