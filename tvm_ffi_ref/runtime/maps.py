@@ -57,7 +57,7 @@ bits ``J`` indexing :data:`PROBE_DISTANCES`: the next link of the chain is
 **Growth.** Inserting into a full small map of ``n < 4`` pairs makes a small
 map of ``min(2n, 4)`` pairs; into a full one of 4 pairs makes a dense map
 (the 4 entries are inserted into a table sized for them, 8 slots, then the new
-one). Map (``ffi.Map``) simply continues with the new object. Dict rewrites its
+one), even when the key is already present, which then moves to the end. Map (``ffi.Map``) simply continues with the new object. Dict rewrites its
 own object from the new one (upstream's ``InplaceSwitchTo``): from a dense one
 it takes all fields, and the new object's table; from a small one it takes
 ``data`` and, since that small map's pairs are inline in *its* object, keeps
