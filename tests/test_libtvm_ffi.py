@@ -26,7 +26,7 @@ BUILTIN_SLOTS = {
     "TVMFFISetCustomAllocator", "TVMFFIErrorMoveFromRaised", "TVMFFIErrorSetRaised",
     "TVMFFIErrorSetRaisedFromCStr", "TVMFFIErrorSetRaisedFromCStrParts", "TVMFFIErrorCreate",
     "TVMFFIErrorCreateWithCauseAndExtraContext", "TVMFFIBacktrace", "TVMFFIHandleInitOnce",
-    "TVMFFIHandleDeinitOnce",
+    "TVMFFIHandleDeinitOnce", "TVMFFIFunctionCreate", "TVMFFIFunctionCall",
 }
 
 
@@ -154,7 +154,7 @@ def test_install_rules_and_routing():
     out = ctypes.c_int32()
     key = abi.TVMFFIByteArray(ctypes.cast(ctypes.c_char_p(b"my.Type"), ctypes.c_void_p), 7)
     print(lib.TVMFFITypeKeyToIndex(ctypes.byref(key), ctypes.byref(out)), out.value, seen)
-    print(lib.TVMFFIFunctionCall(None, None, 0, None), take_error())
+    print(lib.TVMFFIDataTypeFromString(None, None), take_error())
     print(lib.tvm_ffi_runtime_uninstall(b"second"), lib.tvm_ffi_runtime_uninstall(b"test-runtime"))
     # A runtime that owns the raised-error slot must receive the built-ins' errors too.
     slot = []
@@ -167,7 +167,7 @@ def test_install_rules_and_routing():
     with_errors = table(name=b"owns-errors", **{
         name: abi.slot_prototype(abi.C_API_BY_NAME[name])(fn) for name, fn in error_slots.items()})
     print(S(lib.tvm_ffi_runtime_install(ctypes.byref(with_errors))).name)
-    print(lib.TVMFFIFunctionCall(None, None, 0, None), slot[0][0], slot[0][1].split(b":")[0])
+    print(lib.TVMFFIDataTypeFromString(None, None), slot[0][0], slot[0][1].split(b":")[0])
     lib.tvm_ffi_runtime_uninstall(b"owns-errors")
     print(lib.tvm_ffi_runtime_name(), lib.TVMFFITypeKeyToIndex(ctypes.byref(key), ctypes.byref(out)))
     print(take_error()[1].split(":")[0])
@@ -179,11 +179,11 @@ def test_install_rules_and_routing():
         "kTVMFFIRuntimeInstalled b'test-runtime'",
         "kTVMFFIRuntimeAlreadyInstalled",
         "0 4242 [b'my.Type']",
-        "-1 ('RuntimeError', \"TVMFFIFunctionCall: the installed TVM FFI runtime 'test-runtime' "
+        "-1 ('RuntimeError', \"TVMFFIDataTypeFromString: the installed TVM FFI runtime 'test-runtime' "
         "does not implement this function\")",
         "-1 0",
         "kTVMFFIRuntimeInstalled",
-        "-1 b'RuntimeError' b'TVMFFIFunctionCall'",
+        "-1 b'RuntimeError' b'TVMFFIDataTypeFromString'",
         "None -1",
         "TVMFFITypeKeyToIndex",
     ]

@@ -12,8 +12,9 @@
  *
  * A slot left NULL falls back to the built-in implementation. Built-ins exist
  * for what needs no type registry: reference counting, the thread-local raised
- * error, Error objects, the custom allocator slot, one-time handle
- * initialisation and backtraces. Every other built-in fails cleanly: it raises
+ * error, Error objects, Function objects made from C callbacks and calling
+ * them, the custom allocator slot, one-time handle initialisation and
+ * backtraces. Every other built-in fails cleanly: it raises
  * a RuntimeError naming the function and returns -1 (or NULL), so a kernel
  * called before any runtime is loaded gets an error, not a crash.
  */

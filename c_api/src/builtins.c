@@ -197,6 +197,64 @@ static void builtin_error_set_raised_from_cstr(const char* kind, const char* mes
   builtin_error_set_raised_from_cstr_parts(kind, &message, 1);
 }
 
+/* ----------------------------------------------------------- functions */
+
+/*
+ * A Function made from a C callback: the cell, then what the callback needs.
+ * Callers pass the function object itself as handle, so with a self or a
+ * deleter the cell holds a trampoline that calls the callback with self.
+ * Without either, the callback goes into the cell directly (and receives the
+ * object as handle), exactly as upstream does.
+ */
+typedef struct {
+  TVMFFIObject header;
+  TVMFFIFunctionCell cell;
+  void* self;
+  TVMFFISafeCallType target;
+  void (*release)(void* self);
+} BuiltinFunction;
+
+static int builtin_function_trampoline(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                       TVMFFIAny* result) {
+  BuiltinFunction* func = (BuiltinFunction*)handle;
+  return func->target(func->self, args, num_args, result);
+}
+
+static void builtin_function_deleter(void* self, int flags) {
+  BuiltinFunction* func = (BuiltinFunction*)self;
+  if ((flags & kTVMFFIObjectDeleterFlagBitMaskStrong) && func->release != NULL) {
+    func->release(func->self);
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(func);
+}
+
+static int builtin_function_create(void* self, TVMFFISafeCallType safe_call,
+                                   void (*release)(void* self), TVMFFIObjectHandle* out) {
+  BuiltinFunction* func = (BuiltinFunction*)malloc(sizeof(BuiltinFunction));
+  if (func == NULL) {
+    TVMFFIErrorSetRaisedFromCStr("MemoryError", "TVMFFIFunctionCreate: out of memory");
+    return -1;
+  }
+  func->header.combined_ref_count = STRONG_ONE | WEAK_ONE;
+  func->header.type_index = kTVMFFIFunction;
+  func->header.__padding = 0;
+  func->header.deleter = builtin_function_deleter;
+  func->cell.safe_call =
+      (self == NULL && release == NULL) ? safe_call : builtin_function_trampoline;
+  func->cell.cpp_call = NULL;
+  func->self = self;
+  func->target = safe_call;
+  func->release = release;
+  *out = func;
+  return 0;
+}
+
+static int builtin_function_call(TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_args,
+                                 TVMFFIAny* result) {
+  TVMFFIFunctionCell* cell = (TVMFFIFunctionCell*)((char*)func + sizeof(TVMFFIObject));
+  return cell->safe_call(func, args, num_args, result);
+}
+
 /* ---------------------------------------------------------- custom allocator */
 
 /*
@@ -365,6 +423,8 @@ static void fill_builtins(void) {
   builtins.TVMFFIErrorCreate = builtin_error_create;
   builtins.TVMFFIErrorCreateWithCauseAndExtraContext = builtin_error_create_with_cause;
   builtins.TVMFFIBacktrace = builtin_backtrace;
+  builtins.TVMFFIFunctionCreate = builtin_function_create;
+  builtins.TVMFFIFunctionCall = builtin_function_call;
   builtins.TVMFFIHandleInitOnce = builtin_handle_init_once;
   builtins.TVMFFIHandleDeinitOnce = builtin_handle_deinit_once;
 }

@@ -10,11 +10,15 @@ it must be atomic, because C++ kernels do it inline).
 from __future__ import annotations
 
 from . import (  # noqa: F401 - imported for their @implements registrations
+    anyhash,
     anyvalue,
+    containers,
     dtype,
     env,
     errors,
     functions,
+    maps,
+    modules,
     objects,
     registry,
     strings,

@@ -1,11 +1,15 @@
-"""Function objects, calling them, and the global function table.
+"""Function objects written in Python, and the global function table.
 
 A Function object is ``TVMFFIObject`` + ``TVMFFIFunctionCell``. Whoever calls
 it passes *the function object itself* as ``handle``:
-``cell.safe_call(func, args, num_args, result)``. So a function made from a C
-callback with its own ``self`` (``TVMFFIFunctionCreate``) stores a trampoline
-in the cell that finds ``self`` in the object and forwards the call; with
-neither ``self`` nor a deleter, the callback goes into the cell directly.
+``cell.safe_call(func, args, num_args, result)``. A function made from a C
+callback with its own ``self`` (``TVMFFIFunctionCreate``) therefore needs a
+trampoline in the cell that finds ``self`` in the object and forwards the call
+(with neither ``self`` nor a deleter, the callback goes into the cell
+directly). That trampoline sits on every call, so this runtime leaves
+``TVMFFIFunctionCreate`` and ``TVMFFIFunctionCall`` to ``libtvm_ffi.so``'s
+built-ins, which implement exactly that in C; a Python trampoline would
+double the cost of every call of a kernel function.
 
 The runtime also provides ``ffi.*`` global functions written in Python
 (:func:`def_global`): they take and produce raw ``TVMFFIAny`` values, since
@@ -27,48 +31,10 @@ TI = abi.TVMFFITypeIndex
 _CELL_AT = memory.HEADER_SIZE
 _PRIVATE_AT = _CELL_AT + ctypes.sizeof(abi.TVMFFIFunctionCell)
 
-#: What a C-created function keeps after its cell: self, the callback, the deleter.
-class _ExternC(ctypes.Structure):
-    _fields_ = [("self", ctypes.c_void_p), ("safe_call", abi.TVMFFISafeCallType),
-                ("deleter", ctypes.CFUNCTYPE(None, ctypes.c_void_p))]
-
 
 def function_cell(address: int) -> abi.TVMFFIFunctionCell:
     """The cell of a Function object."""
     return abi.TVMFFIFunctionCell.from_address(address + _CELL_AT)
-
-
-@abi.TVMFFISafeCallType
-def _extern_c_trampoline(handle, args, num_args, result):
-    # No Python exception can escape: the callee is C and reports its own errors.
-    extern = _ExternC.from_address(handle + _PRIVATE_AT)
-    return extern.safe_call(extern.self, args, num_args, result)
-
-
-def _destroy_extern_c(address: int) -> None:
-    extern = _ExternC.from_address(address + _PRIVATE_AT)
-    if extern.deleter:
-        extern.deleter(extern.self)
-
-
-def new_function(self_handle: Optional[int], safe_call_address: int,
-                 deleter_address: Optional[int]) -> int:
-    """``TVMFFIFunctionCreate``: a Function object calling a C safe-call entry."""
-    if not self_handle and not deleter_address:
-        address = memory.new_object(TI.kTVMFFIFunction, _PRIVATE_AT)
-        ctypes.c_void_p.from_address(address + _CELL_AT).value = safe_call_address
-        return address
-    address = memory.new_object(TI.kTVMFFIFunction, _PRIVATE_AT + ctypes.sizeof(_ExternC),
-                                _destroy_extern_c)
-    function_cell(address).safe_call = _extern_c_trampoline
-    ctypes.memmove(address + _PRIVATE_AT,
-                   (ctypes.c_void_p * 3)(self_handle, safe_call_address, deleter_address), 24)
-    return address
-
-
-def call_function(func: int, args, num_args: int, result) -> int:
-    """``TVMFFIFunctionCall``: calls the cell's entry with the function as handle."""
-    return function_cell(func).safe_call(func, args, num_args, result)
 
 
 # ------------------------------------------------ functions written in Python
@@ -207,16 +173,6 @@ def def_global(name: str) -> Callable[[PackedImpl], PackedImpl]:
 
 
 # ---------------------------------------------------------------- the slots
-
-
-@implements("TVMFFIFunctionCreate")
-def function_create(self_handle, safe_call, deleter, out):
-    out[0] = new_function(self_handle, safe_call, deleter)
-
-
-@implements("TVMFFIFunctionCall")
-def function_call(func, args, num_args, result):
-    return call_function(func, args, num_args, result)
 
 
 def _text(array) -> bytes:

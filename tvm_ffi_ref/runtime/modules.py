@@ -32,6 +32,7 @@ from ..elf_symbols import read_dynamic_symbols
 from . import env, functions, memory, strings
 from .functions import def_global, set_bool, set_object
 from .registry import TYPES
+from .._lib import LIB
 from .slots import FFIError, implements
 
 TI = abi.TVMFFITypeIndex
@@ -108,24 +109,27 @@ def _function_symbol(record: ModuleRecord, name: str) -> Optional[int]:
 # ----------------------------------------------------------- kernel functions
 
 
-def _kernel_function(module: int, entry: int) -> int:
-    """A Function calling the safe-call symbol at ``entry`` with a NULL handle."""
-    kernel = abi.TVMFFISafeCallType(entry)
-    memory.inc_ref(module)
-
-    @abi.TVMFFISafeCallType
-    def call(handle, args, num_args, result):
-        return kernel(None, args, num_args, result)
-
-    address = memory.new_object(TI.kTVMFFIFunction, memory.HEADER_SIZE +
-                                ctypes.sizeof(abi.TVMFFIFunctionCell),
-                                lambda _: (_kernels.pop(address, None), memory.dec_ref(module)))
-    functions.function_cell(address).safe_call = call
-    _kernels[address] = call
-    return address
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+def _nothing_to_release(_self):
+    pass
 
 
-_kernels: Dict[int, object] = {}
+def _kernel_function(entry: int) -> int:
+    """A Function calling the safe-call symbol at ``entry`` with a NULL handle.
+
+    A release hook (that does nothing) makes the library's built-in put its C
+    trampoline in the cell, which passes ``self`` (NULL) as the kernel's
+    handle, as upstream's library modules do. Libraries are never unloaded, so
+    the function need not keep its module alive.
+    """
+    out = ctypes.c_void_p()
+    if LIB.TVMFFIFunctionCreate(None, entry, _nothing_to_release, ctypes.byref(out)):
+        from . import errors
+
+        error = errors.take_raised()
+        raise FFIError("RuntimeError", "could not create a kernel function" if not error else
+                       errors.error_parts(error)[1])
+    return out.value
 
 
 def get_function(module: int, name: bytes, query_imports: bool) -> Optional[int]:
@@ -133,7 +137,7 @@ def get_function(module: int, name: bytes, query_imports: bool) -> Optional[int]
     record = record_of(module)
     entry = _function_symbol(record, name.decode())
     if entry:
-        return _kernel_function(module, entry)
+        return _kernel_function(entry)
     if query_imports:
         for imported in record.imports:
             found = get_function(imported, name, True)
@@ -192,7 +196,7 @@ def load_library_module(path: str) -> int:
         library = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL | os.RTLD_NOW)
     except OSError as exc:
         raise FFIError("RuntimeError", f"Failed to load dynamic shared library {path}: {exc}")
-    for name, value in env.context_symbols().items():
+    for name, value in env.context_symbols():
         if name in symbols.defined:
             ctypes.c_void_p.in_dll(library, name).value = value
     module = new_module(ModuleRecord("library", library))
@@ -379,7 +383,7 @@ def _imports_getter(field_address, result):
         imports = [abi.TVMFFIAny(type_index=TI.kTVMFFIModule) for _ in record_of(module).imports]
         for view, handle in zip(imports, record_of(module).imports):
             view.v_ptr = handle
-        set_object(result.contents, containers.new_array_from_views(imports))
+        set_object(result.contents, containers.array_from_anys(imports))
         return 0
     except Exception as error:  # noqa: BLE001 - never let it reach C
         from . import errors
