@@ -37,6 +37,11 @@ def function_cell(address: int) -> abi.TVMFFIFunctionCell:
     return abi.TVMFFIFunctionCell.from_address(address + _CELL_AT)
 
 
+def call_function(func: int, args, num_args: int, result) -> int:
+    """Calls a Function object: its cell's entry, with the function itself as handle."""
+    return function_cell(func).safe_call(func, args, num_args, result)
+
+
 # ------------------------------------------------ functions written in Python
 
 #: A runtime-provided function: ``fn(args) -> None`` writing into ``result``.
