@@ -182,13 +182,12 @@ def class_for_type_index(type_index: int) -> type:
 
 
 def _fallback_class(type_index: int) -> type:
+    # Derive from the parent's class (made the same way when nobody registered
+    # one), so that fields the ancestors reflect are inherited.
     info = type_info(type_index)
     base: Type[Object] = Object
-    for depth in range(info.type_depth - 1, -1, -1):
-        ancestor = info.type_ancestors[depth].contents.type_index
-        if ancestor in TYPE_CLASSES:
-            base = TYPE_CLASSES[ancestor]
-            break
+    if info.type_depth > 0:
+        base = class_for_type_index(info.type_ancestors[info.type_depth - 1].contents.type_index)
     from .reflection import install_reflection
 
     key = type_key(type_index)

@@ -82,12 +82,14 @@ def _import_capsule(capsule: Any, require_alignment: int, require_contiguous: bo
     out = ctypes.c_void_p()
     if _capi.PyCapsule_IsValid(capsule, _DLTENSOR_VERSIONED):
         pointer = _capi.PyCapsule_GetPointer(capsule, _DLTENSOR_VERSIONED)
-        status = LIB.TVMFFITensorFromDLPackVersioned(pointer, require_alignment,
+        managed = ctypes.cast(pointer, ctypes.POINTER(abi.DLManagedTensorVersioned))
+        status = LIB.TVMFFITensorFromDLPackVersioned(managed, require_alignment,
                                                      int(require_contiguous), ctypes.byref(out))
         used = _USED_DLTENSOR_VERSIONED
     elif _capi.PyCapsule_IsValid(capsule, _DLTENSOR):
         pointer = _capi.PyCapsule_GetPointer(capsule, _DLTENSOR)
-        status = LIB.TVMFFITensorFromDLPack(pointer, require_alignment, int(require_contiguous),
+        managed = ctypes.cast(pointer, ctypes.POINTER(abi.DLManagedTensor))
+        status = LIB.TVMFFITensorFromDLPack(managed, require_alignment, int(require_contiguous),
                                             ctypes.byref(out))
         used = _USED_DLTENSOR
     else:
