@@ -879,6 +879,10 @@ RUNTIME_FUNCTIONS: List[CFunction] = [
     _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_uninstall", ("const char*", "name")),
     _fn("tvm_ffi_runtime.h", "const char*", "tvm_ffi_runtime_name"),
     _fn("tvm_ffi_runtime.h", "const TVMFFIRuntimeTable*", "tvm_ffi_runtime_builtins"),
+    _fn("tvm_ffi_runtime.h", "void", "tvm_ffi_runtime_free_object", ("void*", "self"),
+        ("int", "flags")),
+    _fn("tvm_ffi_runtime.h", "void", "tvm_ffi_runtime_free_sequence", ("void*", "self"),
+        ("int", "flags")),
 ]
 
 

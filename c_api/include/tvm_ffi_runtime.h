@@ -207,6 +207,19 @@ TVM_FFI_DLL const char* tvm_ffi_runtime_name(void);
 /* The table of built-ins alone, for runtimes that delegate part of a slot. */
 TVM_FFI_DLL const TVMFFIRuntimeTable* tvm_ffi_runtime_builtins(void);
 
+/*
+ * Object deleters a runtime may store in the headers of objects it allocates
+ * with malloc, so that objects with nothing of the runtime's own to release
+ * die without calling back into it (a Python runtime's callbacks are slow).
+ *
+ * tvm_ffi_runtime_free_object frees the block when the weak count ends.
+ * tvm_ffi_runtime_free_sequence does the same for an object whose cell is a
+ * TVMFFISeqCell (Array, List): when the strong count ends it first releases
+ * every live element and, through the cell's data_deleter if set, the buffer.
+ */
+TVM_FFI_DLL void tvm_ffi_runtime_free_object(void* self, int flags);
+TVM_FFI_DLL void tvm_ffi_runtime_free_sequence(void* self, int flags);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -7,6 +7,7 @@
  * and the table it points at is never written while active.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/extra/c_env_api.h>
@@ -89,3 +90,26 @@ const char* tvm_ffi_runtime_name(void) {
 }
 
 const TVMFFIRuntimeTable* tvm_ffi_runtime_builtins(void) { return tvm_ffi_builtins_table(); }
+
+/* ------------------------------------------------------ generic deleters */
+
+void tvm_ffi_runtime_free_object(void* self, int flags) {
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
+}
+
+void tvm_ffi_runtime_free_sequence(void* self, int flags) {
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
+    TVMFFISeqCell* cell = (TVMFFISeqCell*)((char*)self + sizeof(TVMFFIObject));
+    TVMFFIAny* items = (TVMFFIAny*)cell->data;
+    int64_t i;
+    for (i = 0; i < cell->size; ++i) {
+      if (items[i].type_index >= kTVMFFIStaticObjectBegin && items[i].v_obj != NULL) {
+        TVMFFIObjectDecRef(items[i].v_obj);
+      }
+    }
+    cell->size = 0;
+    if (cell->data_deleter != NULL) cell->data_deleter(cell->data);
+    cell->data = NULL;
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
+}

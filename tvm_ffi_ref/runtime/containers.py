@@ -203,18 +203,15 @@ def seq_get(address: int, i: int) -> abi.TVMFFIAny:
 # ---------------------------------------------------------------- lifetime
 
 
-def _destroy_seq(address: int) -> None:
-    """Releases a dying Array's or List's live elements, then its buffer."""
-    cell = seq_cell(address)
-    for i in range(cell.size):
-        anyvalue.dec_ref_any(abi.TVMFFIAny.from_address(cell.data + i * ANY_SIZE))
-    call_data_deleter(read_pointer(address + _DELETER_AT), cell.data)
+# Arrays and Lists die in C (``tvm_ffi_runtime_free_sequence``): the dying
+# object releases each live element, then frees its buffer through the cell's
+# ``data_deleter`` (NULL for an Array, whose slots are inline), then itself.
 
 
 def new_array(capacity: int) -> int:
     """An empty Array object with ``capacity`` inline slots."""
     address = memory.new_object(TI.kTVMFFIArray, ARRAY_SLOTS_AT + capacity * ANY_SIZE,
-                                _destroy_seq)
+                                memory.RELEASE_ELEMENTS)
     cell = seq_cell(address)
     cell.data = address + ARRAY_SLOTS_AT
     cell.size = 0
@@ -244,7 +241,7 @@ def new_list(capacity: int = LIST_INIT_CAPACITY) -> int:
     """An empty List with a separate buffer of ``capacity`` slots (NULL when 0)."""
     if capacity < 0:
         raise FFIError("ValueError", "cannot construct a List of negative size")
-    address = memory.new_object(TI.kTVMFFIList, ARRAY_SLOTS_AT, _destroy_seq)
+    address = memory.new_object(TI.kTVMFFIList, ARRAY_SLOTS_AT, memory.RELEASE_ELEMENTS)
     cell = seq_cell(address)
     cell.data = memory.malloc(capacity * ANY_SIZE) if capacity else None
     cell.size = 0

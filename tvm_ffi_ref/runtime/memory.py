@@ -34,8 +34,9 @@ HEADER_SIZE = ctypes.sizeof(abi.TVMFFIObject)
 #: A fresh object: one strong reference, plus the weak one the strong refs share.
 FRESH_REF_COUNT = (1 << 32) | 1
 
-STRONG = abi.TVMFFIObjectDeleterFlagBitMask.kTVMFFIObjectDeleterFlagBitMaskStrong
-WEAK = abi.TVMFFIObjectDeleterFlagBitMask.kTVMFFIObjectDeleterFlagBitMaskWeak
+# Plain ints: the deleter runs for every object that dies, and enum flags are slow.
+STRONG = int(abi.TVMFFIObjectDeleterFlagBitMask.kTVMFFIObjectDeleterFlagBitMaskStrong)
+WEAK = int(abi.TVMFFIObjectDeleterFlagBitMask.kTVMFFIObjectDeleterFlagBitMaskWeak)
 
 #: What to do when an object's strong count reaches zero, by address. The hook
 #: receives the address and releases what the object owns (not its memory).
@@ -79,32 +80,48 @@ def _object_deleter(address, flags):
         traceback.print_exc()
 
 
-#: The deleter every object made by the reference runtime carries.
+#: The deleter of objects with a Python ``destroy`` hook.
 OBJECT_DELETER = _object_deleter
 OBJECT_DELETER_ADDRESS = ctypes.cast(_object_deleter, ctypes.c_void_p).value
+#: ``libtvm_ffi.so``'s deleters for objects with nothing of ours to release: they
+#: die in C, without a Python callback (see ``tvm_ffi_runtime.h``).
+FREE_OBJECT_ADDRESS = ctypes.cast(LIB.tvm_ffi_runtime_free_object, ctypes.c_void_p).value
+FREE_SEQUENCE_ADDRESS = ctypes.cast(LIB.tvm_ffi_runtime_free_sequence, ctypes.c_void_p).value
+
+#: ``new_object(..., destroy=RELEASE_ELEMENTS)``: the object's cell is a
+#: ``TVMFFISeqCell``; its elements and buffer are released as it dies.
+RELEASE_ELEMENTS = "release elements"
+
+_OUR_DELETERS = (OBJECT_DELETER_ADDRESS, FREE_OBJECT_ADDRESS, FREE_SEQUENCE_ADDRESS)
 
 
-def new_object(type_index: int, size: int, destroy: Optional[Callable[[int], None]] = None) -> int:
+def new_object(type_index: int, size: int, destroy=None) -> int:
     """Allocates an object of ``size`` bytes (header included) and returns its address.
 
-    The header is initialised (fresh count, ``type_index``, our deleter); the
+    The header is initialised (fresh count, ``type_index``, a deleter); the
     rest is zeroed for the caller to fill. ``destroy(address)`` runs when the
-    last strong reference goes, before the memory is freed.
+    last strong reference goes, before the memory is freed; with no
+    ``destroy`` (or ``RELEASE_ELEMENTS``) the object dies entirely in C.
     """
     address = malloc(size)
     header = abi.TVMFFIObject.from_address(address)
     header.combined_ref_count = FRESH_REF_COUNT
     header.type_index = type_index
-    ctypes.c_void_p.from_address(address + 16).value = OBJECT_DELETER_ADDRESS
-    if destroy is not None:
+    if destroy is None:
+        deleter = FREE_OBJECT_ADDRESS
+    elif destroy is RELEASE_ELEMENTS:
+        deleter = FREE_SEQUENCE_ADDRESS
+    else:
+        deleter = OBJECT_DELETER_ADDRESS
         with _destructors_lock:
             _destructors[address] = destroy
+    ctypes.c_void_p.from_address(address + 16).value = deleter
     return address
 
 
 def is_ours(address: int) -> bool:
     """Whether the object at ``address`` was allocated by this runtime."""
-    return ctypes.c_void_p.from_address(address + 16).value == OBJECT_DELETER_ADDRESS
+    return ctypes.c_void_p.from_address(address + 16).value in _OUR_DELETERS
 
 
 def type_index_of(address: int) -> int:
