@@ -22,7 +22,7 @@ from collections.abc import Mapping, MutableMapping, MutableSequence, Sequence
 from collections.abc import ValuesView as ValuesViewBase
 from typing import Any, Callable, Iterable, Iterator, Optional
 
-from . import abi
+from . import abi, direct
 from .convert import borrowed_to_python
 from .function import get_global_func
 from .object import Object, register_class
@@ -129,7 +129,10 @@ class Array(_SeqBase, Sequence):
         return _ffi.ArrayContains
 
     def __init__(self, input_list: Iterable[Any] = ()) -> None:
-        self.__init_handle_by_constructor__(_ffi.Array, *input_list)
+        if direct.ENABLED:
+            self._handle = direct.array_handle(list(input_list))
+        else:
+            self.__init_handle_by_constructor__(_ffi.Array, *input_list)
 
 
 class List(_SeqBase, MutableSequence):
@@ -284,9 +287,15 @@ class _MapBase(Object):
         return self._call("ForwardIterFunctor")
 
     def __getitem__(self, key: Any) -> Any:
-        return self._call("GetItem", key)
+        if direct.ENABLED:
+            value = direct.map_lookup(self._handle, key, MISSING)
+            if value is not MISSING:
+                return value
+        return self._call("GetItem", key)  # raises upstream's KeyError when absent
 
     def __contains__(self, key: object) -> bool:
+        if direct.ENABLED:
+            return direct.map_lookup(self._handle, key, MISSING) is not MISSING
         return self._call("Count", key) != 0
 
     def __len__(self) -> int:
@@ -349,7 +358,10 @@ class Map(_MapBase, Mapping):
 
     def __init__(self, input_dict: Optional[Mapping] = None) -> None:
         items = [] if input_dict is None else list(input_dict.items())
-        self.__init_handle_by_constructor__(_ffi.Map, *[x for kv in items for x in kv])
+        if direct.ENABLED:
+            self._handle = direct.map_handle(items, mutable=False)
+        else:
+            self.__init_handle_by_constructor__(_ffi.Map, *[x for kv in items for x in kv])
 
 
 class Dict(_MapBase, MutableMapping):
@@ -360,7 +372,10 @@ class Dict(_MapBase, MutableMapping):
 
     def __init__(self, input_dict: Optional[Mapping] = None) -> None:
         items = [] if input_dict is None else list(input_dict.items())
-        self.__init_handle_by_constructor__(_ffi.Dict, *[x for kv in items for x in kv])
+        if direct.ENABLED:
+            self._handle = direct.map_handle(items, mutable=True)
+        else:
+            self.__init_handle_by_constructor__(_ffi.Dict, *[x for kv in items for x in kv])
 
     def __setitem__(self, key: Any, value: Any) -> None:
         _ffi.DictSetItem(self, key, value)
@@ -400,9 +415,13 @@ register_class(TI.kTVMFFIDict, Dict)
 
 def make_array(values: Iterable[Any]) -> Array:
     """An Array holding ``values`` (each converted)."""
+    if direct.ENABLED:
+        return Array._adopt(direct.array_handle(list(values)))
     return _ffi.Array(*values)
 
 
 def make_map(mapping: Mapping) -> Map:
     """A Map holding the pairs of ``mapping`` (each converted)."""
+    if direct.ENABLED:
+        return Map._adopt(direct.map_handle(list(mapping.items()), mutable=False))
     return _ffi.Map(*[x for kv in mapping.items() for x in kv])

@@ -79,6 +79,16 @@ def _raise_last_error() -> None:
 
 def _import_capsule(capsule: Any, require_alignment: int, require_contiguous: bool) -> int:
     """Hands a capsule's managed tensor to the runtime; returns the new Tensor handle."""
+    from . import direct
+
+    for versioned, name in ((True, _DLTENSOR_VERSIONED), (False, _DLTENSOR)):
+        if direct.ENABLED and _capi.PyCapsule_IsValid(capsule, name):
+            handle = direct.tensor_from_managed(_capi.PyCapsule_GetPointer(capsule, name),
+                                                versioned, require_alignment, require_contiguous)
+            _capi.PyCapsule_SetDestructor(capsule, None)
+            _capi.PyCapsule_SetName(capsule, _USED_DLTENSOR_VERSIONED if versioned
+                                    else _USED_DLTENSOR)
+            return handle
     out = ctypes.c_void_p()
     if _capi.PyCapsule_IsValid(capsule, _DLTENSOR_VERSIONED):
         pointer = _capi.PyCapsule_GetPointer(capsule, _DLTENSOR_VERSIONED)

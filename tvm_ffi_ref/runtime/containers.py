@@ -230,11 +230,32 @@ def array_from_anys(values: Sequence[abi.TVMFFIAny]) -> int:
     return address
 
 
+_BORROWED_ONLY_KINDS = (TI.kTVMFFIRawStr, TI.kTVMFFIByteArrayPtr, TI.kTVMFFIObjectRValueRef)
+
+
 def _fill(address: int, values: Sequence[abi.TVMFFIAny]) -> None:
+    # Copy the 16 bytes of every value into the free slots, then make each copy
+    # owned in place: objects gain a reference, borrowed-only kinds are converted.
     cell = seq_cell(address)
-    for value in values:
-        _move_into(cell.data + cell.size * ANY_SIZE, owned_copy(value))
-        cell.size += 1
+    start, count = cell.data + cell.size * ANY_SIZE, len(values)
+    if isinstance(values, ctypes.Array):
+        ctypes.memmove(start, ctypes.addressof(values), count * ANY_SIZE)
+    else:
+        for i, value in enumerate(values):
+            ctypes.memmove(start + i * ANY_SIZE, ctypes.addressof(value), ANY_SIZE)
+    for i in range(count):
+        slot = start + i * ANY_SIZE
+        type_index = ctypes.c_int32.from_address(slot).value
+        if type_index >= TI.kTVMFFIStaticObjectBegin:
+            memory.inc_ref(ctypes.c_void_p.from_address(slot + 8).value)
+        elif type_index in _BORROWED_ONLY_KINDS:
+            try:
+                _move_into(slot, owned_copy(abi.TVMFFIAny.from_address(slot)))
+            except BaseException:
+                ctypes.memset(slot, 0, (count - i) * ANY_SIZE)  # never owned: drop them
+                cell.size += i
+                raise
+    cell.size += count
 
 
 def new_list(capacity: int = LIST_INIT_CAPACITY) -> int:
