@@ -232,7 +232,9 @@ int fr_type_key_to_index(const TVMFFIByteArray* type_key, int32_t* out_tindex) {
   found = fr_strmap_get(&g_key_to_index, type_key->data, type_key->size);
   fr_mutex_unlock(&g_mutex);
   if (found == NULL) {
-    return fr_raise("InternalError", "Cannot find type `%.*s`", (int)type_key->size,
+    return fr_raise("InternalError",
+                    "Check failed: (it != type_key2index_.end()) is false: Cannot find type `%.*s`",
+                    (int)type_key->size,
                     type_key->data != NULL ? type_key->data : "");
   }
   *out_tindex = (int32_t)((intptr_t)found - 1);
@@ -298,7 +300,9 @@ int fr_type_register_field(int32_t type_index, const TVMFFIFieldInfo* info) {
     const TVMFFIByteArray* name = &entry->info.fields[i].name;
     if (name->size == info->name.size &&
         (name->size == 0 || memcmp(name->data, info->name.data, name->size) == 0)) {
-      fr_raise("InternalError", "Duplicate field name \"%.*s\" in type \"%.*s\"",
+      fr_raise("InternalError",
+               "Check failed: (std::string_view(existing.name.data, existing.name.size) != "
+               "new_name) is false: Duplicate field name \"%.*s\" in type \"%.*s\"",
                (int)info->name.size, info->name.data, (int)entry->info.type_key.size,
                entry->info.type_key.data);
       goto fail;
