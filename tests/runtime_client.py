@@ -151,8 +151,8 @@ def from_any(a):
     if ti == 4: return Ptr(a.v_ptr)
     if ti == 5: return ("dtype", a.v_dtype.code, a.v_dtype.bits, a.v_dtype.lanes)
     if ti == 6: return ("device", a.v_device.device_type, a.v_device.device_id)
-    if ti == 11: return bytes(a.v_bytes[:a.small_str_len]).decode()
-    if ti == 12: return bytes(a.v_bytes[:a.small_str_len])
+    if ti == 11: return bytes(a)[8:8 + a.small_str_len].decode()
+    if ti == 12: return bytes(a)[8:8 + a.small_str_len]
     return ("any", ti, a.v_int64)
 
 def callf(func, *args):
@@ -202,8 +202,8 @@ def show_any(a):
     """A picture of a borrowed Any (no ownership taken)."""
     ti = a.type_index
     if ti < 64:
-        if ti == 11: return bytes(a.v_bytes[:a.small_str_len]).decode()
-        if ti == 12: return bytes(a.v_bytes[:a.small_str_len])
+        if ti == 11: return bytes(a)[8:8 + a.small_str_len].decode()
+        if ti == 12: return bytes(a)[8:8 + a.small_str_len]
         if ti == 0: return None
         if ti == 1: return a.v_int64
         if ti == 2: return bool(a.v_int64)
