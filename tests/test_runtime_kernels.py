@@ -374,7 +374,7 @@ def test_kernels_read_and_mutate_runtime_containers(runtime, kernel_outputs):
     assert out["dict get"] == "[599, 2, 1, 1]"
     assert out["list after C++"] == (
         "(('List', ['head of the list', 'set by C++', 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]), 16)")
-    assert out["shape"] == "(('Shape', (3, 4, 12)), 12, 10)"
+    assert out["shape"] == "(('Shape', (3, 4, 12)), 144, 10)"
     assert out["tensor"] == "(('Tensor', (4, 3), (3, 1), (2, 32, 1), (1, 0), 0), 66.0)"
     assert out["view"] == "(('Tensor', (3, 4), (1, 3), (2, 32, 1), (1, 0), 0), 66.0, True)"
     assert out["view alive"] == "66.0"
