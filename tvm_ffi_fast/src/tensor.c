@@ -192,7 +192,7 @@ int fr_tensor_create_unsafe_view(TVMFFIObjectHandle source, const DLTensor* prot
     return fr_raise("ValueError", "TVMFFITensorCreateUnsafeView: NULL argument");
   }
   if (prototype->strides == NULL) {
-    return fr_raise("InternalError", "Check failed: (prototype.strides) != nullptr: ");
+    return fr_raise("InternalError", "Check not null: prototype.strides ");
   }
   ndim = prototype->ndim < 0 ? 0 : prototype->ndim;
   t = (FrTensor*)fr_object_alloc(sizeof(FrTensor) + (size_t)ndim * 2 * sizeof(int64_t),
@@ -232,7 +232,8 @@ int fr_env_tensor_alloc(DLTensor* prototype, TVMFFIObjectHandle* out) {
   if (status != 0) return status;
   if (managed == NULL) {
     return fr_raise("RuntimeError",
-                    "TVMFFIEnvTensorAlloc: failed to allocate a tensor from the allocator");
+                    "Check failed: (dlpack_tensor != nullptr) is false: TVMFFIEnvTensorAlloc: "
+                    "failed to allocate a tensor from the allocator");
   }
   t = wrap_managed(&managed->dl_tensor, managed, TENSOR_DLPACK_VERSIONED);
   if (t == NULL) {
