@@ -37,9 +37,19 @@ typedef struct {
   size_t capacity;
 } FrColumn;
 
+/*
+ * The table is two-level (chunks of 1024 entries that never move), so that
+ * TVMFFIGetTypeInfo -- which C++ kernels call in every non-final IsInstance
+ * check -- reads it without taking the lock while registrations append.
+ */
+#define CHUNK_BITS 10
+#define CHUNK_SIZE ((size_t)1 << CHUNK_BITS)
+#define MAX_CHUNKS 4096
+
 static FrMutex g_mutex = FR_MUTEX_INIT;
-static FrTypeEntry** g_table = NULL;
-static size_t g_table_size = 0;
+static FrTypeEntry** g_chunks[MAX_CHUNKS];
+static size_t g_table_size = 0; /* slots reserved; read atomically */
+static int g_initialized = 0;
 static int64_t g_type_counter = kTVMFFIDynObjectBegin;
 static FrStrMap g_key_to_index; /* values: index + 1 */
 static FrStrMap g_columns;      /* values: FrColumn* */
@@ -49,19 +59,36 @@ static const TVMFFITypeAttrColumn* g_any_equal_column = NULL;
 /* ----------------------------------------------------------- helpers */
 
 static int table_reserve(size_t size) {
-  if (size > g_table_size) {
-    FrTypeEntry** grown = (FrTypeEntry**)realloc(g_table, size * sizeof(FrTypeEntry*));
-    if (grown == NULL) return fr_raise_oom();
-    memset(grown + g_table_size, 0, (size - g_table_size) * sizeof(FrTypeEntry*));
-    g_table = grown;
-    g_table_size = size;
+  size_t chunk;
+  if (size <= g_table_size) return 0;
+  if (size > CHUNK_SIZE * MAX_CHUNKS) {
+    return fr_raise("RuntimeError", "the type table is full (%zu types)", CHUNK_SIZE * MAX_CHUNKS);
   }
+  for (chunk = g_table_size >> CHUNK_BITS; chunk <= (size - 1) >> CHUNK_BITS; ++chunk) {
+    if (g_chunks[chunk] == NULL) {
+      FrTypeEntry** fresh = (FrTypeEntry**)calloc(CHUNK_SIZE, sizeof(FrTypeEntry*));
+      if (fresh == NULL) return fr_raise_oom();
+      __atomic_store_n(&g_chunks[chunk], fresh, __ATOMIC_RELEASE);
+    }
+  }
+  __atomic_store_n(&g_table_size, size, __ATOMIC_RELEASE);
   return 0;
 }
 
+/* Lock-free: entries and chunks are published with release stores and never move. */
 static FrTypeEntry* entry_or_null(int32_t type_index) {
-  if (type_index < 0 || (size_t)type_index >= g_table_size) return NULL;
-  return g_table[type_index];
+  FrTypeEntry** chunk;
+  if (type_index < 0 || (size_t)type_index >= __atomic_load_n(&g_table_size, __ATOMIC_ACQUIRE)) {
+    return NULL;
+  }
+  chunk = __atomic_load_n(&g_chunks[(size_t)type_index >> CHUNK_BITS], __ATOMIC_ACQUIRE);
+  if (chunk == NULL) return NULL;
+  return __atomic_load_n(&chunk[(size_t)type_index & (CHUNK_SIZE - 1)], __ATOMIC_ACQUIRE);
+}
+
+static void table_set(int32_t type_index, FrTypeEntry* entry) {
+  FrTypeEntry** chunk = g_chunks[(size_t)type_index >> CHUNK_BITS];
+  __atomic_store_n(&chunk[(size_t)type_index & (CHUNK_SIZE - 1)], entry, __ATOMIC_RELEASE);
 }
 
 static FrTypeEntry* entry_or_raise(int32_t type_index) {
@@ -113,11 +140,11 @@ static int32_t get_or_alloc_locked(const char* key, size_t key_size, int32_t sta
   }
   if (child_slots < 0) child_slots = 0;
   if (static_index >= 0) {
-    if ((size_t)static_index >= g_table_size || g_table[static_index] != NULL) {
+    if ((size_t)static_index >= g_table_size || entry_or_null(static_index) != NULL) {
       if ((size_t)static_index < g_table_size) {
         const char* other;
         int other_size;
-        type_key_text(g_table[static_index], &other, &other_size);
+        type_key_text(entry_or_null(static_index), &other, &other_size);
         fr_raise("InternalError", "Conflicting static index %d between %.*s and %.*s",
                  (int)static_index, other_size, other, (int)key_size, key);
       } else {
@@ -195,7 +222,7 @@ static int32_t get_or_alloc_locked(const char* key, size_t key_size, int32_t sta
     free(entry);
     return fr_raise_oom();
   }
-  g_table[index] = entry;
+  table_set(index, entry);
   return index;
 }
 
@@ -242,11 +269,7 @@ int fr_type_key_to_index(const TVMFFIByteArray* type_key, int32_t* out_tindex) {
 }
 
 const TVMFFITypeInfo* fr_type_info_or_null(int32_t type_index) {
-  /* entries never move or disappear; a racing registration only appends */
-  FrTypeEntry* entry;
-  fr_mutex_lock(&g_mutex);
-  entry = entry_or_null(type_index);
-  fr_mutex_unlock(&g_mutex);
+  FrTypeEntry* entry = entry_or_null(type_index);
   return entry != NULL ? &entry->info : NULL;
 }
 
@@ -267,14 +290,14 @@ void* fr_registered_type_keys(void) {
   size_t i, count = 0;
   void* array;
   fr_mutex_lock(&g_mutex);
-  for (i = 0; i < g_table_size; ++i) count += g_table[i] != NULL;
+  for (i = 0; i < g_table_size; ++i) count += entry_or_null((int32_t)i) != NULL;
   array = fr_array_new((int64_t)count);
   if (array != NULL) {
     for (i = 0; i < g_table_size; ++i) {
       TVMFFIAny key;
-      if (g_table[i] == NULL) continue;
-      if (fr_string_from_bytes(g_table[i]->info.type_key.data, g_table[i]->info.type_key.size,
-                               &key) != 0) {
+      FrTypeEntry* entry = entry_or_null((int32_t)i);
+      if (entry == NULL) continue;
+      if (fr_string_from_bytes(entry->info.type_key.data, entry->info.type_key.size, &key) != 0) {
         fr_decref(array);
         array = NULL;
         break;
@@ -536,10 +559,11 @@ int fr_registry_init(void) {
   TVMFFITypeMetadata object_info;
   TVMFFIByteArray name;
   fr_mutex_lock(&g_mutex);
-  if (g_table != NULL) {
+  if (g_initialized) {
     fr_mutex_unlock(&g_mutex);
     return 0;
   }
+  g_initialized = 1;
   if (table_reserve(kTVMFFIDynObjectBegin) != 0) goto fail;
   fr_mutex_unlock(&g_mutex);
 
