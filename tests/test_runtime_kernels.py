@@ -267,6 +267,14 @@ print("dict get: %r" % ([k("dict_get", d, key) for key in (7 * 599, 14, "x", 7 *
 sd = call("ffi.Dict")
 k("dict_mutate", sd, 2)
 print("small dict after C++: %r" % (layout(sd),))
+# a full 2-slot dict grown in place by C++ (its storage then lives in a C++ map), then by us
+sd3 = call("ffi.Dict", "p", 1, "q", 2)
+k("dict_mutate", sd3, 1)
+grown_small = layout(sd3)
+for key in ("r", "s", "t", "u"):
+    call("ffi.DictSetItem", sd3, key, key)
+print("switched dict: %r" % ((grown_small, layout(sd3)),))
+del sd3
 
 l = call("ffi.List", 1, 2)
 k("list_mutate", l, 10)
@@ -372,6 +380,8 @@ def test_kernels_read_and_mutate_runtime_containers(runtime, kernel_outputs):
     assert out["dict after C++"].startswith("(True, ('dense', 204, 512, 55, ")
     assert out["dict read"] == "(204, 'a value longer than seven', 0, 1)"
     assert out["dict get"] == "[599, 2, 1, 1]"
+    assert out["switched dict"].startswith(
+        "(('small', 3, 4, ['p', 'q', 'from C++']), ('dense', 7, 8, 61, ")
     assert out["list after C++"] == (
         "(('List', ['head of the list', 'set by C++', 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]), 16)")
     assert out["shape"] == "(('Shape', (3, 4, 12)), 144, 10)"
