@@ -328,10 +328,13 @@ static void typed_closure_deleter(void* p) {
   free(c);
 }
 
-static int typed_call(void* p, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* rv) {
-  FrTypedClosure* c = (FrTypedClosure*)p;
+/* The safe_call of typed built-ins: the closure sits in the function object itself. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized" /* only converted[0, num_params) is read */
+static int typed_call(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* rv) {
+  FrTypedClosure* c = (FrTypedClosure*)((FrFunction*)handle)->self;
   const FrBuiltin* spec = c->spec;
-  FrArg converted[FR_MAX_PARAMS] = {{{0, {0}, {0}}, 0}};
+  FrArg converted[FR_MAX_PARAMS];
   int i, done = 0, status;
   if (num_args != spec->num_params) return raise_arg_count(spec, num_args);
   for (i = 0; i < spec->num_params; ++i) {
@@ -351,6 +354,7 @@ static int typed_call(void* p, const TVMFFIAny* args, int32_t num_args, TVMFFIAn
   }
   return status;
 }
+#pragma GCC diagnostic pop
 
 void* fr_typed_function_new(const FrBuiltin* spec, void* ctx, void (*ctx_deleter)(void* ctx)) {
   FrTypedClosure* c;
@@ -364,8 +368,12 @@ void* fr_typed_function_new(const FrBuiltin* spec, void* ctx, void (*ctx_deleter
   c->spec = spec;
   c->ctx = ctx;
   c->ctx_deleter = ctx_deleter;
-  f = fr_function_new(typed_call, c, typed_closure_deleter);
-  if (f == NULL) free(c);
+  f = fr_function_new(NULL, c, typed_closure_deleter);
+  if (f == NULL) {
+    free(c);
+    return NULL;
+  }
+  FR_CELL(f, TVMFFIFunctionCell)->safe_call = typed_call;
   return f;
 }
 
