@@ -41,7 +41,7 @@ ffibuilder.set_source(
     '#include "fast_runtime.h"\n',
     sources=[f"tvm_ffi_fast/src/{name}.c" for name in SOURCES],
     include_dirs=["c_api/include", "tvm_ffi_fast/src"],
-    libraries=["tvm_ffi", "dl", "pthread"],
+    libraries=["tvm_ffi", "dl", "pthread", "stdc++"],
     extra_compile_args=["-std=gnu11", "-O2", "-Wall", "-Wextra"],
     extra_link_args=["-Wl,-rpath,$ORIGIN/../tvm_ffi_common/lib"],
 )

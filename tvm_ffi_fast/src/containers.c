@@ -48,7 +48,14 @@ void* fr_array_from_items(TVMFFIAny* items, int64_t n, int take) {
   return array;
 }
 
-static void free_list_buffer(void* data) { free(data); }
+/* The C++ runtime's allocation functions, by their Itanium ABI names. */
+extern void* _ZnwmRKSt9nothrow_t(size_t size, const void* tag); /* operator new(size, nothrow) */
+extern void _ZdlPv(void* ptr);                                   /* operator delete(ptr) */
+extern const char _ZSt7nothrow;                                  /* std::nothrow */
+
+static void* alloc_list_buffer(size_t bytes) { return _ZnwmRKSt9nothrow_t(bytes, &_ZSt7nothrow); }
+
+static void free_list_buffer(void* data) { _ZdlPv(data); }
 
 void* fr_list_new(int64_t capacity) {
   FrSeq* seq = (FrSeq*)fr_object_alloc(sizeof(FrSeq), kTVMFFIList, seq_deleter);
@@ -56,7 +63,7 @@ void* fr_list_new(int64_t capacity) {
   if (capacity < 0) capacity = 0;
   seq->cell.data = NULL;
   if (capacity > 0) {
-    seq->cell.data = malloc((size_t)capacity * sizeof(TVMFFIAny));
+    seq->cell.data = alloc_list_buffer((size_t)capacity * sizeof(TVMFFIAny));
     if (seq->cell.data == NULL) {
       free(seq);
       fr_raise_oom();
@@ -73,7 +80,7 @@ int fr_list_reserve(void* list, int64_t n) {
   FrSeq* seq = (FrSeq*)list;
   TVMFFIAny* grown;
   if (n <= seq->cell.capacity) return 0;
-  grown = (TVMFFIAny*)malloc((size_t)n * sizeof(TVMFFIAny));
+  grown = (TVMFFIAny*)alloc_list_buffer((size_t)n * sizeof(TVMFFIAny));
   if (grown == NULL) return fr_raise_oom();
   if (seq->cell.size != 0) {
     memcpy(grown, seq->cell.data, (size_t)seq->cell.size * sizeof(TVMFFIAny));
