@@ -17,6 +17,21 @@ typedef struct {
 static __thread FrDeviceStreams* t_streams = NULL; /* by device type */
 static __thread size_t t_stream_types = 0;
 
+/* Frees a thread's stream table when the thread exits. */
+static pthread_key_t g_stream_key;
+static pthread_once_t g_stream_key_once = PTHREAD_ONCE_INIT;
+
+static void free_streams(void* table) {
+  FrDeviceStreams* rows = (FrDeviceStreams*)table;
+  size_t i;
+  for (i = 0; i < t_stream_types; ++i) free(rows[i].ids);
+  free(rows);
+  t_streams = NULL;
+  t_stream_types = 0;
+}
+
+static void make_stream_key(void) { pthread_key_create(&g_stream_key, free_streams); }
+
 int fr_env_set_stream(int32_t device_type, int32_t device_id, TVMFFIStreamHandle stream,
                       TVMFFIStreamHandle* opt_out_original_stream) {
   FrDeviceStreams* row;
@@ -32,6 +47,8 @@ int fr_env_set_stream(int32_t device_type, int32_t device_id, TVMFFIStreamHandle
     memset(grown + t_stream_types, 0, (n - t_stream_types) * sizeof(FrDeviceStreams));
     t_streams = grown;
     t_stream_types = n;
+    pthread_once(&g_stream_key_once, make_stream_key);
+    pthread_setspecific(g_stream_key, grown);
   }
   row = &t_streams[device_type];
   if ((size_t)device_id >= row->count) {

@@ -106,13 +106,17 @@ int fr_any_str_view(const TVMFFIAny* value, int allow_bytes, TVMFFIByteArray* ou
 }
 
 int fr_string_from_byte_array(const TVMFFIByteArray* input, TVMFFIAny* out) {
-  if (input == NULL || out == NULL) return fr_raise("ValueError", "TVMFFIStringFromByteArray: NULL");
+  if (input == NULL || out == NULL || (input->data == NULL && input->size != 0)) {
+    return fr_raise("ValueError", "TVMFFIStringFromByteArray: NULL");
+  }
   out->type_index = kTVMFFINone;
   return fr_string_from_bytes(input->data, input->size, out);
 }
 
 int fr_bytes_from_byte_array(const TVMFFIByteArray* input, TVMFFIAny* out) {
-  if (input == NULL || out == NULL) return fr_raise("ValueError", "TVMFFIBytesFromByteArray: NULL");
+  if (input == NULL || out == NULL || (input->data == NULL && input->size != 0)) {
+    return fr_raise("ValueError", "TVMFFIBytesFromByteArray: NULL");
+  }
   out->type_index = kTVMFFINone;
   return fr_bytes_from_bytes(input->data, input->size, out);
 }
@@ -187,7 +191,9 @@ int fr_bigint_from_byte_array(const TVMFFIByteArray* input, TVMFFIAny* out) {
   int64_t* words;
   size_t n;
   int status;
-  if (input == NULL || out == NULL) return fr_raise("ValueError", "TVMFFIBigIntFromByteArray: NULL");
+  if (input == NULL || out == NULL || (input->data == NULL && input->size != 0)) {
+    return fr_raise("ValueError", "TVMFFIBigIntFromByteArray: NULL");
+  }
   *out = fr_any_none();
   if (input->size % sizeof(int64_t) != 0) {
     return fr_raise("ValueError", "BigInt content must contain whole 64-bit words");
