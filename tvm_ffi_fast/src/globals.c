@@ -70,19 +70,45 @@ static int ensure_table(void) {
   return 0;
 }
 
+/*
+ * A String key viewing name without allocating: the small form, or a String
+ * object on the caller's stack (lookups only read keys, never keep them).
+ */
+typedef struct {
+  TVMFFIObject header;
+  TVMFFIByteArray cell;
+} FrStackString;
+
+static TVMFFIAny stack_key(const char* name, size_t size, FrStackString* storage) {
+  TVMFFIAny key;
+  if (size <= 7) {
+    key.type_index = kTVMFFISmallStr;
+    key.small_str_len = (uint32_t)size;
+    key.v_int64 = 0;
+    if (size != 0) memcpy(key.v_bytes, name, size);
+    return key;
+  }
+  memset(&storage->header, 0, sizeof(storage->header));
+  storage->header.combined_ref_count = FR_BOTH_ONE;
+  storage->header.type_index = kTVMFFIStr;
+  storage->cell.data = name;
+  storage->cell.size = size;
+  key.type_index = kTVMFFIStr;
+  key.zero_padding = 0;
+  key.v_ptr = storage;
+  return key;
+}
+
 /* The entry of name (borrowed; caller holds the lock), or NULL. */
 static FrGlobalEntry* find_locked(const char* name, size_t size, int* status) {
+  FrStackString storage;
   TVMFFIAny key;
   TVMFFIAny* slot = NULL;
   int found;
   *status = 0;
   if (g_table == NULL) return NULL;
-  if (fr_string_from_bytes(name, size, &key) != 0) {
-    *status = -1;
-    return NULL;
-  }
+  key = stack_key(name, size, &storage);
   found = fr_map_find(g_table, &key, &slot);
-  fr_any_release(&key);
   if (found < 0) *status = -1;
   return found == 1 ? (FrGlobalEntry*)slot->v_obj : NULL;
 }
