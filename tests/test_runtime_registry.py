@@ -272,3 +272,58 @@ def test_fast_reports_errors_upstream_aborts_on():
         "False ('InternalError', 'Cannot find type info for type_index=188')",
         "False InternalError",
     ]
+
+
+MAKE_OBJECT = r"""
+def fields(obj):
+    info = lib.TVMFFIGetTypeInfo(obj.type_index).contents
+    out = []
+    for i in range(info.num_fields):
+        f = info.fields[i]
+        value = abi.TVMFFIAny()
+        assert f.getter(obj.handle + f.offset, ctypes.byref(value)) == 0
+        out.append((ctypes.string_at(f.name.data, f.name.size).decode(), show(from_any(value))))
+    return out
+
+step = call("ffi.MakeObjectFromPackedArgs", "ffi.reflection.AccessStep", "kind", 2, "key", "a longer key value")
+print("step: %r" % ((type_key(step.type_index), fields(step)),))
+step2 = call("ffi.MakeObjectFromPackedArgs", 132, "key", 5, "kind", 1)
+print("by index: %r" % (fields(step2),))
+interrupt = call("ffi.MakeObjectFromPackedArgs", "ffi.VisitInterrupt")
+print("default: %r" % (fields(interrupt),))
+print("errors: %r" % ([
+    err(call, "ffi.MakeObjectFromPackedArgs", "ffi.reflection.AccessStep", "kind", 1),
+    err(call, "ffi.MakeObjectFromPackedArgs", "ffi.reflection.AccessStep", "kind", 1, "key", 2, "extra", 3),
+    err(call, "ffi.MakeObjectFromPackedArgs", "ffi.reflection.AccessStep", "kind"),
+    err(call, "ffi.MakeObjectFromPackedArgs", "ffi.Module"),
+    err(call, "ffi.MakeObjectFromPackedArgs", "no.such.Type"),
+    err(call, "ffi.MakeObjectFromPackedArgs", 1.5),
+    err(call, "ffi.MakeObjectFromPackedArgs", "ffi.reflection.AccessStep", "kind", "one", "key", 2),
+],))
+path = callf(Obj(lib.TVMFFIGetTypeInfo(133).contents.methods[0].method.v_ptr))  # _root
+lib.TVMFFIObjectIncRef(ctypes.c_void_p(path.handle))
+print("root path: %r" % (fields(path),))
+"""
+
+
+@pytest.fixture(scope="module")
+def make_object_outputs():
+    return run_all(MAKE_OBJECT)
+
+
+def test_make_object_from_packed_args_agrees_with_upstream(make_object_outputs):
+    assert make_object_outputs["fast"] == make_object_outputs["upstream"]
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_make_object_from_packed_args(runtime, make_object_outputs):
+    out = tagged(make_object_outputs[runtime])
+    assert out["step"] == "('ffi.reflection.AccessStep', [('kind', 2), ('key', 'a longer key value')])"
+    assert out["by index"] == "[('kind', 1), ('key', 5)]"
+    assert out["default"] == "[('value', None)]"
+    errors = eval(out["errors"])
+    assert errors[0] == ("ERR", "TypeError", "Required field `key` not set in type `ffi.reflection.AccessStep`")
+    assert errors[1] == ("ERR", "TypeError", "Type `ffi.reflection.AccessStep` does not have field `extra`")
+    assert errors[3][:2] == ("ERR", "RuntimeError")
+    assert errors[5] == ("ERR", "TypeError", "Cannot convert from type `float` to `str`")
+    assert out["root path"] == "[('parent', None), ('step', None), ('depth', 0)]"

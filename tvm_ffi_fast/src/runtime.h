@@ -62,5 +62,7 @@ FR_HIDDEN int fr_module_register_globals(void);
 
 /* reflection.c: the types upstream registers at load, and their attributes */
 FR_HIDDEN int fr_reflection_init(void);
+/* ffi.MakeObjectFromPackedArgs */
+FR_HIDDEN int fr_reflection_register_globals(void);
 
 #endif /* TVM_FFI_FAST_SLOTS_H_ */
