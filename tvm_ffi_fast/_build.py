@@ -16,14 +16,32 @@ const char* tvm_ffi_runtime_name(void);
 int tvm_ffi_fast_install(void);
 """
 
+#: The runtime, one concept per file (tvm_ffi_fast/src/<name>.c).
+SOURCES = [
+    "fast_runtime",  # the table installed behind libtvm_ffi.so
+    "objects",  # allocation, opaque objects, errors, buffers, type key hash
+    "strmap",  # private string-keyed hash tables
+    "strings",  # String, Bytes, BigInt, AnyView -> Any
+    "registry",  # type indices, TVMFFITypeInfo, reflection, attribute columns
+    "reflection",  # the reflected types upstream registers at load
+    "functions",  # Function objects, typed built-ins
+    "globals",  # the global function table and its ffi.* functions
+    "containers",  # Array, List, Shape and the container ffi.* functions
+    "map",  # Map and Dict: hashing, small and dense layouts
+    "tensor",  # Tensor objects and DLPack
+    "env",  # streams, DLPack allocator, signal checks
+    "module",  # shared-library and system-library modules
+    "dtype",  # DLDataType <-> string
+]
+
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 ffibuilder.set_source(
     "tvm_ffi_fast._core",
     '#include "fast_runtime.h"\n',
-    sources=["tvm_ffi_fast/src/fast_runtime.c"],
+    sources=[f"tvm_ffi_fast/src/{name}.c" for name in SOURCES],
     include_dirs=["c_api/include", "tvm_ffi_fast/src"],
-    libraries=["tvm_ffi"],
+    libraries=["tvm_ffi", "dl", "pthread", "stdc++"],
     extra_compile_args=["-std=gnu11", "-O2", "-Wall", "-Wextra"],
     extra_link_args=["-Wl,-rpath,$ORIGIN/../tvm_ffi_common/lib"],
 )

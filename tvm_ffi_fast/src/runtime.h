@@ -1,0 +1,68 @@
+/*
+ * runtime.h -- the slot implementations the fast runtime installs, and the
+ * cross-file helpers that do not belong to one concept's header.
+ */
+#ifndef TVM_FFI_FAST_SLOTS_H_
+#define TVM_FFI_FAST_SLOTS_H_
+
+#include "core.h"
+
+/* objects.c */
+FR_HIDDEN int fr_object_create_opaque(void* handle, int32_t type_index,
+                                      void (*deleter)(void* handle), TVMFFIObjectHandle* out);
+
+/* strings.c */
+FR_HIDDEN int fr_string_from_byte_array(const TVMFFIByteArray* input, TVMFFIAny* out);
+FR_HIDDEN int fr_bytes_from_byte_array(const TVMFFIByteArray* input, TVMFFIAny* out);
+FR_HIDDEN int fr_bigint_from_byte_array(const TVMFFIByteArray* input, TVMFFIAny* out);
+FR_HIDDEN void fr_bigint_get_content(const TVMFFIAny* value, TVMFFIByteArray* out);
+FR_HIDDEN int fr_bigint_from_words(const int64_t* words, size_t n, TVMFFIAny* out);
+FR_HIDDEN int fr_any_view_to_owned_any(const TVMFFIAny* any_view, TVMFFIAny* out);
+FR_HIDDEN TVMFFIAny fr_bigint_any_hash(const TVMFFIAny* value);
+FR_HIDDEN TVMFFIAny fr_bigint_any_equal(const TVMFFIAny* lhs, const TVMFFIAny* rhs);
+
+/* map.c */
+FR_HIDDEN uint64_t fr_stable_hash_bytes(const void* data, size_t size);
+
+/* dtype.c */
+FR_HIDDEN int fr_dtype_from_string(const TVMFFIByteArray* str, DLDataType* out);
+FR_HIDDEN int fr_dtype_to_string(const DLDataType* dtype, TVMFFIAny* out);
+
+/* tensor.c */
+FR_HIDDEN int fr_tensor_from_dlpack(DLManagedTensor* from, int32_t require_alignment,
+                                    int32_t require_contiguous, TVMFFIObjectHandle* out);
+FR_HIDDEN int fr_tensor_to_dlpack(TVMFFIObjectHandle from, DLManagedTensor** out);
+FR_HIDDEN int fr_tensor_from_dlpack_versioned(DLManagedTensorVersioned* from,
+                                              int32_t require_alignment,
+                                              int32_t require_contiguous,
+                                              TVMFFIObjectHandle* out);
+FR_HIDDEN int fr_tensor_to_dlpack_versioned(TVMFFIObjectHandle from,
+                                            DLManagedTensorVersioned** out);
+FR_HIDDEN int fr_tensor_create_unsafe_view(TVMFFIObjectHandle source, const DLTensor* prototype,
+                                           TVMFFIObjectHandle* out);
+FR_HIDDEN int fr_env_tensor_alloc(DLTensor* prototype, TVMFFIObjectHandle* out);
+
+/* env.c */
+FR_HIDDEN int fr_env_set_stream(int32_t device_type, int32_t device_id, TVMFFIStreamHandle stream,
+                                TVMFFIStreamHandle* opt_out_original_stream);
+FR_HIDDEN TVMFFIStreamHandle fr_env_get_stream(int32_t device_type, int32_t device_id);
+FR_HIDDEN int fr_env_set_dlpack_allocator(DLPackManagedTensorAllocator allocator,
+                                          int write_to_global_context,
+                                          DLPackManagedTensorAllocator* opt_out_original);
+FR_HIDDEN DLPackManagedTensorAllocator fr_env_get_dlpack_allocator(void);
+FR_HIDDEN int fr_env_check_signals(void);
+FR_HIDDEN int fr_env_register_capi(const char* name, void* symbol);
+
+/* module.c */
+FR_HIDDEN int fr_env_mod_lookup_from_imports(TVMFFIObjectHandle library_ctx, const char* func_name,
+                                             TVMFFIObjectHandle* out);
+FR_HIDDEN int fr_env_mod_register_context_symbol(const char* name, void* symbol);
+FR_HIDDEN int fr_env_mod_register_system_lib_symbol(const char* name, void* symbol);
+FR_HIDDEN int fr_module_register_globals(void);
+
+/* reflection.c: the types upstream registers at load, and their attributes */
+FR_HIDDEN int fr_reflection_init(void);
+/* ffi.MakeObjectFromPackedArgs */
+FR_HIDDEN int fr_reflection_register_globals(void);
+
+#endif /* TVM_FFI_FAST_SLOTS_H_ */
