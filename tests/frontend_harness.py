@@ -6,7 +6,12 @@ name ``api`` in a fresh interpreter:
 
 * ``"upstream"`` -- ``import tvm_ffi as api`` (the oracle, ``apache-tvm-ffi``);
 * ``"ref"``      -- ``import tvm_ffi_ref as api``;
-* ``"fast"``     -- ``import tvm_ffi_fast as api``.
+* ``"fast"``     -- ``import tvm_ffi_fast as api``;
+* ``"ref-over-fast"`` -- the reference Python API over the fast runtime:
+  ``tvm_ffi_fast`` is imported first and serves the C API, and
+  ``tvm_ffi_ref`` (which then shares it) is the API under test. This holds
+  the fast runtime to upstream through a complete Python API, and exercises
+  the reference front end's C-ABI-only paths.
 
 One subprocess per front end runs a whole corpus of cases (``run_frontend``):
 a shared *setup* snippet first, then every case, each result written to a
@@ -129,6 +134,7 @@ FRONTEND_IMPORTS: Dict[str, str] = {
     "upstream": "import tvm_ffi as api",
     "ref": "import tvm_ffi_ref as api",
     "fast": "import tvm_ffi_fast as api",
+    "ref-over-fast": "import tvm_ffi_fast\nimport tvm_ffi_ref as api",
 }
 
 #: Seconds one case may run before the child interpreter is stopped.

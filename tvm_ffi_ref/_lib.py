@@ -1,15 +1,20 @@
-"""``libtvm_ffi.so`` as the reference runtime and front end see it.
+"""``libtvm_ffi.so`` as this package sees it, every C API signature bound.
 
-Loaded once, globally (kernel libraries loaded later resolve their
-``TVMFFI*`` imports against it), with every C API signature bound from
-:mod:`tvm_ffi_ref.abi`.
+The library is loaded once per process, globally (kernel libraries loaded
+later resolve their ``TVMFFI*`` imports against it). Each package binds its
+own ``ctypes.CDLL`` object to it, because the signatures name the package's
+own ``abi`` struct classes (two packages in one process have two sets).
 """
 
 from __future__ import annotations
+
+import ctypes
 
 from tvm_ffi_common import libinfo
 
 from . import abi
 
+libinfo.load_library()
+
 #: The loaded library, every C API and runtime-management signature bound.
-LIB = abi.bind_runtime(abi.bind(libinfo.load_library()))
+LIB = abi.bind_runtime(abi.bind(ctypes.CDLL(libinfo.library_path(), mode=ctypes.RTLD_GLOBAL)))

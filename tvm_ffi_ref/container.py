@@ -22,7 +22,7 @@ from collections.abc import Mapping, MutableMapping, MutableSequence, Sequence
 from collections.abc import ValuesView as ValuesViewBase
 from typing import Any, Callable, Iterable, Iterator, Optional
 
-from . import abi, direct
+from . import abi, shortcuts
 from .convert import borrowed_to_python
 from .function import get_global_func
 from .object import Object, register_class
@@ -129,10 +129,7 @@ class Array(_SeqBase, Sequence):
         return _ffi.ArrayContains
 
     def __init__(self, input_list: Iterable[Any] = ()) -> None:
-        if direct.ENABLED:
-            self._handle = direct.array_handle(list(input_list))
-        else:
-            self.__init_handle_by_constructor__(_ffi.Array, *input_list)
+        self._handle = shortcuts.new_array_handle(list(input_list))
 
 
 class List(_SeqBase, MutableSequence):
@@ -287,16 +284,14 @@ class _MapBase(Object):
         return self._call("ForwardIterFunctor")
 
     def __getitem__(self, key: Any) -> Any:
-        if direct.ENABLED:
-            value = direct.map_lookup(self._handle, key, MISSING)
-            if value is not MISSING:
-                return value
-        return self._call("GetItem", key)  # raises upstream's KeyError when absent
+        value = shortcuts.map_lookup(self._handle, key, MISSING, self._PREFIX == "Dict")
+        if value is MISSING:
+            return self._call("GetItem", key)  # raises upstream's KeyError
+        return value
 
     def __contains__(self, key: object) -> bool:
-        if direct.ENABLED:
-            return direct.map_lookup(self._handle, key, MISSING) is not MISSING
-        return self._call("Count", key) != 0
+        return shortcuts.map_lookup(self._handle, key, MISSING,
+                                    self._PREFIX == "Dict") is not MISSING
 
     def __len__(self) -> int:
         return self._call("Size")
@@ -321,8 +316,8 @@ class _MapBase(Object):
 
     def get(self, key: Any, default: Any = None) -> Any:
         """The value for ``key``, or ``default`` when absent."""
-        value = self._call("GetItemOrMissing", key)
-        return default if _is_missing(value) else value
+        value = shortcuts.map_lookup(self._handle, key, MISSING, self._PREFIX == "Dict")
+        return default if value is MISSING else value
 
     def __eq__(self, other: object) -> bool:
         if not (isinstance(other, type(self)) or isinstance(self, type(other))):
@@ -337,20 +332,6 @@ class _MapBase(Object):
         return _ffi.RecursiveHash(self)
 
 
-def _is_missing(value: Any) -> bool:
-    # The runtime answers a missing key with its sentinel object.
-    return isinstance(value, Object) and value.same_as(_missing_sentinel())
-
-
-_SENTINEL: list = []
-
-
-def _missing_sentinel() -> Optional[Object]:
-    if not _SENTINEL:
-        _SENTINEL.append(_ffi.GetInvalidObject())
-    return _SENTINEL[0]
-
-
 class Map(_MapBase, Mapping):
     """An immutable mapping (``ffi.Map``); ``convert`` turns dicts into one."""
 
@@ -358,10 +339,7 @@ class Map(_MapBase, Mapping):
 
     def __init__(self, input_dict: Optional[Mapping] = None) -> None:
         items = [] if input_dict is None else list(input_dict.items())
-        if direct.ENABLED:
-            self._handle = direct.map_handle(items, mutable=False)
-        else:
-            self.__init_handle_by_constructor__(_ffi.Map, *[x for kv in items for x in kv])
+        self._handle = shortcuts.new_map_handle(items, mutable=False)
 
 
 class Dict(_MapBase, MutableMapping):
@@ -372,10 +350,7 @@ class Dict(_MapBase, MutableMapping):
 
     def __init__(self, input_dict: Optional[Mapping] = None) -> None:
         items = [] if input_dict is None else list(input_dict.items())
-        if direct.ENABLED:
-            self._handle = direct.map_handle(items, mutable=True)
-        else:
-            self.__init_handle_by_constructor__(_ffi.Dict, *[x for kv in items for x in kv])
+        self._handle = shortcuts.new_map_handle(items, mutable=True)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         _ffi.DictSetItem(self, key, value)
@@ -389,8 +364,8 @@ class Dict(_MapBase, MutableMapping):
         """Removes ``key`` and returns its value (or ``default`` when absent)."""
         if len(default) > 1:
             raise TypeError(f"pop expected at most 2 arguments, got {1 + len(default)}")
-        value = _ffi.DictGetItemOrMissing(self, key)
-        if _is_missing(value):
+        value = shortcuts.map_lookup(self._handle, key, MISSING, mutable=True)
+        if value is MISSING:
             if default:
                 return default[0]
             raise KeyError(key)
@@ -415,13 +390,9 @@ register_class(TI.kTVMFFIDict, Dict)
 
 def make_array(values: Iterable[Any]) -> Array:
     """An Array holding ``values`` (each converted)."""
-    if direct.ENABLED:
-        return Array._adopt(direct.array_handle(list(values)))
-    return _ffi.Array(*values)
+    return Array._adopt(shortcuts.new_array_handle(list(values)))
 
 
 def make_map(mapping: Mapping) -> Map:
     """A Map holding the pairs of ``mapping`` (each converted)."""
-    if direct.ENABLED:
-        return Map._adopt(direct.map_handle(list(mapping.items()), mutable=False))
-    return _ffi.Map(*[x for kv in mapping.items() for x in kv])
+    return Map._adopt(shortcuts.new_map_handle(list(mapping.items()), mutable=False))

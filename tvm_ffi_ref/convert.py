@@ -49,7 +49,7 @@ import numbers
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
-from . import abi, direct
+from . import abi, shortcuts
 from ._lib import LIB
 from .object import Object, ObjectConvertible, ObjectRValueRef, type_index_of, wrap_owned
 from .string import Bytes, String
@@ -99,13 +99,7 @@ def _byte_array(data: bytes, scope: CallScope) -> abi.TVMFFIByteArray:
 
 
 def _set_str_or_bytes(out: abi.TVMFFIAny, data: bytes, is_str: bool, scope: CallScope) -> None:
-    if direct.ENABLED:
-        direct.store_str_or_bytes(out, data, is_str)
-    else:
-        make = LIB.TVMFFIStringFromByteArray if is_str else LIB.TVMFFIBytesFromByteArray
-        _check(make(ctypes.byref(_byte_array(data, scope)), ctypes.byref(out)))
-    if out.type_index >= _OBJECT_BEGIN:
-        scope.owned.append(out.v_ptr)
+    shortcuts.store_str_or_bytes(out, data, is_str, scope)
 
 
 # --------------------------------------------------------------- setters

@@ -79,37 +79,19 @@ def _raise_last_error() -> None:
 
 def _import_capsule(capsule: Any, require_alignment: int, require_contiguous: bool) -> int:
     """Hands a capsule's managed tensor to the runtime; returns the new Tensor handle."""
-    from . import direct
+    from . import shortcuts
 
-    for versioned, name in ((True, _DLTENSOR_VERSIONED), (False, _DLTENSOR)):
-        if direct.ENABLED and _capi.PyCapsule_IsValid(capsule, name):
-            handle = direct.tensor_from_managed(_capi.PyCapsule_GetPointer(capsule, name),
-                                                versioned, require_alignment, require_contiguous)
+    for versioned, name, used in ((True, _DLTENSOR_VERSIONED, _USED_DLTENSOR_VERSIONED),
+                                  (False, _DLTENSOR, _USED_DLTENSOR)):
+        if _capi.PyCapsule_IsValid(capsule, name):
+            handle = shortcuts.import_managed_tensor(_capi.PyCapsule_GetPointer(capsule, name),
+                                                     versioned, require_alignment,
+                                                     require_contiguous)
+            # The runtime owns the managed tensor now; the capsule must not release it.
             _capi.PyCapsule_SetDestructor(capsule, None)
-            _capi.PyCapsule_SetName(capsule, _USED_DLTENSOR_VERSIONED if versioned
-                                    else _USED_DLTENSOR)
+            _capi.PyCapsule_SetName(capsule, used)
             return handle
-    out = ctypes.c_void_p()
-    if _capi.PyCapsule_IsValid(capsule, _DLTENSOR_VERSIONED):
-        pointer = _capi.PyCapsule_GetPointer(capsule, _DLTENSOR_VERSIONED)
-        managed = ctypes.cast(pointer, ctypes.POINTER(abi.DLManagedTensorVersioned))
-        status = LIB.TVMFFITensorFromDLPackVersioned(managed, require_alignment,
-                                                     int(require_contiguous), ctypes.byref(out))
-        used = _USED_DLTENSOR_VERSIONED
-    elif _capi.PyCapsule_IsValid(capsule, _DLTENSOR):
-        pointer = _capi.PyCapsule_GetPointer(capsule, _DLTENSOR)
-        managed = ctypes.cast(pointer, ctypes.POINTER(abi.DLManagedTensor))
-        status = LIB.TVMFFITensorFromDLPack(managed, require_alignment, int(require_contiguous),
-                                            ctypes.byref(out))
-        used = _USED_DLTENSOR
-    else:
-        raise ValueError("Expect a dltensor field, PyCapsule can only be consumed once")
-    if status != 0:
-        _raise_last_error()
-    # The runtime owns the managed tensor now; the capsule must not release it.
-    _capi.PyCapsule_SetDestructor(capsule, None)
-    _capi.PyCapsule_SetName(capsule, used)
-    return out.value
+    raise ValueError("Expect a dltensor field, PyCapsule can only be consumed once")
 
 
 def _is_capsule(value: Any) -> bool:

@@ -1,0 +1,147 @@
+"""The operations the shared API layer asks of a package's core, done the quickest way.
+
+The Python API modules (containers, tensors, ...) are written once and serve
+both front ends; for the few operations that sit on hot paths they call this
+module, which each package implements for its own core. Here, in the
+reference front end, each operation has two ways:
+
+* when the reference runtime itself serves the process (:data:`ENABLED`),
+  the same Python functions that implement the C API slots and ``ffi.*``
+  globals are called directly: identical semantics, two ctypes crossings
+  fewer per operation;
+* otherwise the operation goes through the C ABI (a global function or a C
+  API call), which works over any runtime.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any, List, Sequence, Tuple
+
+from . import abi, error, runtime
+from ._lib import LIB
+from .runtime import containers, maps, strings, tensors
+from .runtime.slots import FFIError
+
+#: Whether the reference runtime serves the C API in this process.
+ENABLED = runtime.installed()
+
+
+def _raise(exc: FFIError) -> None:
+    raise error.make_exception(exc.kind, exc.message, "") from None
+
+
+def _global(name: str):
+    from .function import get_global_func
+
+    return get_global_func(name)
+
+
+def store_str_or_bytes(out: abi.TVMFFIAny, data: bytes, is_str: bool, scope) -> None:
+    """Writes ``data`` into ``out`` as an owned str/bytes value (inline when at most 7 bytes).
+
+    An object made for it is added to ``scope.owned``, to be released after the call.
+    """
+    if ENABLED:
+        strings.store_str_or_bytes(out, data, is_str)
+    else:
+        buffer = ctypes.c_char_p(data)
+        scope.keep.append(buffer)
+        array = abi.TVMFFIByteArray(ctypes.cast(buffer, ctypes.c_void_p), len(data))
+        make = LIB.TVMFFIStringFromByteArray if is_str else LIB.TVMFFIBytesFromByteArray
+        if make(ctypes.byref(array), ctypes.byref(out)):
+            from .function import raise_last_error
+
+            raise_last_error()
+    if out.type_index >= abi.TVMFFITypeIndex.kTVMFFIStaticObjectBegin:
+        scope.owned.append(out.v_ptr)
+
+
+def new_array_handle(values: Sequence[Any]) -> int:
+    """An owned Array handle holding ``values`` (converted as call arguments)."""
+    if not ENABLED:
+        array = _global("ffi.Array")(*values)
+        handle, array._handle = array._handle, None
+        return handle
+    from .convert import CallScope, pack_args
+
+    scope = CallScope()
+    try:
+        return containers.array_from_anys(pack_args(values, scope))
+    except FFIError as exc:
+        _raise(exc)
+    finally:
+        scope.close()
+
+
+def new_map_handle(items: List[Tuple[Any, Any]], mutable: bool) -> int:
+    """An owned Map (or, when ``mutable``, Dict) handle holding ``items``."""
+    flat = [x for kv in items for x in kv]
+    if not ENABLED:
+        made = _global("ffi.Dict" if mutable else "ffi.Map")(*flat)
+        handle, made._handle = made._handle, None
+        return handle
+    from .convert import CallScope, pack_args
+
+    scope = CallScope()
+    try:
+        packed = pack_args(flat, scope)
+        pairs = [(packed[i], packed[i + 1]) for i in range(0, len(packed), 2)]
+        return (maps.dict_from_pairs if mutable else maps.map_from_pairs)(pairs)
+    except FFIError as exc:
+        _raise(exc)
+    finally:
+        scope.close()
+
+
+def map_lookup(handle: int, key: Any, missing: Any, mutable: bool) -> Any:
+    """The value for ``key`` in the Map (or Dict) at ``handle``, or ``missing``."""
+    if not ENABLED:
+        from .object import Object
+
+        container = Object._adopt(handle)
+        LIB.TVMFFIObjectIncRef(handle)  # the temporary wrapper owns a reference of its own
+        value = _global("ffi.DictGetItemOrMissing" if mutable else
+                        "ffi.MapGetItemOrMissing")(container, key)
+        sentinel = _global("ffi.GetInvalidObject")()
+        return missing if isinstance(value, Object) and value.same_as(sentinel) else value
+    from .convert import CallScope, borrowed_to_python, set_arg
+
+    scope = CallScope()
+    try:
+        view = abi.TVMFFIAny()
+        set_arg(view, key, scope)
+        value = maps.map_lookup(handle, view)
+        return missing if value is None else borrowed_to_python(value)
+    except FFIError as exc:
+        _raise(exc)
+    finally:
+        scope.close()
+
+
+def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,
+                          require_contiguous: bool) -> int:
+    """An owned Tensor handle taking over the DLPack managed tensor at ``managed``.
+
+    On failure the caller still owns ``managed`` (the producer's deleter has not run).
+    """
+    if ENABLED:
+        try:
+            return tensors.new_tensor_from_managed(managed, versioned, require_alignment,
+                                                   require_contiguous)
+        except FFIError as exc:
+            _raise(exc)
+    out = ctypes.c_void_p()
+    if versioned:
+        pointer = ctypes.cast(managed, ctypes.POINTER(abi.DLManagedTensorVersioned))
+        status = LIB.TVMFFITensorFromDLPackVersioned(pointer, require_alignment,
+                                                     int(require_contiguous), ctypes.byref(out))
+    else:
+        pointer = ctypes.cast(managed, ctypes.POINTER(abi.DLManagedTensor))
+        status = LIB.TVMFFITensorFromDLPack(pointer, require_alignment, int(require_contiguous),
+                                            ctypes.byref(out))
+    if status != 0:
+        from .function import raise_last_error
+
+        raise_last_error()
+    return out.value
