@@ -107,6 +107,11 @@ CASES = [
     ("repr-with-addresses", 'with_addresses(lambda: api.convert([api.List([1]), {"a": 1}, '
                             'api.from_dlpack(np.zeros((1,), "int8"))]))',
      S('([1]@ADDR, {"a": 1}@ADDR, int8[1]@cpu:0@ADDR)@ADDR')),
+    ("repr-with-addresses-objects",
+     "x = api.List([1])\nx.append(x)\n"
+     "result = with_addresses(lambda: api.convert([x, point(), dc.make_empty(), cyclic_node(1)]))",
+     S('([1, ...@ADDR]@ADDR, dcops.Point@ADDR(x=1, y=2.5, label="p", note="n", stamp=0), '
+       'dcops.Empty@ADDR, dcops.Node@ADDR(value=1, next=...@ADDR))@ADDR')),
     # ---- reflected objects
     ("repr-object-flags", 'repr(point(1, 2.5, "lbl", 42, "n", 9))',
      S('dcops.Point(x=1, y=2.5, label="lbl", note="n", stamp=9)')),
@@ -631,3 +636,17 @@ def test_hooks_registered_through_the_c_api():
     assert lines[4] == "[False" + ", ('err', 'TypeError', 'Cannot order Map/Dict values')" * 4 + "]"
     # the columns exist from the start; BigInt has hash, eq and compare hooks (Functions)
     assert lines[5] == "['-', 68, 68, 68, '-', '-', '-']"
+
+
+def test_enum_objects_print_as_type_key_dot_name():
+    # EnumObj's layout: header, int64 _int_index, then the String _str_index.
+    out = same_everywhere(r"""
+    def enum(type_key, index, name):
+        type_index = ctypes.c_int32()
+        assert lib.TVMFFITypeKeyToIndex(byte_array(type_key), ctypes.byref(type_index)) == 0
+        return mk_obj(static_object(type_index.value, struct.pack("<q", index) + bytes(mk_str(name))))
+    red = enum("ffi.IntEnum", 7, "RED")
+    print(R(red), R(enum("ffi.StrEnum", 0, "a long enum name")), R(ok("ffi.Array", red, red)))
+    """)
+    assert out.splitlines() == [
+        "S:ffi.IntEnum.RED S:ffi.StrEnum.a long enum name S:(ffi.IntEnum.RED, ffi.IntEnum.RED)"]

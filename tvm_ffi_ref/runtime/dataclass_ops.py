@@ -135,7 +135,7 @@ from typing import Callable, Dict, Generator, List, Optional, Sequence, Set, Tup
 
 from .. import abi
 from . import anyvalue, errors, functions, memory, strings, tensors
-from .anyhash import bigint_words
+from .anyhash import bigint_words, custom_entry
 from .containers import seq_items, shape_dims
 from .dtype import format_dtype
 from .hashing import MASK64, stable_hash_bytes, stable_hash_combine
@@ -300,28 +300,14 @@ class Children:
 
 def _hook(attr: bytes, type_index: int) -> Optional[int]:
     """The Function registered for ``type_index`` in column ``attr``, or None."""
-    column = TYPES.attr_column(attr)
-    if column is None:
+    entry = custom_entry(attr, type_index)
+    if entry is None:
         return None
-    cell = column.column
-    offset = type_index - cell.begin_index
-    if offset < 0 or offset >= cell.size or cell.data[offset].type_index == TI.kTVMFFINone:
-        return None
-    entry = cell.data[offset]
     if entry.type_index != TI.kTVMFFIFunction:
         raise FFIError("TypeError", f"Type attribute `{attr.decode()}` of "
                        f"`{TYPES.type_key(type_index)}` must be a Function, got "
                        f"`{TYPES.type_key(entry.type_index)}`")
     return entry.v_ptr
-
-
-def _has_hook(attr: bytes, type_index: int) -> bool:
-    column = TYPES.attr_column(attr)
-    if column is None:
-        return False
-    cell = column.column
-    offset = type_index - cell.begin_index
-    return 0 <= offset < cell.size and cell.data[offset].type_index != TI.kTVMFFINone
 
 
 def call_hook(func: int, args: Sequence[abi.TVMFFIAny]) -> abi.TVMFFIAny:
@@ -342,26 +328,24 @@ def _hook_int(result: abi.TVMFFIAny, what: str) -> int:
                                 f"`{TYPES.type_key(result.type_index)}`")
 
 
-def _with_callback(impl: Callable[[abi.TVMFFIAny], object], store) -> int:
-    """A Function ``fn(value)`` that runs ``impl`` on an owned copy of ``value``."""
+def make_callback(impl: Callable[..., object], store, arity: int) -> int:
+    """The ``fn_*`` handed to a hook: a Function of ``arity`` values that runs ``impl``
+    on owned copies of them (as C++ turns each AnyView into an Any) and writes
+    ``impl``'s result with ``store(result, value)``. Returns an owned address."""
 
     def callback(args, result):
-        functions.expect_args("callback", args, 1)
-        value = _owned(args[0])
+        functions.expect_args("callback", args, arity)
+        values = [_owned(arg) for arg in args]
         try:
-            store(result, impl(value))
+            store(result, impl(*values))
         finally:
-            anyvalue.dec_ref_any(value)
+            _release_all(values)
 
     return functions.new_python_function(callback)
 
 
 def _store_str(result: abi.TVMFFIAny, text: str) -> None:
     strings.store_str_or_bytes(result, text.encode("utf-8", "surrogateescape"), is_str=True)
-
-
-def _store_int(result: abi.TVMFFIAny, value: int) -> None:
-    strings.store_int(result, value)
 
 
 def _text(data: bytes) -> str:
@@ -372,6 +356,11 @@ def _text(data: bytes) -> str:
 def _signed64(value: int) -> int:
     value &= MASK64
     return value - (1 << 64) if value >> 63 else value
+
+
+def _int32(value: int) -> int:
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >> 31 else value
 
 
 def type_key_hash(type_index: int) -> int:
@@ -586,7 +575,7 @@ class ReprPrinter:
                 + self._suffix(address))
 
     def _call_hook(self, hook: int, address: int) -> str:
-        callback = _with_callback(self.repr_value, _store_str)
+        callback = make_callback(self.repr_value, _store_str, 1)
         try:
             result = call_hook(hook, [_object_view(address), _object_view(callback)])
         finally:
@@ -726,7 +715,7 @@ class RecursiveHasher:
         hook = _hook(HASH_ATTR, index)
         if hook is not None:
             self.on_stack.add(address)
-            callback = _with_callback(lambda v: _signed64(self.hash_value(v)), _store_int)
+            callback = make_callback(lambda v: _signed64(self.hash_value(v)), strings.store_int, 1)
             try:
                 result = call_hook(hook, [_object_view(address), _object_view(callback)])
             finally:
@@ -735,8 +724,9 @@ class RecursiveHasher:
             self.memo[address] = result
             self.on_stack.discard(address)
             return result
-        if index >= TI.kTVMFFIStaticObjectEnd and (_has_hook(EQ_ATTR, index)
-                                                   or _has_hook(COMPARE_ATTR, index)):
+        defines_equality = any(custom_entry(attr, index) is not None
+                               for attr in (EQ_ATTR, COMPARE_ATTR))
+        if index >= TI.kTVMFFIStaticObjectEnd and defines_equality:
             raise FFIError("ValueError", f"RecursiveHash: type '{TYPES.type_key(index)}' defines "
                            "__ffi_eq__ or __ffi_compare__ but not __ffi_hash__. Add a "
                            "__ffi_hash__ hook to maintain the invariant "
@@ -897,9 +887,9 @@ class RecursiveComparer:
         if hook is None:
             return None
         if eq_hook is not None:
-            callback = _with_callback2(lambda a, b: self.compare(a, b) == 0, functions.set_bool)
+            callback = make_callback(lambda a, b: self.compare(a, b) == 0, functions.set_bool, 2)
         else:
-            callback = _with_callback2(self.compare, _store_int)
+            callback = make_callback(self.compare, strings.store_int, 2)
         pair = (lhs, rhs)
         self.on_stack.add(pair)
         try:
@@ -973,26 +963,6 @@ class RecursiveComparer:
         finally:
             _release_all(owned)
             self.on_stack.discard(pair)
-
-
-def _int32(value: int) -> int:
-    value &= 0xFFFFFFFF
-    return value - (1 << 32) if value >> 31 else value
-
-
-def _with_callback2(impl: Callable[[abi.TVMFFIAny, abi.TVMFFIAny], object], store) -> int:
-    """A Function ``fn(lhs, rhs)`` that runs ``impl`` on owned copies of both values."""
-
-    def callback(args, result):
-        functions.expect_args("callback", args, 2)
-        lhs, rhs = _owned(args[0]), _owned(args[1])
-        try:
-            store(result, impl(lhs, rhs))
-        finally:
-            anyvalue.dec_ref_any(lhs)
-            anyvalue.dec_ref_any(rhs)
-
-    return functions.new_python_function(callback)
 
 
 def recursive_compare(lhs: abi.TVMFFIAny, rhs: abi.TVMFFIAny, eq_only: bool) -> int:
