@@ -13,6 +13,7 @@ from . import (  # noqa: F401 - imported for their @implements registrations
     anyhash,
     anyvalue,
     containers,
+    dataclass_ops,
     dtype,
     env,
     errors,
