@@ -6,31 +6,10 @@ Written as ``"cuda:1"`` or ``device("cuda", 1)``; crosses the ABI inline as
 
 from __future__ import annotations
 
-import enum
 from numbers import Integral
 from typing import Any, Optional, Union
 
-
-class DLDeviceType(enum.IntEnum):
-    """DLPack's device types (``DLDevice.device_type``)."""
-
-    kDLCPU = 1
-    kDLCUDA = 2
-    kDLCUDAHost = 3
-    kDLOpenCL = 4
-    kDLVulkan = 7
-    kDLMetal = 8
-    kDLVPI = 9
-    kDLROCM = 10
-    kDLROCMHost = 11
-    kDLExtDev = 12
-    kDLCUDAManaged = 13
-    kDLOneAPI = 14
-    kDLWebGPU = 15
-    kDLHexagon = 16
-    kDLMAIA = 17
-    kDLTrn = 18
-
+from .abi import DLDeviceType  # the same enum users import from the package
 
 _TYPE_TO_NAME = {
     DLDeviceType.kDLCPU: "cpu", DLDeviceType.kDLCUDA: "cuda",
