@@ -4,7 +4,8 @@
 
 * ``spec/abi_tables.md``: every struct and enum as a table;
 * ``spec/diagrams/*.svg``: a drawing of each struct and of each object layout
-  (header, cell, payload), drawn by :mod:`tvm_ffi_ref.explain.svg`;
+  (header, cell, payload), drawn by :mod:`tvm_ffi_ref.explain.svg`, and a
+  few explanations as ``tvm-ffi-explain --stable --svg`` draws them;
 * the generated blocks inside the spec pages: each page marks where a
   layout goes with ``<!-- layout: NAME -->`` ... ``<!-- /layout -->`` and
   the generator fills in the diagram link and the table between the marks.
@@ -315,15 +316,34 @@ def struct_layout(struct: type):
 DRAWN_STRUCTS = [s for s in abi.UPSTREAM_STRUCTS]
 
 
+#: Drawings of ``tvm-ffi-explain --stable --svg``, by name: the expressions explained.
+EXPLAIN_EXAMPLES: Dict[str, List[str]] = {
+    "explain-list": ['[1, 2.5, "abc"]'],
+    "explain-array": ["np.arange(6).reshape(2, 3)"],
+}
+
+
+def explain_svg(name: str) -> str:
+    """What ``tvm-ffi-explain --stable --svg`` draws for an example of EXPLAIN_EXAMPLES."""
+    from .explain import explain, render_svg
+    from .explain.cli import evaluate
+
+    expressions = EXPLAIN_EXAMPLES[name]
+    return render_svg(explain(*evaluate(expressions), sources=expressions, stable=True))
+
+
 def diagram_names() -> List[str]:
     """Every drawing ``spec/diagrams`` holds, by name (file name without ``.svg``)."""
-    return [s.__name__ for s in DRAWN_STRUCTS] + [o.name for o in object_layouts()]
+    return ([s.__name__ for s in DRAWN_STRUCTS] + [o.name for o in object_layouts()]
+            + list(EXPLAIN_EXAMPLES))
 
 
 def diagram_svg(name: str) -> str:
     """The SVG text of one drawing."""
     from .explain.svg import layout_svg
 
+    if name in EXPLAIN_EXAMPLES:
+        return explain_svg(name)
     for struct in DRAWN_STRUCTS:
         if struct.__name__ == name:
             return layout_svg(struct_layout(struct))

@@ -17,29 +17,31 @@ an object its header, its cell and its payload, following every pointer
 <BLANKLINE>
 args[0]  TVMFFIAny, 16 bytes
   the argument a kernel receives: a borrowed view (AnyView)
-  TVMFFIAny
-    +0   01 00 00 00              type_index    int32_t   1 = kTVMFFIInt: int64 in the payload
-    +4   00 00 00 00              zero_padding  uint32_t  zero
-    +8   07 00 00 00 00 00 00 00  v_int64       int64_t   7
+       +0  01 00 00 00              type_index    int32_t   1 = kTVMFFIInt: int64 in the payload
+       +4  00 00 00 00              zero_padding  uint32_t  zero
+       +8  07 00 00 00 00 00 00 00  v_int64       int64_t   7
 
-(Addresses are left out above because ``explain`` was asked for nothing
-else; the command line prints them unless given ``--stable``.)
+Each line is one field: its offset in the region, its bytes as they lie in
+memory (least significant first), its C name and type, and what the bytes
+mean. ``explain`` hides addresses by default (``stable=True``: pointer bytes
+print as ``··``, regions are named ``#1``, ``#2``...); the command line shows
+them unless given ``--stable``.
 """
 
 from __future__ import annotations
 
 import ast
 import ctypes
-import re
 from typing import Any, List, Optional, Sequence
 
 from .. import abi
 from ..convert import CallScope, _choose_setter, convert, set_arg
 from .model import AddressBook, Explanation, Field, Region, Section, shorten
+from .values import describe, same_literal, value_text
 from .text import render_text
 from .walk import Walker, known_code
 
-__all__ = ["explain", "render_text", "render_svg", "Explanation", "Region", "Section", "Field",
+__all__ = ["explain", "any_hex", "render_text", "render_svg", "Explanation", "Region", "Section", "Field",
            "AddressBook", "Walker"]
 
 _ARG_SUMMARY = "the argument a kernel receives: a borrowed view (AnyView)"
@@ -48,68 +50,6 @@ _ARG_SUMMARY = "the argument a kernel receives: a borrowed view (AnyView)"
 def _setter_name(value: Any) -> str:
     setter = _choose_setter(value)
     return f"{setter.__module__}.{setter.__name__}"
-
-
-def describe(value: Any, limit: int = 4) -> str:
-    """A repr of what the front end gives back, without addresses (so it is stable).
-
-    Containers show up to ``limit`` elements; objects their class and type key.
-    """
-    from ..container import Array, Dict, List, Map
-    from ..function import Error, Function
-    from ..object import Object
-    from ..string import Bytes, String
-    from ..tensor import Shape, Tensor
-
-    name = type(value).__name__
-    if isinstance(value, (String, Bytes, Shape)):
-        return f"{name}({describe(type(value).__mro__[1](value), limit)})"
-    if isinstance(value, (Array, List)):
-        items = [describe(v, limit) for v in list(value)[:limit]]
-        more = ", ..." if len(value) > limit else ""
-        return f"{name}([{', '.join(items)}{more}])"
-    if isinstance(value, (Map, Dict)):
-        items = [f"{describe(k, limit)}: {describe(v, limit)}"
-                 for k, v in list(value.items())[:limit]]
-        more = ", ..." if len(value) > limit else ""
-        return f"{name}({{{', '.join(items)}{more}}})"
-    if isinstance(value, Tensor):
-        return f"Tensor(shape={value.shape}, dtype={value.dtype}, device={value.device})"
-    if isinstance(value, Error):
-        return f"Error({value.kind}: {shorten(value.message, 40)})"
-    if isinstance(value, Function):
-        return "Function"
-    if isinstance(value, Object):
-        return f"{name} ({value.type_key})"
-    if isinstance(value, ctypes.c_void_p):
-        return "c_void_p"
-    if isinstance(value, (str, bytes)):
-        return shorten(repr(value), 50)
-    text = repr(value)
-    return shorten(text, 60) if " at 0x" not in text else f"the same {name} object"
-
-
-_ADDRESS = re.compile(r" (at|object at) 0x[0-9a-fA-F]+")
-
-
-def value_text(value: Any, stable: bool = True) -> str:
-    """The repr of a value, objects described without their address (always) and other
-    addresses dropped when ``stable``."""
-    from ..object import Object
-
-    if isinstance(value, Object):
-        return describe(value)
-    text = repr(value)
-    if stable:
-        text = _ADDRESS.sub("", text)
-    return shorten(text, 70)
-
-
-def _same_literal(source: str, value: Any) -> bool:
-    try:
-        return repr(ast.literal_eval(source)) == repr(value)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False
 
 
 def _comes_back_as(value: Any) -> str:
@@ -133,7 +73,7 @@ def explain(*values: Any, sources: Optional[Sequence[str]] = None, stable: bool 
     texts = [value_text(v, stable) for v in values]
     names = list(sources) if sources is not None else texts
     explanation = Explanation(sources=names, values=[
-        "" if name == text or _same_literal(name, v) else text
+        "" if name == text or same_literal(name, v) else text
         for name, text, v in zip(names, texts, values)], setters=[], roots=[], book=book)
     scope = CallScope()
     args = (abi.TVMFFIAny * max(len(values), 1))()
@@ -154,6 +94,38 @@ def explain(*values: Any, sources: Optional[Sequence[str]] = None, stable: bool 
     if round_trip and explanation.error is None:
         explanation.returns = [_comes_back_as(v) for v in values]
     return explanation
+
+
+_POINTER_KINDS = {int(abi.TVMFFITypeIndex.kTVMFFIOpaquePtr), int(abi.TVMFFITypeIndex.kTVMFFIRawStr),
+                  int(abi.TVMFFITypeIndex.kTVMFFIDLTensorPtr),
+                  int(abi.TVMFFITypeIndex.kTVMFFIByteArrayPtr),
+                  int(abi.TVMFFITypeIndex.kTVMFFIObjectRValueRef)}
+
+
+def any_hex(value: Any, stable: bool = True) -> str:
+    """The 16 bytes ``value`` is passed as: ``type_index | padding or length | payload``, in hex.
+
+    With ``stable`` an address in the payload is shown as ``..`` bytes.
+
+    >>> any_hex(7)
+    '01 00 00 00 | 00 00 00 00 | 07 00 00 00 00 00 00 00'
+    >>> any_hex("hi")
+    '0b 00 00 00 | 02 00 00 00 | 68 69 00 00 00 00 00 00'
+    >>> any_hex([1])
+    '47 00 00 00 | 00 00 00 00 | .. .. .. .. .. .. .. ..'
+    """
+    scope = CallScope()
+    out = abi.TVMFFIAny()
+    try:
+        set_arg(out, value, scope)
+        raw = bytes(out)
+    finally:
+        scope.close()
+    index = int.from_bytes(raw[:4], "little", signed=True)
+    payload = raw[8:].hex(" ")
+    if stable and (index >= 64 or index in _POINTER_KINDS) and any(raw[8:]):
+        payload = " ".join([".."] * 8)
+    return f"{raw[:4].hex(' ')} | {raw[4:8].hex(' ')} | {payload}"
 
 
 def render_svg(explanation: Explanation) -> str:

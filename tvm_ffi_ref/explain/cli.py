@@ -1,8 +1,9 @@
 """The command line: ``tvm-ffi-explain EXPR [EXPR ...]``.
 
 Each expression is evaluated as Python with ``np`` (NumPy), ``tvm_ffi``
-(this package, :mod:`tvm_ffi_ref`) and the names of its API (``Array``,
-``Map``, ``Shape``, ``dtype``, ``device``, ...) in scope; the values become the
+(this package, :mod:`tvm_ffi_ref`, with ``tvm_ffi.demo`` for the example
+kernel library) and the names of its API (``Array``, ``Map``, ``Shape``,
+``dtype``, ``device``, ``load_module``, ...) in scope; the values become the
 arguments of one call, ``args[0]``, ``args[1]``, ... and are explained.
 """
 
@@ -31,6 +32,7 @@ def namespace() -> Dict[str, Any]:
     import numpy
 
     import tvm_ffi_ref
+    import tvm_ffi_ref.demo  # noqa: F401 - so that tvm_ffi.demo.example_library_path() works
 
     names: Dict[str, Any] = {"np": numpy, "numpy": numpy, "tvm_ffi": tvm_ffi_ref,
                              "tvm_ffi_ref": tvm_ffi_ref, "ctypes": ctypes, "math": math,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -110,6 +111,10 @@ except AttributeError:  # pragma: no cover - every glibc/musl has it
     _dladdr = None
 
 
+#: The interpreter tag of an extension module's file name (``.cpython-311-x86_64-linux-gnu.so``).
+_LIBRARY_TAG = re.compile(r"\.(cpython|pypy)[\w.-]*\.so$|\.abi3\.so$")
+
+
 def code_name(address: int) -> Optional[str]:
     """``symbol (library)`` for a code address of a loaded library, as ``dladdr`` sees it.
 
@@ -122,7 +127,7 @@ def code_name(address: int) -> Optional[str]:
     info = _DlInfo()
     if not _dladdr(address, ctypes.byref(info)) or not info.dli_fname:
         return None
-    library = os.path.basename(info.dli_fname.decode(errors="replace"))
+    library = _LIBRARY_TAG.sub(".so", os.path.basename(info.dli_fname.decode(errors="replace")))
     if info.dli_sname and info.dli_saddr == address:
         return f"{info.dli_sname.decode(errors='replace')} in {library}"
     return f"code in {library}"

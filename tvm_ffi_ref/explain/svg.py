@@ -225,7 +225,8 @@ class _ExplanationDrawing:
         fields = [f for root in explanation.roots for f in _all_fields(root)]
         self.name_w = min(max([len(f.name) for f in fields] + [6]), 30) * CHAR + 12
         self.type_w = min(max([len(f.ctype) for f in fields] + [6]), 16) * CHAR + 12
-        self.meaning_w = 64 * CHAR
+        longest = max([len(self.meaning_of(f)) for f in fields] + [20])
+        self.meaning_w = min(longest, 100) * CHAR + 16
         self.width = COLUMNS["name"] + self.name_w + self.type_w + self.meaning_w
         self.placed: List[_Placed] = []
         self.body: List[str] = []
@@ -291,7 +292,7 @@ class _ExplanationDrawing:
         book = self.book
         self.body.append(_rect(x, y, placed.width, placed.height, "#fcfcfc", "#888", rx=4))
         where = "" if book.stable or not region.address else f" at 0x{region.address:x}"
-        title = f"{region.label}  {region.kind}, {region.size} bytes{where}"
+        title = f"{region.label}  {region.kind}, {_bytes(region.size)}{where}"
         row = y + 4
         self.body.append(_text(x + 8, row + 13, title, 13, weight="bold"))
         row += ROW
@@ -317,14 +318,19 @@ class _ExplanationDrawing:
                 placed.field_rows[id(f)] = row + ROW / 2
                 row = self.draw_field(f, x, row, _FIELD_FILLS[k % len(_FIELD_FILLS)])
 
+    def meaning_of(self, f: Field) -> str:
+        """What a field's row says: its meaning, and where its pointer goes."""
+        meaning = f.meaning
+        if f.is_pointer and (f.pointer or not meaning):
+            meaning = (meaning + " → " if meaning else "→ ") + self.book.pointer(f.pointer)
+            if f.see_also is not None:
+                meaning += " (drawn above)"
+        return meaning
+
     def draw_field(self, f: Field, x: float, row: float, fill: str) -> float:
         book = self.book
         chunks = [f.raw[i:i + 8] for i in range(0, len(f.raw), 8)] or [b""]
-        meaning = f.meaning
-        if f.is_pointer and (f.pointer or not meaning):
-            meaning = (meaning + " → " if meaning else "→ ") + book.pointer(f.pointer)
-            if f.see_also is not None:
-                meaning += " (drawn above)"
+        meaning = self.meaning_of(f)
         masked = f.is_pointer and book.stable and bool(f.pointer)
         for n, chunk in enumerate(chunks):
             baseline = row + 13
@@ -378,3 +384,7 @@ def struct_boxes(struct: type, base: int = 0, role: str = "struct",
 def sizeof(struct: type) -> int:
     """``ctypes.sizeof``, for callers that import only this module."""
     return ctypes.sizeof(struct)
+
+
+def _bytes(count: int) -> str:
+    return f"{count} byte" if count == 1 else f"{count} bytes"

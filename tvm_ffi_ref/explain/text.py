@@ -41,10 +41,10 @@ class TextRenderer:
 
     # ----------------------------------------------------------------- top
 
-    def render(self, explanation: Explanation) -> str:
+    def render(self, explanation: Explanation, header: bool = True) -> str:
         book = explanation.book or AddressBook()
         lines: List[str] = []
-        for i, source in enumerate(explanation.sources):
+        for i, source in enumerate(explanation.sources if header else []):
             value = explanation.values[i] if i < len(explanation.values) else ""
             lines.append(self.paint(source, _BOLD) + (f"  = {value}" if value else ""))
             if i < len(explanation.setters):
@@ -56,7 +56,8 @@ class TextRenderer:
             lines.append(f"cannot be passed: {explanation.error}")
             return "\n".join(lines) + "\n"
         for root in explanation.roots:
-            lines.append("")
+            if lines:
+                lines.append("")
             self.region(root, book, 0, lines, branch=False)
         return "\n".join(lines) + "\n"
 
@@ -67,7 +68,7 @@ class TextRenderer:
         pad = " " * indent
         lead = pad + (self.glyph["branch"] if branch else "")
         where = "" if book.stable or not region.address else f" at 0x{region.address:x}"
-        title = f"{region.label}  {region.kind}, {region.size} bytes{where}"
+        title = f"{region.label}  {region.kind}, {_bytes(region.size)}{where}"
         lines.append(lead + self.paint(title, _BOLD))
         body = " " * (len(lead) if branch else indent + 2)
         if region.summary:
@@ -128,9 +129,15 @@ def _printable(chunk: bytes) -> str:
     return "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
 
 
-def render_text(explanation: Explanation, ascii: bool = False, color: bool = False) -> str:
-    """The explanation as terminal text."""
-    return TextRenderer(ascii=ascii, color=color).render(explanation)
+def render_text(explanation: Explanation, ascii: bool = False, color: bool = False,
+                header: bool = True) -> str:
+    """The explanation as terminal text; ``header=False`` leaves out the lines about the values.
+
+    ``ascii`` draws with ASCII only, escaping any other character of the
+    values (``\\xe9``), for terminals that cannot print more.
+    """
+    text = TextRenderer(ascii=ascii, color=color).render(explanation, header=header)
+    return text.encode("ascii", "backslashreplace").decode("ascii") if ascii else text
 
 
 def can_encode(stream, text: str) -> bool:
@@ -143,3 +150,7 @@ def can_encode(stream, text: str) -> bool:
         return True
     except (UnicodeEncodeError, LookupError):
         return False
+
+
+def _bytes(count: int) -> str:
+    return f"{count} byte" if count == 1 else f"{count} bytes"

@@ -153,7 +153,7 @@ def known_code() -> Dict[int, str]:
     if _KNOWN_CODE is not None:
         return _KNOWN_CODE
     from .. import function, pyobject
-    from ..runtime import containers, errors, maps, memory, tensors
+    from ..runtime import containers, errors, maps, memory, modules, tensors
 
     def address(callback) -> int:
         return ctypes.cast(callback, ctypes.c_void_p).value
@@ -168,6 +168,7 @@ def known_code() -> Dict[int, str]:
         address(function._python_deleter): "tvm_ffi_ref.function._python_deleter",
         address(pyobject._release_pyobject): "tvm_ffi_ref.pyobject._release_pyobject "
                                              "(Py_DecRef)",
+        address(modules._nothing_to_release): "tvm_ffi_ref.runtime.modules._nothing_to_release",
         tensors._EXPORTED_DELETER[False]: "tvm_ffi_ref.runtime.tensors._exported_deleter",
         tensors._EXPORTED_DELETER[True]: "tvm_ffi_ref.runtime.tensors."
                                          "_exported_versioned_deleter",
@@ -279,7 +280,7 @@ class Walker:
         raw = read(address, shown)
         meaning = note
         f = Field(base, "bytes", f"char[{size}]", raw, meaning)
-        sections = [Section(title, f"char[{size}]", [f])]
+        sections = [Section(title, f"char[{size}]" if title else "", [f])]
         if size > shown:
             sections.append(Section("", "", note=f"... {size - shown} more bytes ...",
                                     elided=True))
@@ -322,7 +323,7 @@ class Walker:
             note = KIND_NOTES.get(index, "not a type index of this ABI version")
             return f"{index} = {name}: {note}"
         key = type_key_of(index)
-        key_text = f' "{key}"' if key else ""
+        key_text = f' "{key}"' if key and key != name else ""
         return f"{index} = {name}{key_text}: the payload is an object pointer"
 
     def payload_fields(self, F: Dict[str, Field], index: int, address: int, base: int,
@@ -592,7 +593,8 @@ class Walker:
                 value = int.from_bytes(raw, "little")
                 f = Field(at + 8 * i, name, "void*", raw, meaning)
                 if name == "self":
-                    f.meaning += f" ({value})" if value < 1 << 20 else ""
+                    f.meaning += (" (NULL)" if value == 0 else
+                                  f" ({value})" if value < 1 << 20 else "")
                     f.is_pointer, f.pointer = value >= 1 << 20, value or None
                 else:
                     f.is_pointer, f.pointer = True, value or None
@@ -661,6 +663,7 @@ class Walker:
                                          f"{capacity} slots of 16 bytes, the first {size} live",
                                          key="buffer")
                 buffer.sections += self.slot_sections(data, 0, size, capacity, depth)
+                buffer.size = capacity * ANY_SIZE
                 C["data"].target = self.finish(buffer)
 
     def slot_sections(self, address: int, base: int, size: int, capacity: int,
@@ -696,7 +699,7 @@ class Walker:
         small = maps.is_small(cell)
         C = self.struct_fields(maps.MapCell, address + maps.MAP_CELL_AT, maps.MAP_CELL_AT)
         slots = cell.slots
-        C["size"].meaning = f"{cell.size} entries"
+        C["size"].meaning = f"{cell.size} entr{'y' if cell.size == 1 else 'ies'}"
         name = "Map" if is_map else "Dict"
         if small:
             region.summary = (f"a {name} in the small form: header, the map fields, then up to 4 "
@@ -994,8 +997,11 @@ class Walker:
         handle = C["handle"].pointer
         described = "NULL"
         if handle:
+            from .values import value_text
+
             try:
-                described = shorten(repr(ctypes.cast(handle, ctypes.py_object).value), 50)
+                described = shorten(value_text(ctypes.cast(handle, ctypes.py_object).value,
+                                               self.book.stable), 50)
             except Exception:  # noqa: BLE001 - a repr may fail
                 described = "a Python object"
         C["handle"].meaning = f"PyObject* of {described}, one reference owned"
@@ -1019,7 +1025,8 @@ class Walker:
             if size == ANY_SIZE and static_index != TI.kTVMFFIAny and getter is None:
                 section.fields += self.any_fields(address + offset, offset, depth, name + ".")
                 continue
-            f = Field(offset, name, f"{size} bytes", raw, "")
+            static_key = type_key_of(static_index) if static_index >= 0 else None
+            f = Field(offset, name, static_key or f"{size} bytes", raw, "")
             if getter is not None:
                 f.meaning = "its getter returns " + self.getter_note(getter, address + offset)
             section.fields.append(f)
@@ -1029,6 +1036,7 @@ class Walker:
 
     def getter_note(self, getter, field_address: int) -> str:
         from ..convert import to_python
+        from .values import describe
 
         result = abi.TVMFFIAny()
         try:
@@ -1038,7 +1046,7 @@ class Walker:
                 if handle.value:
                     LIB.TVMFFIObjectDecRef(handle)
                 return "an error"
-            return shorten(repr(to_python(result)), 50)
+            return describe(to_python(result))
         except Exception:  # noqa: BLE001 - a note is a nicety
             return "a value"
 
@@ -1073,7 +1081,8 @@ class Walker:
         return self.finish(region)
 
     def buffer_region(self, kind: str, address: int, size: int, note: str) -> Region:
-        region = self.new_region(kind, address, f"{size} bytes", key="buffer")
+        region = self.new_region(kind, address, "a separate block the object points to",
+                                 key="buffer")
         region.sections += self.bytes_section("", address, 0, size, note)
         return self.finish(region)
 
