@@ -294,3 +294,12 @@ def test_console_script_is_installed():
                           env=dict(os.environ, PYTHONIOENCODING="utf-8"))
     assert done.returncode == 0, done.stderr
     assert "68 65 6c 6c 6f 00 00 00  v_bytes" in done.stdout
+
+
+def test_the_examples_in_explain_docstrings_run():
+    import doctest
+
+    import tvm_ffi_ref.explain
+
+    results = doctest.testmod(tvm_ffi_ref.explain, optionflags=doctest.ELLIPSIS)
+    assert results.attempted >= 5 and results.failed == 0

@@ -207,7 +207,7 @@ def object_layouts() -> List[ObjectLayout]:
         ObjectLayout("object-Map-dense", "Map / Dict object, dense form (type index 72 / 76)", [
             header, Part("cell", "cell", maps.MapCell)],
             ["slots is a power of two >= 8 (bit 63 clear); data points at the blocks"]),
-        ObjectLayout("map-dense-block", "One block of a dense map's table (784 bytes)", [
+        ObjectLayout("map-dense-block", "One block of a dense map's table", [
             Part("metadata", "header", size=16, ctype="uint8_t[16]",
                  label="one metadata byte per slot"),
             Part("items", "element", maps.DenseItem, repeat="16")],
@@ -250,7 +250,8 @@ def _boxes_of(part: Part, base: int):
     if part.repeat:
         boxes.append(Box(base + size, 8, f"{part.name}[1], ...",
                          f"{part.struct.__name__}[{part.repeat}]", part.role, dashed=True))
-        return boxes, 0
+        # A fixed count gives the part a fixed size; a named one ("capacity") does not.
+        return boxes, (int(part.repeat) * size if part.repeat.isdigit() else 0)
     return boxes, size
 
 
@@ -283,7 +284,7 @@ def object_layout(layout: ObjectLayout):
             size_text = str(box.size) if not box.dashed else "..."
             rows.append(f"| {box.offset} | {size_text} | {part.name} | `{box.ctype}` | "
                         f"`{box.label}` |")
-        end = max(b.offset + b.size for b in boxes)
+        end = offset + size if size else max(b.offset + b.size for b in boxes)
         drawing.parts.append((part.name, offset, end if size else offset, part.role))
         if not size:
             fixed = False
