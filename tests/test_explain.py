@@ -303,3 +303,12 @@ def test_the_examples_in_explain_docstrings_run():
 
     results = doctest.testmod(tvm_ffi_ref.explain, optionflags=doctest.ELLIPSIS)
     assert results.attempted >= 5 and results.failed == 0
+
+
+def test_tensor_data_marks_the_gaps_of_a_strided_view():
+    text = render_text(explain(np.arange(20, dtype=np.int32)[5:15:3]))
+    rows = [line for line in text.splitlines() if "int32  " in line and "] " in line]
+    gaps = [line for line in rows if "a gap" in line]
+    assert len(rows) == 10 and len(gaps) == 6  # elements 5, 8, 11, 14 and the six between
+    text = render_text(explain(np.arange(2, dtype=np.complex128)))
+    assert "(1+0j)" in text and "complex128" in text

@@ -124,8 +124,12 @@ def _dtype_name(code: int, bits: int, lanes: int) -> str:
         from ..runtime.dtype import format_dtype
 
         return format_dtype(code, bits, lanes) or "void"
-    except Exception:  # noqa: BLE001 - a name is a nicety
-        return "?"
+    except Exception:  # noqa: BLE001 - codes without a dtype string (complex) get a made-up one
+        try:
+            base = abi.DLDataTypeCode(code).name[len("kDL"):].lower()
+        except ValueError:
+            base = f"code{code}_"
+        return f"{base}{bits}" + (f"x{lanes}" if lanes != 1 else "") + " (no dtype string)"
 
 
 def _device_name(device_type: int, device_id: int) -> str:
@@ -671,9 +675,8 @@ class Walker:
         sections = []
         for i in self._shown_indices(size):
             if i is None:
-                shown = min(size, self.max_items)
                 sections.append(Section("", "", elided=True,
-                                        note=f"... {size - shown} more slots ..."))
+                                        note=f"... {self._hidden(size)} more slots ..."))
                 continue
             sections.append(Section(f"slot[{i}]", "TVMFFIAny", self.any_fields(
                 address + ANY_SIZE * i, base + ANY_SIZE * i, depth)))
@@ -686,8 +689,13 @@ class Walker:
         """Which elements to show: all, or the first ``max_items - 1``, a gap, and the last."""
         if count <= self.max_items:
             return list(range(count))
-        head = max(self.max_items - 1, 1)
-        return list(range(head)) + [None, count - 1]
+        if self.max_items == 1:
+            return [0, None]
+        return list(range(self.max_items - 1)) + [None, count - 1]
+
+    def _hidden(self, count: int) -> int:
+        """How many elements :meth:`_shown_indices` leaves out."""
+        return count - len([i for i in self._shown_indices(count) if i is not None])
 
     # --- maps
 
@@ -749,9 +757,8 @@ class Walker:
         sections = []
         for i in self._shown_indices(size):
             if i is None:
-                shown = min(size, self.max_items)
                 sections.append(Section("", "", elided=True,
-                                        note=f"... {size - shown} more pairs ..."))
+                                        note=f"... {self._hidden(size)} more pairs ..."))
                 continue
             at = address + maps.PAIR_SIZE * i
             at_base = base + maps.PAIR_SIZE * i
@@ -783,9 +790,8 @@ class Walker:
             slot = table.item(slot).next
         for n in self._shown_indices(len(order)):
             if n is None:
-                shown = min(len(order), self.max_items)
-                region.sections.append(Section("", "", elided=True,
-                                               note=f"... {len(order) - shown} more entries ..."))
+                region.sections.append(Section("", "", elided=True, note=f"... "
+                                               f"{self._hidden(len(order))} more entries ..."))
                 continue
             i = order[n]
             block, item = divmod(i, maps.BLOCK_SLOTS)
@@ -933,13 +939,16 @@ class Walker:
         span = (reach - low + 1) * item
         shown = min(span, self.max_bytes)
         shown -= shown % item if shown >= item else 0
+        members = _element_offsets(shape, strides, low) if count <= 1 << 16 else None
         section = Section("elements", f"{item}-byte items",
-                          note="memory from the lowest element address on")
-        for k in range(shown // item if item <= 8 else 1):
-            raw = read(first + k * item, min(item, 8) if item <= 8 else min(span, 8))
+                          note="memory in address order, from the lowest element on")
+        for k in range(max(shown // item, 1)):
+            raw = read(first + k * item, item)
+            note = element_note(raw, dl.dtype)
+            if members is not None and k not in members:
+                note = (note + "  " if note else "") + "(a gap: not an element of this view)"
             section.fields.append(Field(first - dl.data + k * item, f"[{k}]",
-                                        c_element_type(dl.dtype), raw,
-                                        element_note(raw, dl.dtype)))
+                                        c_element_type(dl.dtype), raw, note))
         region.sections.append(section)
         if span > shown:
             region.sections.append(Section("", "", elided=True,
@@ -1109,6 +1118,14 @@ def reflected_fields(index: int) -> List[Tuple[str, int, int, int, object]]:
     return sorted(fields, key=lambda item: item[1])
 
 
+def _element_offsets(shape: Sequence[int], strides: Sequence[int], low: int) -> set:
+    """Where each element of a view lies, in items from its lowest element."""
+    offsets = {0 - low}
+    for extent, stride in zip(shape, strides):
+        offsets = {o + i * stride for o in offsets for i in range(extent)}
+    return {o + 0 for o in offsets}
+
+
 def _compact(shape: Sequence[int]) -> List[int]:
     strides, step = [], 1
     for extent in reversed(shape):
@@ -1133,7 +1150,11 @@ def c_element_type(dtype: abi.DLDataType) -> str:
 
 
 def element_note(raw: bytes, dtype: abi.DLDataType) -> str:
-    """The value of one element, when its dtype is a plain scalar."""
+    """The value of one element, when its dtype is a plain scalar (or a complex)."""
+    if dtype.code == abi.DLDataTypeCode.kDLComplex and dtype.bits in (64, 128) and \
+            dtype.lanes == 1 and len(raw) == dtype.bits // 8:
+        real, imag = struct.unpack("<ff" if dtype.bits == 64 else "<dd", raw)
+        return repr(complex(real, imag))
     fmt = _ELEMENT_FORMATS.get((dtype.code, dtype.bits))
     if fmt is None or dtype.lanes != 1 or len(raw) != struct.calcsize(fmt):
         return ""
