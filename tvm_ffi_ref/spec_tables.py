@@ -1,23 +1,39 @@
-"""Writes the ABI's layout and enum tables for ``spec/`` from the ctypes mirror.
+"""Writes what ``spec/`` shows of the ABI's layouts, from the ctypes mirror.
 
-``python -m tvm_ffi_ref.spec_tables`` rewrites ``spec/abi_tables.md``;
-``--check`` exits nonzero when the committed file differs from a fresh
-generation (the test suite runs that check), so the tables cannot drift from
-``tvm_ffi_ref.abi``, which the layout tests in turn hold to the C headers.
+``python -m tvm_ffi_ref.spec_tables`` rewrites
+
+* ``spec/abi_tables.md``: every struct and enum as a table;
+* ``spec/diagrams/*.svg``: a drawing of each struct and of each object layout
+  (header, cell, payload), drawn by :mod:`tvm_ffi_ref.explain.svg`, and a
+  few explanations as ``tvm-ffi-explain --stable --svg`` draws them;
+* the generated blocks inside the spec pages: each page marks where a
+  layout goes with ``<!-- layout: NAME -->`` ... ``<!-- /layout -->`` and
+  the generator fills in the diagram link and the table between the marks.
+
+``--check`` exits nonzero when any committed file differs from a fresh
+generation (the test suite runs that check), so no table or drawing can drift
+from ``tvm_ffi_ref.abi``, which the layout tests in turn hold to the C headers.
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import glob
 import os
+import re
 import sys
-from typing import List, Optional, Sequence
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import abi
 
 #: Where the generated page lives, relative to the project root.
 TABLES_PATH = os.path.join("spec", "abi_tables.md")
+#: Where the generated drawings live, relative to the project root.
+DIAGRAMS_DIR = os.path.join("spec", "diagrams")
+#: The spec pages whose generated blocks are refreshed.
+PAGES_GLOB = os.path.join("spec", "*.md")
 
 _SCALAR_NAMES = {
     ctypes.c_int8: "int8_t", ctypes.c_uint8: "uint8_t", ctypes.c_int16: "int16_t",
@@ -108,23 +124,315 @@ def generate() -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+# --------------------------------------------------------------------------- #
+# Object layouts: header + cell + payload, from the mirror's structs
+# --------------------------------------------------------------------------- #
+
+
+@dataclass
+class Part:
+    """One part of an object layout: a struct (or some of its fields) or a run of bytes.
+
+    ``repeat`` names how many times an element part repeats (``"capacity"``);
+    one element is drawn, then a dashed box for the rest. A part with no
+    ``struct`` is ``size`` bytes of ``ctype`` (``size`` 0: variable length).
+    """
+
+    name: str
+    role: str
+    struct: Optional[type] = None
+    fields: Optional[Sequence[str]] = None
+    size: int = 0
+    ctype: str = ""
+    label: str = ""
+    repeat: str = ""
+    whole: bool = False  # draw the struct as one box instead of field by field
+
+
+@dataclass
+class ObjectLayout:
+    """The layout of one kind of object (or table), part after part from offset 0."""
+
+    name: str
+    title: str
+    parts: List[Part]
+    notes: List[str] = field(default_factory=list)
+
+
+def _runtime_structs():
+    from .runtime import maps
+
+    return maps
+
+
+def object_layouts() -> List[ObjectLayout]:
+    """Every object layout the spec draws, built from the mirror's structs."""
+    maps = _runtime_structs()
+    header = Part("header", "header", abi.TVMFFIObject, ["combined_ref_count", "type_index",
+                                                          "__padding", "deleter"])
+    small_cell = ["data", "size", "slots", "data_deleter"]
+    return [
+        ObjectLayout("object-String", "String / Bytes object (type index 65 / 66)", [
+            header, Part("cell", "cell", abi.TVMFFIByteArray),
+            Part("payload", "payload", label="bytes, then NUL", ctype="char[size + 1]")],
+            ["cell.data points at the payload, inside the same allocation"]),
+        ObjectLayout("object-BigInt", "BigInt object (type index 78)", [
+            header, Part("cell", "cell", size=8, ctype="size_t", label="size (words)"),
+            Part("payload", "payload", label="words, least significant first",
+                 ctype="int64_t[size]")]),
+        ObjectLayout("object-Error", "Error object (type index 67)", [
+            header, Part("cell", "cell", abi.TVMFFIErrorCell)],
+            ["kind, message and backtrace are (data, size) views of text the error owns"]),
+        ObjectLayout("object-Function", "Function object (type index 68)", [
+            header, Part("cell", "cell", abi.TVMFFIFunctionCell)],
+            ["callers call cell.safe_call(the object itself, args, num_args, result)"]),
+        ObjectLayout("object-OpaquePyObject", "Opaque object (type index 74)", [
+            header, Part("cell", "cell", abi.TVMFFIOpaqueObjectCell)]),
+        ObjectLayout("object-Shape", "Shape object (type index 69)", [
+            header, Part("cell", "cell", abi.TVMFFIShapeCell),
+            Part("payload", "payload", label="dims", ctype="int64_t[size]")],
+            ["cell.data points at the dims, inside the same allocation"]),
+        ObjectLayout("object-Array", "Array object (type index 71)", [
+            header, Part("cell", "cell", abi.TVMFFISeqCell),
+            Part("slots", "element", abi.TVMFFIAny, repeat="capacity", whole=True)],
+            ["data points at the slots inside the object; data_deleter is NULL"]),
+        ObjectLayout("object-List", "List object (type index 75)", [
+            header, Part("cell", "cell", abi.TVMFFISeqCell)],
+            ["data points at a separate buffer of capacity TVMFFIAny slots,",
+             "freed through data_deleter"]),
+        ObjectLayout("object-Map-small", "Map / Dict object, small form (type index 72 / 76)", [
+            header, Part("cell", "cell", maps.MapCell, small_cell),
+            Part("pairs", "element", maps.KeyValue, repeat="slots & ~(1 << 63)")],
+            ["slots has bit 63 set; data points at the pairs inside the object"]),
+        ObjectLayout("object-Map-dense", "Map / Dict object, dense form (type index 72 / 76)", [
+            header, Part("cell", "cell", maps.MapCell)],
+            ["slots is a power of two >= 8 (bit 63 clear); data points at the blocks"]),
+        ObjectLayout("map-dense-block", "One block of a dense map's table", [
+            Part("metadata", "header", size=16, ctype="uint8_t[16]",
+                 label="one metadata byte per slot"),
+            Part("items", "element", maps.DenseItem, repeat="16")],
+            ["slot i is item i % 16 of block i / 16"]),
+        ObjectLayout("object-Tensor", "Tensor object (type index 70)", [
+            header, Part("cell", "cell", abi.DLTensor),
+            Part("manager", "runtime", size=8, ctype="void*", label="what it keeps alive"),
+            Part("strides", "runtime", label="compact strides, when the producer gave none",
+                 ctype="int64_t[ndim]")],
+            ["kernels read the DLTensor in place at +24; the rest is the allocator's"]),
+    ]
+
+
+def _boxes_of(part: Part, base: int):
+    from .explain.svg import Box, merge_unions
+
+    if part.struct is None:
+        size = part.size or 8
+        return [Box(base, size, part.label or part.name, part.ctype, part.role,
+                    dashed=not part.size)], part.size
+    if part.whole:
+        size = ctypes.sizeof(part.struct)
+        label = f"{part.name}[0]" if part.repeat else part.name
+        boxes = [Box(base, size, label, part.struct.__name__, part.role)]
+        if part.repeat:
+            boxes.append(Box(base + size, 8, f"{part.name}[1], ...",
+                             f"{part.struct.__name__}[{part.repeat}]", part.role, dashed=True))
+            return boxes, 0
+        return boxes, size
+    boxes = []
+    for f in abi.c_fields(part.struct):
+        if part.fields is not None and f.name not in part.fields:
+            continue
+        spelling = abi.FIELD_C_TYPES.get((part.struct.__name__, f.name)) or c_spelling(f.ctype)
+        prefix = f"{part.name}[0]." if part.repeat else ""
+        boxes.append(Box(base + f.offset, f.size, prefix + f.name, spelling, part.role))
+    boxes = merge_unions(boxes)
+    size = (max(b.offset + b.size for b in boxes) - base) if part.fields else \
+        ctypes.sizeof(part.struct)
+    if part.repeat:
+        boxes.append(Box(base + size, 8, f"{part.name}[1], ...",
+                         f"{part.struct.__name__}[{part.repeat}]", part.role, dashed=True))
+        # A fixed count gives the part a fixed size; a named one ("capacity") does not.
+        return boxes, (int(part.repeat) * size if part.repeat.isdigit() else 0)
+    return boxes, size
+
+
+def _with_padding(boxes):
+    """The boxes plus a dashed ``(padding)`` box over every gap between them."""
+    from .explain.svg import Box
+
+    out = []
+    end = 0
+    for box in sorted(boxes, key=lambda b: b.offset):
+        if box.offset > end:
+            out.append(Box(end, box.offset - end, "(padding)", f"char[{box.offset - end}]",
+                           "header", dashed=True))
+        out.append(box)
+        end = max(end, box.offset + box.size)
+    return out
+
+
+def object_layout(layout: ObjectLayout):
+    """``(svg Layout, table lines)`` of an object layout."""
+    from .explain.svg import Layout
+
+    drawing = Layout(layout.title)
+    rows = ["| offset | size | part | type | field |", "|---:|---:|---|---|---|"]
+    offset, fixed = 0, True
+    for part in layout.parts:
+        boxes, size = _boxes_of(part, offset)
+        drawing.boxes += boxes
+        for box in boxes:
+            size_text = str(box.size) if not box.dashed else "..."
+            rows.append(f"| {box.offset} | {size_text} | {part.name} | `{box.ctype}` | "
+                        f"`{box.label}` |")
+        end = offset + size if size else max(b.offset + b.size for b in boxes)
+        drawing.parts.append((part.name, offset, end if size else offset, part.role))
+        if not size:
+            fixed = False
+        offset += size
+    drawing.boxes = _with_padding(drawing.boxes)
+    drawing.notes = list(layout.notes)
+    drawing.size_text = (f"{offset} bytes" if fixed else
+                         f"{offset} bytes, then a part of variable length")
+    return drawing, rows
+
+
+def struct_layout(struct: type):
+    """The svg Layout of one struct of the mirror."""
+    from .explain.svg import Layout, struct_boxes
+
+    drawing = Layout(f"{struct.__name__} ({abi.STRUCTS[struct]})")
+    drawing.boxes = _with_padding(struct_boxes(struct))
+    drawing.size_text = (f"{ctypes.sizeof(struct)} bytes, aligned to "
+                         f"{ctypes.alignment(struct)}")
+    unions = [b for b in drawing.boxes if " | " in b.label]
+    for box in unions:
+        names = box.label.split(" | ")
+        types = box.ctype.split(" | ")
+        drawing.notes.append(f"+{box.offset}, one of: "
+                             + ", ".join(f"{n} ({t})" for n, t in zip(names, types)))
+    return drawing
+
+
+#: Structs that get a drawing (the runtime table is ours, and long: tables suffice).
+DRAWN_STRUCTS = [s for s in abi.UPSTREAM_STRUCTS]
+
+
+#: Drawings of ``tvm-ffi-explain --stable --svg``, by name: the expressions explained.
+EXPLAIN_EXAMPLES: Dict[str, List[str]] = {
+    "explain-list": ['[1, 2.5, "abc"]'],
+    "explain-array": ["np.arange(6).reshape(2, 3)"],
+}
+
+
+def explain_svg(name: str) -> str:
+    """What ``tvm-ffi-explain --stable --svg`` draws for an example of EXPLAIN_EXAMPLES."""
+    from .explain import explain, render_svg
+    from .explain.cli import evaluate
+
+    expressions = EXPLAIN_EXAMPLES[name]
+    return render_svg(explain(*evaluate(expressions), sources=expressions, stable=True))
+
+
+def diagram_names() -> List[str]:
+    """Every drawing ``spec/diagrams`` holds, by name (file name without ``.svg``)."""
+    return ([s.__name__ for s in DRAWN_STRUCTS] + [o.name for o in object_layouts()]
+            + list(EXPLAIN_EXAMPLES))
+
+
+def diagram_svg(name: str) -> str:
+    """The SVG text of one drawing."""
+    from .explain.svg import layout_svg
+
+    if name in EXPLAIN_EXAMPLES:
+        return explain_svg(name)
+    for struct in DRAWN_STRUCTS:
+        if struct.__name__ == name:
+            return layout_svg(struct_layout(struct))
+    for layout in object_layouts():
+        if layout.name == name:
+            return layout_svg(object_layout(layout)[0])
+    raise KeyError(f"no layout named {name!r}")
+
+
+def layout_block(name: str) -> List[str]:
+    """What a page's ``<!-- layout: NAME -->`` block holds: the drawing and its table."""
+    for struct in DRAWN_STRUCTS:
+        if struct.__name__ == name:
+            table = struct_table(struct)[4:]  # without the heading and the summary line
+            caption = (f"`{name}`: {ctypes.sizeof(struct)} bytes, aligned to "
+                       f"{ctypes.alignment(struct)}")
+            return [f"![{caption}](diagrams/{name}.svg)", ""] + table[:-1]
+    for layout in object_layouts():
+        if layout.name == name:
+            drawing, rows = object_layout(layout)
+            return [f"![{layout.title}: {drawing.size_text}](diagrams/{name}.svg)", ""] + rows
+    raise KeyError(f"no layout named {name!r}")
+
+
+_BLOCK = re.compile(r"(<!-- layout: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- /layout -->)",
+                    re.S)
+
+
+def refresh_page(text: str) -> str:
+    """A page with every generated layout block regenerated."""
+    def fill(match):
+        body = "\n".join(layout_block(match.group("name")))
+        return f"{match.group(1)}{body}\n{match.group(4)}"
+
+    return _BLOCK.sub(fill, text)
+
+
+def page_layouts(text: str) -> List[str]:
+    """The names of the layout blocks a page holds."""
+    return [m.group("name") for m in _BLOCK.finditer(text)]
+
+
+def generated_files(root: str = ".") -> Dict[str, str]:
+    """Every generated file, by path relative to ``root``, with its fresh content."""
+    files = {TABLES_PATH: generate()}
+    for name in diagram_names():
+        files[os.path.join(DIAGRAMS_DIR, name + ".svg")] = diagram_svg(name)
+    for path in sorted(glob.glob(os.path.join(root, PAGES_GLOB))):
+        relative = os.path.relpath(path, root)
+        if relative == TABLES_PATH:
+            continue
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        if _BLOCK.search(text):
+            files[relative] = refresh_page(text)
+    return files
+
+
+def stale_files(root: str = ".") -> List[str]:
+    """The generated files under ``root`` that differ from a fresh generation (or are missing)."""
+    stale = []
+    for relative, fresh in generated_files(root).items():
+        path = os.path.join(root, relative)
+        current = open(path, encoding="utf-8").read() if os.path.exists(path) else None
+        if current != fresh:
+            stale.append(relative)
+    return stale
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Writes (or with ``--check`` verifies) ``spec/abi_tables.md`` under ``--root``."""
+    """Writes (or with ``--check`` verifies) every generated file of ``spec/`` under ``--root``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=".", help="the project root (default: .)")
-    parser.add_argument("--check", action="store_true", help="fail if the file is stale")
+    parser.add_argument("--check", action="store_true", help="fail if a file is stale")
     args = parser.parse_args(argv)
-    path = os.path.join(args.root, TABLES_PATH)
-    fresh = generate()
     if args.check:
-        current = open(path).read() if os.path.exists(path) else ""
+        stale = stale_files(args.root)
+        for relative in stale:
+            print(f"{os.path.join(args.root, relative)} is stale; run python -m "
+                  "tvm_ffi_ref.spec_tables", file=sys.stderr)
+        return 1 if stale else 0
+    for relative, fresh in generated_files(args.root).items():
+        path = os.path.join(args.root, relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        current = open(path, encoding="utf-8").read() if os.path.exists(path) else None
         if current != fresh:
-            print(f"{path} is stale; run python -m tvm_ffi_ref.spec_tables", file=sys.stderr)
-            return 1
-        return 0
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(fresh)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(fresh)
     return 0
 
 
