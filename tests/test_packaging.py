@@ -33,3 +33,23 @@ def test_the_demo_runs_the_example_kernels():
     assert "add_int(40, 2)" in done.stdout
     assert "result   01000000 00000000 2a00000000000000  Int 42" in done.stdout
     assert "raised   ValueError: bad input" in done.stdout
+
+
+def test_a_wheel_carries_every_package_and_the_built_libraries(tmp_path):
+    # Editable installs hide a package missing from the wheel; build one and look.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                           "-w", str(tmp_path), root], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    import zipfile
+
+    (wheel,) = tmp_path.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for base in ("tvm_ffi_common", "tvm_ffi_ref", "tvm_ffi_fast"):
+        for directory, _, files in os.walk(os.path.join(root, base)):
+            if "__init__.py" in files and "__pycache__" not in directory:
+                package = os.path.relpath(directory, root)
+                assert f"{package}/__init__.py" in names, package
+    assert "tvm_ffi_common/lib/libtvm_ffi.so" in names
+    assert "tvm_ffi_common/include/tvm/ffi/c_api.h" in names
+    assert any(n.startswith("tvm_ffi_fast/_core") for n in names)
