@@ -164,6 +164,10 @@ def known_code() -> Dict[int, str]:
 
     known = {
         memory.OBJECT_DELETER_ADDRESS: "tvm_ffi_ref.runtime.memory.OBJECT_DELETER",
+        memory.FREE_OBJECT_ADDRESS: "tvm_ffi_runtime_free_object in libtvm_ffi.so "
+                                    "(frees the block; nothing else to release)",
+        memory.FREE_SEQUENCE_ADDRESS: "tvm_ffi_runtime_free_sequence in libtvm_ffi.so "
+                                      "(releases the elements, then the block)",
         containers.FREE_ADDRESS: "free in libc",
         maps.ADOPTED_SMALL_DELETER: "tvm_ffi_ref.runtime.maps._release_adopted_small_map",
         address(errors._update_backtrace): "tvm_ffi_ref.runtime.errors._update_backtrace",
