@@ -278,10 +278,13 @@ class FunctionCheck:
         """The violations an answer reports, a crash or hang included."""
         phase = answer.get("phase", "")
         if "timeout" in answer:
-            rule = "thread-safety" if phase == "threads" else "timeout"
-            what = ("concurrent calls did not finish" if phase == "threads" else
-                    f"the call did not return while {_PHASES.get(phase, phase)}")
-            return [(rule, f"{what} within {answer['timeout']:g} s; the worker was killed")]
+            if phase == "threads":
+                return [("thread-safety", f"concurrent calls stopped making progress (no call "
+                                          f"returned for {answer['timeout']:g} s: a deadlock?); "
+                                          "the worker was killed")]
+            where = "" if phase == "call" else f" ({_PHASES.get(phase, phase)})"
+            return [("timeout", f"the call did not return within {answer['timeout']:g} s"
+                                f"{where}; the worker was killed")]
         if "crash" in answer:
             rule = "thread-safety" if phase == "threads" else "crash"
             where = _PHASES.get(phase, phase)
@@ -397,6 +400,13 @@ class FunctionCheck:
         violations = self._violations(answer, "checking concurrent calls")
         index = answer.get("mismatch_index")
         args = chosen[index] if index is not None else chosen[0]
+        if index is not None:
+            violations.append((
+                "thread-safety",
+                f"{answer['mismatches']} of {answer['calls']} calls made from "
+                f"{self.options.threads} threads at once disagreed with serial calls: "
+                f"{format_call(self.name, args)} {answer['threaded']} in a thread, but "
+                f"{answer['serial']} when called alone"))
         for rule, message in violations:
             self._record(rule, message, args, answer)
         if answer.get("skipped"):
