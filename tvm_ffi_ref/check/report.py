@@ -37,7 +37,8 @@ def render_table(report: LibraryReport, color: bool = False) -> str:
     width = shutil.get_terminal_size((120, 24)).columns
     name_w = max([8] + [len(f.name) for f in report.functions])
     sig_w = min(44, max([9] + [len(f.signature or "(no schema)") for f in report.functions]))
-    header = f"{'function':<{name_w}}  {'signature':<{sig_w}}  {'examples':>8}  result"
+    header = (f"{'function':<{name_w}}  {'signature':<{sig_w}}  {'examples':>8}  "
+              f"{'returned/raised':>15}  result")
     lines.append(header)
     lines.append("-" * min(width, max(len(header) + 20, 60)))
     for function in report.functions:
@@ -47,8 +48,10 @@ def render_table(report: LibraryReport, color: bool = False) -> str:
         else:
             broken = function.rules_broken + (["checker-error"] if function.errors else [])
             verdict = paint("FAIL " + ", ".join(broken), "31;1")
+        returned = function.outcomes.get("returned", 0)
+        raised = sum(n for k, n in function.outcomes.items() if k.startswith("raised"))
         lines.append(f"{function.name:<{name_w}}  {signature:<{sig_w}}  "
-                     f"{function.examples:>8}  {verdict}")
+                     f"{function.examples:>8}  {f'{returned}/{raised}':>15}  {verdict}")
     failed = [f for f in report.functions if not f.passed]
     if failed:
         lines.append("")

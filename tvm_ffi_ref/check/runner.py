@@ -87,6 +87,8 @@ class FunctionReport:
     findings: List[Finding] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
     errors: List[str] = field(default_factory=list)
+    #: How the examples' calls ended: "returned", "raised <kind>", ...
+    outcomes: Dict[str, int] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -100,6 +102,7 @@ class FunctionReport:
         return {"name": self.name, "passed": self.passed, "signature": self.signature,
                 "schema": self.schema_source, "examples": self.examples,
                 "duration_s": round(self.duration, 3), "rules_broken": self.rules_broken,
+                "outcomes": self.outcomes,
                 "findings": [f.to_json() for f in self.findings], "notes": self.notes,
                 "errors": self.errors}
 
@@ -260,6 +263,7 @@ class FunctionCheck:
         self.examples = 0
         self.errors: List[str] = []
         self.notes: List[str] = []
+        self.outcomes: Dict[str, int] = {}
         self.hung = False
 
     # -- one example --------------------------------------------------------
@@ -304,6 +308,8 @@ class FunctionCheck:
         violations = self._violations(answer, "checking a call")
         if "crash" in answer or "timeout" in answer:
             answer["output"] = self.worker.output_since(offset)
+        key = _outcome_kind(answer)
+        self.outcomes[key] = self.outcomes.get(key, 0) + 1
         return violations, answer
 
     # -- the run ------------------------------------------------------------
@@ -323,6 +329,7 @@ class FunctionCheck:
         report.findings = sorted(self.found.values(), key=lambda f: order.index(f.rule))
         report.notes = self.notes
         report.errors = self.errors
+        report.outcomes = dict(sorted(self.outcomes.items(), key=lambda kv: -kv[1]))
         report.duration = time.monotonic() - started
         return report
 
@@ -414,6 +421,21 @@ class FunctionCheck:
                               "check: serial calls with them disagree with each other")
         for failure in answer.get("failures") or []:
             self.errors.append(f"the thread check failed: {failure}")
+
+
+def _outcome_kind(answer: Dict[str, Any]) -> str:
+    if "crash" in answer:
+        return "crashed"
+    if "timeout" in answer:
+        return "hung"
+    outcome = answer.get("outcome") or ("?",)
+    if outcome[0] == "result":
+        return "returned"
+    if outcome[0] == "error":
+        return f"raised {outcome[1]}"
+    if outcome[0] == "broken-result":
+        return "returned a broken result"
+    return " ".join(map(str, outcome))
 
 
 def _rule_failures(exc: BaseException):
