@@ -277,7 +277,7 @@ TVM_FFI_DLL_EXPORT int __tvm_ffi_raise_value_error(void* self, const TVMFFIAny* 
   n = message.size < sizeof(buffer) - 1 ? message.size : sizeof(buffer) - 1;
   memcpy(buffer, message.data, n);
   buffer[n] = '\0';
-  if (n == 0) { /* an error always says something */
+  if (buffer[0] == '\0') { /* an error always says something (even for "" or "\0...") */
     strcpy(buffer, "raise_value_error() was called with an empty message");
   }
   parts[0] = buffer;

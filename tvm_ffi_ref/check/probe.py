@@ -387,26 +387,52 @@ class _Call:
             return self.result.v_ptr
         return None
 
-    def release(self) -> None:
-        """Releases the result or error of a call whose result obeyed the rules."""
+    def result_problems(self) -> List[Violation]:
+        """The rules a successful call's result breaks by itself (its bytes and header)."""
+        found = [(v.rule, v.detail) for v in rules.result_violations(self.result)]
         handle = self.result_object()
-        if handle:
-            LIB.TVMFFIObjectDecRef(handle)
-        elif self.status != 0:
-            clear_raised()
+        if handle and not found:
+            live = rules.object_liveness_violation(handle)
+            if live is not None:
+                found.append((live.rule, live.detail))
+        return found
 
-    def settle(self, result_handle: Optional[int] = None) -> None:
+    def finish(self) -> List[Violation]:
+        """Checks status, error and result without keeping anything; releases what is safe.
+
+        For the calls after the first (a kernel may misbehave only later): a
+        result that breaks a rule is never released.
+        """
+        violation = rules.status_violation(self.status)
+        if violation is not None:
+            clear_raised()
+            return [(violation.rule, violation.detail)]
+        if self.status == 0:
+            problems = self.result_problems()
+            if not problems and self.result_object():
+                LIB.TVMFFIObjectDecRef(self.result_object())
+            return problems
+        if self.status == -1:
+            found: List[Violation] = []
+            _error_outcome(found)
+            return found
+        clear_raised()
+        return []
+
+    def settle(self, result_handle: Optional[int] = None, results_held: bool = False) -> None:
         """Checks the arguments' counts once the result is gone, then releases the guards.
 
         ``result_handle`` is a result object the caller could not release
         (it broke a rule); when it is an argument it accounts for one count.
+        With ``results_held`` the checker still holds results that may
+        reference the arguments, so only references the kernel dropped count.
         """
         for handle in self.watched:
             now = strong_count(handle)
             expected = self.before[handle]
             if handle == result_handle and now == expected + 1:
                 expected += 1
-            if now != expected:
+            if now != expected and not (results_held and now > expected):
                 if now < expected:
                     what = (f"dropped {expected - now} reference(s) it did not own to borrowed "
                             f"argument {_describe(handle)}")
@@ -429,8 +455,7 @@ def checked_call(func: api.Function, values: Sequence[Any]) -> Dict[str, Any]:
     reference to the first result) shows whether a kernel that hands out the
     same object again adds a reference for each caller.
 
-    Returns ``{"status", "outcome", "violations", "api_calls", "object"}``
-    (``object``: the result was an object).
+    Returns ``{"status", "outcome", "violations", "api_calls"}``.
     """
     call = _Call(func, values)
     violations = call.violations
@@ -449,13 +474,10 @@ def checked_call(func: api.Function, values: Sequence[Any]) -> Dict[str, Any]:
         outcome = ("error", "(pending in the frontend)", "")
         clear_raised()
     else:
-        found = [(v.rule, v.detail) for v in rules.result_violations(result)]
+        found = call.result_problems()
         handle = call.result_object()
         if handle and not found:
-            live = rules.object_liveness_violation(handle)
-            if live is not None:
-                found.append((live.rule, live.detail))
-            elif handle in call.before and call.after_call[handle] < call.before[handle] + 1:
+            if handle in call.before and call.after_call[handle] < call.before[handle] + 1:
                 found.append(("result-reference",
                               f"the result is borrowed argument {_describe(handle)}, returned "
                               f"without a reference of its own (strong count "
@@ -471,7 +493,6 @@ def checked_call(func: api.Function, values: Sequence[Any]) -> Dict[str, Any]:
                 probe = handle
             outcome = _result_outcome(result)  # takes (and releases) the caller's reference
 
-    returned_object = probe is not None or (call.result_object() is not None and not violations)
     if probe is not None:
         second = _Call(func, values, also_watch=(probe,))
         if second.result_object() == probe and \
@@ -484,13 +505,13 @@ def checked_call(func: api.Function, values: Sequence[Any]) -> Dict[str, Any]:
                 "object the kernel still hands out"))
             second.settle(probe)  # neither the second result nor our probe is released
         else:
-            second.release()
+            second.violations.extend(second.finish())
             second.settle()
             violations.extend(v for v in second.violations if v not in violations)
             LIB.TVMFFIObjectDecRef(probe)
     call.settle(unreleasable)
     return {"status": status, "outcome": outcome, "violations": violations,
-            "api_calls": call.api_calls, "object": returned_object}
+            "api_calls": call.api_calls}
 
 
 # ---------------------------------------------------------------- leaks
@@ -511,18 +532,23 @@ def repeat_calls(func: api.Function, values: Sequence[Any], count: int) -> List[
     live_before = set(LIVE)
     probes: List[int] = []
     growth: Dict[int, List[int]] = {}
+    violations: List[Violation] = []
     for _ in range(count):
         call = _Call(func, values)
         handle = call.result_object()
-        if handle:
+        problems = call.result_problems() if handle else []
+        if handle and not problems and handle not in call.before:
             LIB.TVMFFIObjectIncRef(handle)  # the checker's probe
             probes.append(handle)
             LIB.TVMFFIObjectDecRef(handle)  # the caller's release
             growth.setdefault(handle, []).append(strong_count(handle) - probes.count(handle))
-        else:
-            call.release()
-        call.settle()
-    violations: List[Violation] = []
+        elif not problems:  # no result object, or an argument handed back: dies with the call
+            problems = call.finish()
+        call.settle(handle if problems else None, results_held=True)
+        found = problems + call.violations
+        if found:  # a rule broken only on a later call: report it, stop repeating
+            violations.extend(v for v in found if v not in violations)
+            return violations
     distinct = list(growth)
     if count >= 2 and len(distinct) >= max(2, count // 2):
         held = [h for h in distinct if strong_count(h) - probes.count(h) >= 1]
@@ -561,6 +587,12 @@ def plain_outcome(func: api.Function, values: Sequence[Any]) -> Any:
     try:
         status, result = invoke(func, packed)
         if status == 0:
+            broken = [v.rule for v in rules.result_violations(result)]
+            if not broken and result.type_index >= OBJECT_BEGIN:
+                live = rules.object_liveness_violation(result.v_ptr)
+                broken += [live.rule] if live is not None else []
+            if broken:  # never released: it is not a reference we can trust
+                return ("broken-result", tuple(broken))
             return _result_outcome(result)
         if status == -1:
             handle = take_raised()

@@ -184,7 +184,9 @@ class ProgressBar:
         filled = int(fraction * width)
         bar = "#" * filled + "-" * (width - filled)
         columns = shutil.get_terminal_size((80, 24)).columns
-        text = f"[{bar}] {index + 1}/{total} {name}: example {done}/{examples}"
+        step = (f"example {done}/{examples}" if done <= examples else
+                f"shrinking a failure ({done - examples} more calls)")
+        text = f"[{bar}] {index + 1}/{total} {name}: {step}"
         self.stream.write("\r" + _truncate(text, columns - 1).ljust(columns - 1))
         self.stream.flush()
         self.shown = True

@@ -295,8 +295,10 @@ class FunctionCheck:
             return [(rule, f"the worker process was {answer['crash']} while {where}" +
                      (" (concurrent calls)" if phase == "threads" else ""))]
         if "internal_error" in answer:
-            self.errors.append(f"the checker failed while {during}: "
-                               f"{answer['internal_error'].strip().splitlines()[-1]}")
+            error = (f"the checker failed while {during}: "
+                     f"{answer['internal_error'].strip().splitlines()[-1]}")
+            if error not in self.errors:
+                self.errors.append(error)
             return []
         return [tuple(v) for v in answer.get("violations", [])]
 
@@ -481,9 +483,10 @@ def select_functions(names: Sequence[str], patterns: Sequence[str]) -> List[str]
 
 
 def list_functions(worker: Worker, names: Sequence[str], timeout: float):
-    """``{name: entry}`` with metadata text (or an error) per function, and crash findings."""
+    """``{name: entry}`` with metadata text (or an error) per function, and the findings of
+    metadata functions that crashed or hung (those functions are then swept)."""
     skip: List[str] = []
-    crashes: Dict[str, str] = {}
+    crashes: Dict[str, Finding] = {}
     while True:
         answer = worker.request({"op": "list", "names": list(names), "skip_metadata": skip},
                                 timeout)
@@ -491,8 +494,12 @@ def list_functions(worker: Worker, names: Sequence[str], timeout: float):
         if ("crash" in answer or "timeout" in answer) and phase.startswith("metadata:"):
             name = phase.split(":", 1)[1]
             skip.append(name)
-            what = answer.get("crash") or f"hung for {answer.get('timeout'):g} s"
-            crashes[name] = f"reading __tvm_ffi__metadata_{name}: the worker process was {what}"
+            if "crash" in answer:
+                crashes[name] = Finding("crash", f"reading __tvm_ffi__metadata_{name}: the "
+                                                 f"worker process was {answer['crash']}")
+            else:
+                crashes[name] = Finding("timeout", f"__tvm_ffi__metadata_{name} did not return "
+                                                   f"within {answer['timeout']:g} s")
             continue
         if "functions" not in answer:
             raise CheckError(f"{worker.library}: listing its functions failed: "
@@ -541,7 +548,7 @@ def check_library(path: str, options: Optional[Options] = None,
             function_report.doc = entry.get("doc")
             function_report.notes[:0] = notes
             if name in crashes:
-                function_report.findings.insert(0, Finding("crash", crashes[name]))
+                function_report.findings.insert(0, crashes[name])
             report.functions.append(function_report)
     finally:
         worker.close()

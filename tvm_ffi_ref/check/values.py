@@ -81,7 +81,7 @@ class FunctionArg:
 
 @dataclass(frozen=True)
 class OpaquePtrArg:
-    """A ``void*`` (``kTVMFFIOpaquePtr``): NULL, or a zeroed 4 KiB scratch buffer."""
+    """A ``void*`` (``kTVMFFIOpaquePtr``): NULL, or a 4 KiB scratch buffer (one per worker)."""
 
     kind: str = "null"
 
@@ -215,9 +215,11 @@ def materialize(value: Any, keep: list) -> Any:
     if isinstance(value, OpaquePtrArg):
         if value.kind == "null":
             return ctypes.c_void_p(None)
-        buffer = ctypes.create_string_buffer(4096)
-        keep.append(buffer)
-        return ctypes.c_void_p(ctypes.addressof(buffer))
+        # One buffer for the whole worker: the same argument is the same pointer on
+        # every call and in every thread, so a kernel returning it is deterministic.
+        if not _SCRATCH:
+            _SCRATCH.append(ctypes.create_string_buffer(4096))
+        return ctypes.c_void_p(ctypes.addressof(_SCRATCH[0]))
     if isinstance(value, ShapeArg):
         return api.Shape(value.dims)
     if isinstance(value, ListArg):
@@ -229,6 +231,9 @@ def materialize(value: Any, keep: list) -> Any:
     if isinstance(value, RawStrArg):
         return value.text
     raise TypeError(f"cannot pass a generated {type(value).__name__}")
+
+
+_SCRATCH: list = []
 
 
 def _identity(*args):
