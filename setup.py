@@ -4,7 +4,9 @@ Besides the Python packages this builds, with the C compiler alone:
 
 * ``tvm_ffi_common/lib/libtvm_ffi.so`` from ``c_api/src`` (SONAME libtvm_ffi.so),
 * ``tvm_ffi_common/lib/libtvm_ffi_example_kernels.so``, the example kernel
-  library, from ``examples/kernels`` (C, against ``c_api/include``),
+  library, and ``libtvm_ffi_broken_kernels.so``, one that breaks each rule
+  ``tvm-ffi-check`` checks, from ``examples/kernels`` (C, against
+  ``c_api/include``),
 * ``tvm_ffi_fast._core``, the cffi extension, linked against the former,
 
 and copies ``c_api/include`` into ``tvm_ffi_common/include`` for kernel authors.
@@ -41,12 +43,17 @@ def build_libtvm_ffi(lib_dir):
                   *sources, "-Wl,-soname,libtvm_ffi.so", "-lpthread", "-o", output])
 
 
+#: The example kernel libraries (examples/kernels/<stem>.c -> lib/libtvm_ffi_<stem>.so).
+EXAMPLE_KERNELS = ("example_kernels", "broken_kernels")
+
+
 def build_example_kernels(lib_dir):
-    """Compiles the example kernel library as a third party would: C99, linked to libtvm_ffi."""
-    source = os.path.join(ROOT, "examples", "kernels", "example_kernels.c")
-    output = os.path.join(lib_dir, "libtvm_ffi_example_kernels.so")
-    _run(_cc() + ["-std=c99", "-pedantic", *CFLAGS, "-I", INCLUDE_DIR, "-shared", source,
-                  "-L", lib_dir, "-ltvm_ffi", "-Wl,-rpath,$ORIGIN", "-o", output])
+    """Compiles the example kernel libraries as a third party would: C99, linked to libtvm_ffi."""
+    for stem in EXAMPLE_KERNELS:
+        source = os.path.join(ROOT, "examples", "kernels", f"{stem}.c")
+        output = os.path.join(lib_dir, f"libtvm_ffi_{stem}.so")
+        _run(_cc() + ["-std=c99", "-pedantic", *CFLAGS, "-I", INCLUDE_DIR, "-shared", source,
+                      "-L", lib_dir, "-ltvm_ffi", "-Wl,-rpath,$ORIGIN", "-o", output])
 
 
 class BuildExtWithCLibraries(build_ext):

@@ -6,8 +6,15 @@
  * convention: it borrows args[0..num_args), writes an owned value to *result
  * and returns 0, or raises an error naming the argument at fault and returns
  * -1. Build: cc -std=c99 -shared -fPIC -I c_api/include example_kernels.c
+ *
+ * Each function also exports __tvm_ffi__metadata_<name>, its type schema in
+ * the JSON upstream's TVM_FFI_DLL_EXPORT_TYPED_FUNC writes when built with
+ * TVM_FFI_DLL_EXPORT_INCLUDE_METADATA=1, so tools (tvm-ffi-check, stub
+ * generators) know what to pass. `tvm-ffi-check` with no argument checks
+ * this library; it obeys every rule.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <tvm/ffi/c_api.h>
 
@@ -100,6 +107,49 @@ static void set_float(TVMFFIAny* result, double value) {
   result->v_float64 = value;
 }
 
+/* ------------------------------------------------------------ metadata */
+
+/* A type schema: {"type":"<key>"} for a plain type, and a function's
+ * {"type":"ffi.Function","named_args":{"return":[R],"params":[P,...]}}. */
+#define T(key) "{\"type\":\"" key "\"}"
+#define FUNCTION_SCHEMA(ret, params) \
+  "{\"type\":\"ffi.Function\",\"named_args\":{\"return\":[" ret "],\"params\":[" params "]}}"
+
+/* Returns {"type_schema":"<schema, escaped as a JSON string>"} as an owned String. */
+static int return_metadata(const char* schema, TVMFFIAny* result) {
+  static const char head[] = "{\"type_schema\":\"";
+  char buffer[1024];
+  size_t n = sizeof(head) - 1;
+  const char* p;
+  TVMFFIByteArray text;
+  memcpy(buffer, head, n);
+  for (p = schema; *p != '\0'; ++p) {
+    if (n + 4 >= sizeof(buffer)) return raise_error("RuntimeError", "type schema too long");
+    if (*p == '"' || *p == '\\') buffer[n++] = '\\';
+    buffer[n++] = *p;
+  }
+  buffer[n++] = '"';
+  buffer[n++] = '}';
+  text.data = buffer;
+  text.size = n;
+  return TVMFFIStringFromByteArray(&text, result);
+}
+
+#define EXPORT_METADATA(name, schema)                                                  \
+  TVM_FFI_DLL_EXPORT int __tvm_ffi__metadata_##name(void* self, const TVMFFIAny* args, \
+                                                    int32_t num_args, TVMFFIAny* result) { \
+    (void)self, (void)args, (void)num_args;                                            \
+    return return_metadata(schema, result);                                            \
+  }
+
+EXPORT_METADATA(add_int, FUNCTION_SCHEMA(T("int"), T("int") "," T("int")))
+EXPORT_METADATA(scale, FUNCTION_SCHEMA(T("float"), T("float") "," T("float")))
+EXPORT_METADATA(string_length, FUNCTION_SCHEMA(T("int"), T("ffi.String")))
+EXPORT_METADATA(concat, FUNCTION_SCHEMA(T("ffi.String"), T("ffi.String") "," T("ffi.String")))
+EXPORT_METADATA(sum_float32, FUNCTION_SCHEMA(T("float"), T("DLTensor*")))
+EXPORT_METADATA(echo, FUNCTION_SCHEMA(T("Any"), T("Any")))
+EXPORT_METADATA(raise_value_error, FUNCTION_SCHEMA(T("None"), T("ffi.String")))
+
 /* ------------------------------------------------------------ kernels */
 
 /* add_int(a: int, b: int) -> int */
@@ -138,6 +188,28 @@ TVM_FFI_DLL_EXPORT int __tvm_ffi_string_length(void* self, const TVMFFIAny* args
   }
   set_int(result, (int64_t)s.size);
   return 0;
+}
+
+/* concat(a: str, b: str) -> str: an owned String (inline when at most 7 bytes) */
+TVM_FFI_DLL_EXPORT int __tvm_ffi_concat(void* self, const TVMFFIAny* args, int32_t num_args,
+                                        TVMFFIAny* result) {
+  TVMFFIByteArray a, b, joined;
+  char* buffer;
+  int status;
+  (void)self;
+  if (check_num_args("concat", num_args, 2) || arg_str("concat", args, 0, &a) ||
+      arg_str("concat", args, 1, &b)) {
+    return -1;
+  }
+  buffer = (char*)malloc(a.size + b.size + 1);
+  if (buffer == NULL) return raise_error("MemoryError", "concat(): out of memory");
+  memcpy(buffer, a.data, a.size);
+  memcpy(buffer + a.size, b.data, b.size);
+  joined.data = buffer;
+  joined.size = a.size + b.size;
+  status = TVMFFIStringFromByteArray(&joined, result); /* copies: the buffer is ours */
+  free(buffer);
+  return status;
 }
 
 /* sum_float32(t: Tensor) -> float, any shape, strides and byte offset, CPU only */
@@ -205,6 +277,9 @@ TVM_FFI_DLL_EXPORT int __tvm_ffi_raise_value_error(void* self, const TVMFFIAny* 
   n = message.size < sizeof(buffer) - 1 ? message.size : sizeof(buffer) - 1;
   memcpy(buffer, message.data, n);
   buffer[n] = '\0';
+  if (buffer[0] == '\0') { /* an error always says something (even for "" or "\0...") */
+    strcpy(buffer, "raise_value_error() was called with an empty message");
+  }
   parts[0] = buffer;
   TVMFFIErrorSetRaisedFromCStrParts("ValueError", parts, 1);
   return -1;

@@ -1,0 +1,175 @@
+"""tvm-ffi-check names every broken rule on the right function, and nothing on good ones.
+
+The libraries: ``examples/kernels/broken_kernels.c`` (one ``bad_<rule>``
+function per rule, plus ``good_*`` ones), the shipped example library, and
+``examples/kernels/typed_kernels.cc``, a C++ library compiled against
+upstream's headers with ``TVM_FFI_DLL_EXPORT_TYPED_FUNC`` and metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tvm_ffi_ref import rules
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = os.path.join(ROOT, "examples", "kernels")
+
+#: The rule each broken function must be reported for (and nothing else).
+BROKEN = {
+    "bad_status": "status",
+    "bad_error_raised": "error-raised",
+    "bad_error_content": "error-content",
+    "bad_result_type": "result-type",
+    "bad_object_header": "object-header",
+    "bad_result_padding": "result-padding",
+    "bad_result_owned": "result-owned",
+    "bad_result_owned_bytes": "result-owned",
+    "bad_small_str_length": "small-str-length",
+    "bad_result_live": "result-live",
+    "bad_result_reference": "result-reference",
+    "bad_result_reference_shared": "result-reference",
+    "bad_arg_refcount": "arg-refcount",
+    "bad_arg_refcount_kept": "arg-refcount",
+    "bad_args_written": "args-written",
+    "bad_leak": "leak",
+    "bad_leak_result": "leak",
+    "bad_thread_safety": "thread-safety",
+    "bad_crash": "crash",
+    "bad_timeout": "timeout",
+}
+GOOD = ["good_add", "good_cached", "good_echo", "good_greet", "good_raise"]
+
+
+def run_check(*args, timeout=300, env=None):
+    """Runs ``python -m tvm_ffi_ref.check`` and returns the CompletedProcess."""
+    return subprocess.run([sys.executable, "-m", "tvm_ffi_ref.check", "--no-progress", *args],
+                          capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ, **(env or {})))
+
+
+def source(name):
+    with open(os.path.join(EXAMPLES, name)) as f:
+        return f.read()
+
+
+@pytest.fixture(scope="module")
+def broken_library(kernels):
+    return kernels.build("broken_kernels", source("broken_kernels.c"), language="c")
+
+
+@pytest.fixture(scope="module")
+def broken_report(broken_library, tmp_path_factory):
+    """The checker's JSON report on the broken library, its exit status and wall time."""
+    path = tmp_path_factory.mktemp("report") / "broken.json"
+    started = time.monotonic()
+    done = run_check(broken_library, "--json", str(path), "--timeout", "2")
+    elapsed = time.monotonic() - started
+    assert path.exists(), done.stderr
+    with open(path) as f:
+        return json.load(f), done, elapsed
+
+
+def test_every_rule_has_a_broken_function():
+    assert set(BROKEN.values()) == set(rules.RULES)
+
+
+def test_the_broken_library_fails_with_every_rule_named_on_its_function(broken_report):
+    report, done, elapsed = broken_report
+    assert done.returncode == 1, done.stderr
+    found = {f["name"]: f["rules_broken"] for f in report["functions"]}
+    assert set(found) == set(BROKEN) | set(GOOD)
+    for name, rule in BROKEN.items():
+        assert found[name] == [rule], (name, report["functions"])
+    for name in GOOD:
+        assert found[name] == [], (name, [f for f in report["functions"] if f["name"] == name])
+    assert elapsed < 60, f"the broken library took {elapsed:.1f} s"
+
+
+def test_findings_carry_a_minimal_failing_call(broken_report):
+    report, _, _ = broken_report
+    by_name = {f["name"]: f for f in report["functions"]}
+
+    def finding(name):
+        (only,) = by_name[name]["findings"]
+        return only
+
+    # hypothesis shrinks each failure to the boundary of the kernel's bug
+    assert finding("bad_crash")["call"] == "bad_crash(1000)"
+    assert finding("bad_crash")["shrunk"]
+    assert "SIGSEGV" in finding("bad_crash")["message"]
+    assert finding("bad_status")["call"] == "bad_status(101)"
+    assert finding("bad_error_raised")["call"] == "bad_error_raised(-1)"
+    assert finding("bad_arg_refcount")["call"] == "bad_arg_refcount([])"
+    # a String object only: the minimal str is more than 7 UTF-8 bytes long
+    call = finding("bad_result_reference")["call"]
+    assert len(eval(call[len("bad_result_reference("):-1]).encode()) == 8
+    assert finding("bad_leak")["api_calls"] == ["TVMFFIStringFromByteArray"]
+    assert "8 ffi.String" in finding("bad_leak")["message"]
+    assert "within 2 s" in finding("bad_timeout")["message"]
+    assert finding("bad_thread_safety")["call"].startswith("bad_thread_safety(")
+    for function in report["functions"]:
+        for item in function["findings"]:
+            assert item["meaning"] == rules.RULES[item["rule"]]
+            assert item["message"]
+
+
+def test_the_table_has_a_row_per_function_and_each_finding(broken_library):
+    done = run_check(broken_library, "--timeout", "1", "--examples", "20",
+                     "--functions", "good_add,bad_status,bad_crash")
+    assert done.returncode == 1, done.stderr
+    table = done.stdout.split("\nFindings\n")[0]
+    rows = {line.split()[0]: line for line in table.splitlines()
+            if line.startswith(("good_", "bad_"))}
+    assert rows["good_add"].endswith("pass")
+    assert rows["bad_status"].endswith("FAIL status")
+    assert rows["bad_crash"].endswith("FAIL crash")
+    assert "minimal failing call: bad_crash(1000)" in done.stdout
+    assert "minimal failing call: bad_status(101)" in done.stdout
+    assert "3 function(s) checked" in done.stdout
+
+
+def test_the_shipped_example_library_passes(tmp_path):
+    done = run_check(env={"XDG_CACHE_HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "libtvm_ffi_example_kernels" in done.stdout
+    assert "0 failed" in done.stdout
+
+
+def test_the_example_functions_export_type_schemas(tmp_path):
+    done = run_check("--json", "-", "--examples", "5", env={"XDG_CACHE_HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    signatures = {f["name"]: f["signature"] for f in report["functions"]}
+    assert signatures["add_int"] == "(int, int) -> int"
+    assert signatures["sum_float32"] == "(DLTensor*) -> float"
+    assert all(f["schema"] == "metadata" for f in report["functions"])
+
+
+@pytest.fixture(scope="module")
+def typed_library(kernels):
+    return kernels.build("typed_kernels", source("typed_kernels.cc"), language="c++",
+                         extra_flags=("-DTVM_FFI_DLL_EXPORT_INCLUDE_METADATA=1",))
+
+
+def test_a_cpp_library_built_on_upstream_headers_passes(typed_library):
+    done = run_check(typed_library, "--json", "-")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    functions = {f["name"]: f for f in report["functions"]}
+    assert len(functions) == 16
+    for name, function in functions.items():
+        assert function["schema"] == "metadata", name
+        assert function["passed"], function
+    # the generated calls are real calls, not a stream of refused arguments
+    assert functions["lookup"]["signature"] == \
+        "(ffi.Map[ffi.String, float], ffi.String) -> Optional[float]"
+    for name in ("add", "concat", "lookup", "reversed", "sum_array", "describe", "numel"):
+        assert functions[name]["outcomes"].get("returned", 0) >= 20, functions[name]
+    assert functions["always_throws"]["outcomes"] == {"raised ValueError": 50}
