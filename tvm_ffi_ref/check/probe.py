@@ -58,29 +58,11 @@ _tracking = [False]
 
 
 def install_tracking() -> None:
-    """Counts the reference runtime's live objects (call before anything is loaded).
-
-    Wraps :func:`tvm_ffi_ref.runtime.memory.new_object` and the deleter's
-    ``_delete_object``; every runtime module allocates through the former.
-    """
+    """Counts the reference runtime's live objects (call before anything is loaded)."""
     if _tracking[0]:
         return
     _tracking[0] = True
-    original_new = memory.new_object
-    original_delete = memory._delete_object
-
-    def new_object(type_index, size, destroy=None):
-        address = original_new(type_index, size, destroy)
-        LIVE[address] = type_index
-        return address
-
-    def delete_object(address, flags):
-        if flags & memory.WEAK:
-            LIVE.pop(address, None)
-        original_delete(address, flags)
-
-    memory.new_object = new_object
-    memory._delete_object = delete_object
+    memory.track_lifetimes(LIVE.__setitem__, lambda address: LIVE.pop(address, None))
 
 
 class _ApiTrace:

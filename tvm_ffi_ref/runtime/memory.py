@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from .. import abi
 from .._lib import LIB
@@ -57,6 +57,10 @@ def free(address: int) -> None:
     _libc.free(address)
 
 
+#: Lifetime observers (see :func:`track_lifetimes`): ``(on_new, on_free)`` pairs.
+_trackers: List[Tuple[Callable[[int, int], None], Callable[[int], None]]] = []
+
+
 def _delete_object(address: int, flags: int) -> None:
     if flags & STRONG:
         with _destructors_lock:
@@ -64,7 +68,24 @@ def _delete_object(address: int, flags: int) -> None:
         if destroy is not None:
             destroy(address)
     if flags & WEAK:
+        for _, on_free in _trackers:
+            on_free(address)
         free(address)
+
+
+def track_lifetimes(on_new: Callable[[int, int], None], on_free: Callable[[int], None]) -> None:
+    """Reports every object allocated from now on: ``on_new(address, type_index)`` at birth
+    and ``on_free(address)`` when its memory is released.
+
+    Tracked objects die through the Python deleter (slower than the C ones,
+    which nothing could observe). The checker counts live objects this way.
+    """
+    _trackers.append((on_new, on_free))
+
+
+def _release_elements(address: int) -> None:
+    # What tvm_ffi_runtime_free_sequence does when the strong count ends.
+    LIB.tvm_ffi_runtime_free_sequence(address, STRONG)
 
 
 @abi.TVMFFIObjectDeleter
@@ -107,6 +128,11 @@ def new_object(type_index: int, size: int, destroy=None) -> int:
     header = abi.TVMFFIObject.from_address(address)
     header.combined_ref_count = FRESH_REF_COUNT
     header.type_index = type_index
+    if _trackers:
+        if destroy is RELEASE_ELEMENTS:
+            destroy = _release_elements
+        for on_new, _ in _trackers:
+            on_new(address, type_index)
     if destroy is None:
         deleter = FREE_OBJECT_ADDRESS
     elif destroy is RELEASE_ELEMENTS:
@@ -115,6 +141,8 @@ def new_object(type_index: int, size: int, destroy=None) -> int:
         deleter = OBJECT_DELETER_ADDRESS
         with _destructors_lock:
             _destructors[address] = destroy
+    if _trackers and deleter == FREE_OBJECT_ADDRESS:
+        deleter = OBJECT_DELETER_ADDRESS  # no destroy hook, but its death must be seen
     ctypes.c_void_p.from_address(address + 16).value = deleter
     return address
 
