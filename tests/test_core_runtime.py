@@ -13,7 +13,7 @@ import pytest
 from capi_harness import run_capi
 
 #: Our runtimes held to upstream here.
-RUNTIMES = ["ref"]
+RUNTIMES = ["ref", "fast"]
 
 
 def same_everywhere(snippet: str, **variables) -> str:
@@ -71,15 +71,26 @@ def test_dynamic_index_allocation_follows_child_slots():
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_exhausted_child_slots_raise_instead_of_aborting(runtime):
-    # Upstream aborts the process here (its allocator logs and terminates);
-    # ours reports the broken rule as an error and carries on.
+    # Upstream aborts the process here (its allocator's check throws out of a C
+    # function); ours report the error that check throws, kind and text, and carry on.
     out = run_capi(runtime, """
     strict = lib.TVMFFITypeGetOrAllocIndex(byte_array("test.Strict"), -1, 1, 1, 0, 64)
     lib.TVMFFITypeGetOrAllocIndex(byte_array("test.S1"), -1, 2, 0, 1, strict)
     print(lib.TVMFFITypeGetOrAllocIndex(byte_array("test.S2"), -1, 2, 0, 1, strict), take_error())
     """)
     assert out.splitlines() == [
-        "-1 ('RuntimeError', 'Reach maximum number of sub-classes for test.Strict')"]
+        "-1 ('InternalError', 'Check failed: (parent->child_slots_can_overflow) is false: "
+        "Reach maximum number of sub-classes for test.Strict')"]
+
+
+def test_a_dynamic_type_of_depth_zero_may_name_a_parent():
+    # Upstream takes the parent's slots and records no ancestors.
+    out = same_everywhere("""
+    index = lib.TVMFFITypeGetOrAllocIndex(byte_array("test.Flat"), -1, 0, 0, 1, 64)
+    info = lib.TVMFFIGetTypeInfo(index).contents
+    print(index, info.type_depth, take_error())
+    """)
+    assert out.splitlines() == ["138 0 None"]
 
 
 def test_strings_bytes_and_bigints_from_byte_arrays():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime_client import RUNTIMES, run_all, tagged
+from runtime_client import OURS, RUNTIMES, run_all, tagged
 
 SEQUENCES = r"""
 def cap(obj):
@@ -96,8 +96,9 @@ def sequences():
     return run_all(SEQUENCES)
 
 
-def test_sequences_agree_with_upstream(sequences):
-    assert sequences["fast"] == sequences["upstream"]
+@pytest.mark.parametrize("runtime", OURS)
+def test_sequences_agree_with_upstream(runtime, sequences):
+    assert sequences[runtime] == sequences["upstream"]
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
@@ -239,10 +240,11 @@ def maps():
     return run_all(MAPS)
 
 
-def test_map_layouts_agree_with_upstream(maps):
-    fast, upstream = maps["fast"].splitlines(), maps["upstream"].splitlines()
-    assert len(fast) == len(upstream) == 3 * 2 * 10 + 18
-    for a, b in zip(fast, upstream):
+@pytest.mark.parametrize("runtime", OURS)
+def test_map_layouts_agree_with_upstream(runtime, maps):
+    ours, upstream = maps[runtime].splitlines(), maps["upstream"].splitlines()
+    assert len(ours) == len(upstream) == 3 * 2 * 10 + 18
+    for a, b in zip(ours, upstream):
         assert a == b
 
 

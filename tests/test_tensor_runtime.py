@@ -17,7 +17,7 @@ import pytest
 from capi_harness import run_capi
 
 #: Our runtimes held to upstream here.
-RUNTIMES = ["ref"]
+RUNTIMES = ["ref", "fast"]
 
 #: Every NumPy dtype DLPack can carry, with the DLDataType NumPy exports for it.
 NUMPY_DTYPES = {
@@ -621,7 +621,7 @@ def test_cpp_kernels_allocate_through_the_env_and_read_tensors_in_place(kernels)
     ]
 
 
-@pytest.mark.parametrize("runtime", RUNTIMES)
+@pytest.mark.parametrize("runtime", ["ref"])  # tvm_ffi_ref's own Python helpers
 def test_front_end_helpers(runtime):
     # The helpers the front end uses, on top of the same objects the C API makes.
     out = run_capi(runtime, program(ALLOCATOR, """
