@@ -154,6 +154,9 @@ FR_HIDDEN int fr_any_view_to_owned(const TVMFFIAny* view, TVMFFIAny* out);
 FR_HIDDEN int fr_raise(const char* kind, const char* fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Raises kind: the message's bytes exactly (they may hold NUL); returns -1. */
+FR_HIDDEN int fr_raise_bytes(const char* kind, const char* message, size_t size);
+
 /* Raises MemoryError and returns -1. */
 FR_HIDDEN int fr_raise_oom(void);
 

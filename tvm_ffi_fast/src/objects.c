@@ -83,6 +83,19 @@ int fr_raise(const char* kind, const char* fmt, ...) {
   return -1;
 }
 
+int fr_raise_bytes(const char* kind, const char* message, size_t size) {
+  TVMFFIByteArray kind_bytes, message_bytes;
+  TVMFFIObjectHandle error = NULL;
+  kind_bytes.data = kind;
+  kind_bytes.size = strlen(kind);
+  message_bytes.data = message;
+  message_bytes.size = size;
+  if (TVMFFIErrorCreate(&kind_bytes, &message_bytes, NULL, &error) != 0) return fr_raise_oom();
+  TVMFFIErrorSetRaised(error);
+  fr_decref(error);
+  return -1;
+}
+
 int fr_raise_oom(void) {
   TVMFFIErrorSetRaisedFromCStr("MemoryError", "tvm_ffi_fast: out of memory");
   return -1;
