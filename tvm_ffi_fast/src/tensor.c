@@ -7,6 +7,11 @@
  * reference to the tensor until their deleter runs. Views made by
  * TVMFFITensorCreateUnsafeView keep their source alive and copy shape and
  * strides into their tail.
+ *
+ * The layout is upstream's (TensorObjFromDLPack, TensorObjFromNDAlloc): the
+ * DLTensor, one pointer, then the tail at offset 80, which C++ code may read
+ * in place. What that pointer is -- a managed tensor of either DLPack
+ * version, or the view's source -- is told by the object's deleter.
  */
 #include "core.h"
 
@@ -16,26 +21,34 @@ typedef struct {
   TVMFFIObject header;
   DLTensor tensor;
   void* managed; /* DLManagedTensor* or DLManagedTensorVersioned*, or the view's source */
-  int32_t kind;  /* TENSOR_* */
-  int32_t reserved;
 } FrTensor;
-
-enum { TENSOR_DLPACK = 0, TENSOR_DLPACK_VERSIONED = 1, TENSOR_VIEW = 2 };
 
 static int64_t* tail_of(FrTensor* t) { return (int64_t*)((char*)t + sizeof(FrTensor)); }
 
-static void tensor_deleter(void* self, int flags) {
+static void dlpack_tensor_deleter(void* self, int flags) {
   FrTensor* t = (FrTensor*)self;
   if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
-    if (t->kind == TENSOR_DLPACK) {
-      DLManagedTensor* m = (DLManagedTensor*)t->managed;
-      if (m != NULL && m->deleter != NULL) m->deleter(m);
-    } else if (t->kind == TENSOR_DLPACK_VERSIONED) {
-      DLManagedTensorVersioned* m = (DLManagedTensorVersioned*)t->managed;
-      if (m != NULL && m->deleter != NULL) m->deleter(m);
-    } else if (t->managed != NULL) {
-      fr_decref(t->managed);
-    }
+    DLManagedTensor* m = (DLManagedTensor*)t->managed;
+    if (m != NULL && m->deleter != NULL) m->deleter(m);
+    t->managed = NULL;
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(t);
+}
+
+static void versioned_tensor_deleter(void* self, int flags) {
+  FrTensor* t = (FrTensor*)self;
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
+    DLManagedTensorVersioned* m = (DLManagedTensorVersioned*)t->managed;
+    if (m != NULL && m->deleter != NULL) m->deleter(m);
+    t->managed = NULL;
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(t);
+}
+
+static void view_tensor_deleter(void* self, int flags) {
+  FrTensor* t = (FrTensor*)self;
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
+    if (t->managed != NULL) fr_decref(t->managed);
     t->managed = NULL;
   }
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(t);
@@ -79,15 +92,15 @@ static void fill_compact_strides(const int64_t* shape, int32_t ndim, int64_t* st
 }
 
 /* Wraps a managed tensor (ownership moves into the object on success). */
-static FrTensor* wrap_managed(const DLTensor* dl, void* managed, int32_t kind) {
+static FrTensor* wrap_managed(const DLTensor* dl, void* managed,
+                              void (*deleter)(void* self, int flags)) {
   int extra = dl->strides == NULL && dl->ndim != 0;
   FrTensor* t = (FrTensor*)fr_object_alloc(
       sizeof(FrTensor) + (extra ? (size_t)dl->ndim * sizeof(int64_t) : 0), kTVMFFITensor,
-      tensor_deleter);
+      deleter);
   if (t == NULL) return NULL;
   t->tensor = *dl;
   t->managed = managed;
-  t->kind = kind;
   if (extra) {
     t->tensor.strides = tail_of(t);
     fill_compact_strides(dl->shape, dl->ndim, t->tensor.strides);
@@ -96,9 +109,10 @@ static FrTensor* wrap_managed(const DLTensor* dl, void* managed, int32_t kind) {
 }
 
 static int check_import(const DLTensor* dl, int32_t require_alignment, int32_t require_contiguous) {
-  if (require_alignment != 0 && !is_aligned(dl, (size_t)require_alignment)) {
-    return fr_raise("RuntimeError", "FromDLPack: Data is not aligned to %d bytes.",
-                    (int)require_alignment);
+  /* upstream takes the alignment as a size_t: -1 asks for SIZE_MAX */
+  size_t alignment = (size_t)require_alignment;
+  if (alignment != 0 && !is_aligned(dl, alignment)) {
+    return fr_raise("RuntimeError", "FromDLPack: Data is not aligned to %zu bytes.", alignment);
   }
   if (require_contiguous && !is_contiguous(dl)) {
     return fr_raise("RuntimeError", "FromDLPack: Tensor is not contiguous.");
@@ -111,7 +125,7 @@ int fr_tensor_from_dlpack(DLManagedTensor* from, int32_t require_alignment,
   FrTensor* t;
   if (from == NULL || out == NULL) return fr_raise("ValueError", "TVMFFITensorFromDLPack: NULL");
   if (check_import(&from->dl_tensor, require_alignment, require_contiguous) != 0) return -1;
-  t = wrap_managed(&from->dl_tensor, from, TENSOR_DLPACK);
+  t = wrap_managed(&from->dl_tensor, from, dlpack_tensor_deleter);
   if (t == NULL) return -1;
   *out = t;
   return 0;
@@ -127,7 +141,7 @@ int fr_tensor_from_dlpack_versioned(DLManagedTensorVersioned* from, int32_t requ
   if (from->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) {
     return fr_raise("RuntimeError", "Subbyte type padded is not yet supported");
   }
-  t = wrap_managed(&from->dl_tensor, from, TENSOR_DLPACK_VERSIONED);
+  t = wrap_managed(&from->dl_tensor, from, versioned_tensor_deleter);
   if (t == NULL) return -1;
   *out = t;
   return 0;
@@ -196,7 +210,7 @@ int fr_tensor_create_unsafe_view(TVMFFIObjectHandle source, const DLTensor* prot
   }
   ndim = prototype->ndim < 0 ? 0 : prototype->ndim;
   t = (FrTensor*)fr_object_alloc(sizeof(FrTensor) + (size_t)ndim * 2 * sizeof(int64_t),
-                                 kTVMFFITensor, tensor_deleter);
+                                 kTVMFFITensor, view_tensor_deleter);
   if (t == NULL) return -1;
   t->tensor = *prototype;
   t->tensor.shape = tail_of(t);
@@ -205,7 +219,6 @@ int fr_tensor_create_unsafe_view(TVMFFIObjectHandle source, const DLTensor* prot
     memcpy(t->tensor.shape, prototype->shape, (size_t)ndim * sizeof(int64_t));
     memcpy(t->tensor.strides, prototype->strides, (size_t)ndim * sizeof(int64_t));
   }
-  t->kind = TENSOR_VIEW;
   t->managed = source;
   fr_incref(source);
   *out = t;
@@ -235,7 +248,7 @@ int fr_env_tensor_alloc(DLTensor* prototype, TVMFFIObjectHandle* out) {
                     "Check failed: (dlpack_tensor != nullptr) is false: TVMFFIEnvTensorAlloc: "
                     "failed to allocate a tensor from the allocator");
   }
-  t = wrap_managed(&managed->dl_tensor, managed, TENSOR_DLPACK_VERSIONED);
+  t = wrap_managed(&managed->dl_tensor, managed, versioned_tensor_deleter);
   if (t == NULL) {
     if (managed->deleter != NULL) managed->deleter(managed);
     return -1;
