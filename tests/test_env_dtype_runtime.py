@@ -474,6 +474,8 @@ def test_env_calls_upstream_crashes_on_raise_errors(runtime):
     # each of ours reports the same error instead.
     out = run_capi(runtime, """
     print(lib.TVMFFIEnvModRegisterContextSymbol(None, 1), take_error())
+    print(lib.TVMFFIEnvModRegisterSystemLibSymbol(None, 1), take_error())
+    print(lib.TVMFFIEnvRegisterCAPI(None, 1), take_error())
     print(lib.TVMFFIEnvSetStream(-1, 0, 5, None), take_error())
     print(lib.TVMFFIEnvSetStream(2, -3, 5, None), take_error())
     check = ctypes.CFUNCTYPE(ctypes.c_int)(lambda: 0)
@@ -482,6 +484,8 @@ def test_env_calls_upstream_crashes_on_raise_errors(runtime):
     """)
     assert out.splitlines() == [
         "-1 ('ValueError', 'TVMFFIEnvModRegisterContextSymbol: name must not be NULL')",
+        "-1 ('ValueError', 'TVMFFIEnvModRegisterSystemLibSymbol: name must not be NULL')",
+        "-1 ('ValueError', 'TVMFFIEnvRegisterCAPI: name must not be NULL')",
         "-1 ('ValueError', 'TVMFFIEnvSetStream: device_type and device_id must be non-negative, "
         "got (-1, 0)')",
         "-1 ('ValueError', 'TVMFFIEnvSetStream: device_type and device_id must be non-negative, "
