@@ -13,7 +13,7 @@ import ctypes
 
 from .. import abi
 from . import memory, strings
-from .slots import implements
+from .slots import FFIError, implements
 
 TI = abi.TVMFFITypeIndex
 OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin
@@ -55,8 +55,9 @@ def view_to_owned(view: abi.TVMFFIAny, out: abi.TVMFFIAny) -> None:
         strings.store_str_or_bytes(out, strings.view_bytes(view), is_str=False)
     elif index == TI.kTVMFFIObjectRValueRef:
         slot = ctypes.c_void_p.from_address(view.v_ptr)
-        if not slot.value:
-            raise RuntimeError("RValueRef already moved")
+        if not slot.value:  # upstream's failed check, kind and text
+            raise FFIError("InternalError", "Check failed: (obj_addr[0] != nullptr) is false: "
+                                            "RValueRef already moved")
         moved = slot.value
         slot.value = None
         out.type_index = memory.type_index_of(moved)
