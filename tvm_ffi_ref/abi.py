@@ -883,6 +883,9 @@ RUNTIME_FUNCTIONS: List[CFunction] = [
         ("int", "flags")),
     _fn("tvm_ffi_runtime.h", "void", "tvm_ffi_runtime_free_sequence", ("void*", "self"),
         ("int", "flags")),
+    _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_function_with_owner",
+        ("TVMFFISafeCallType", "safe_call"), ("TVMFFIObjectHandle", "owner"),
+        ("TVMFFIObjectHandle*", "out")),
 ]
 
 

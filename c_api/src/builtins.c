@@ -230,7 +230,16 @@ static void builtin_function_deleter(void* self, int flags) {
 
 static int builtin_function_create(void* self, TVMFFISafeCallType safe_call,
                                    void (*release)(void* self), TVMFFIObjectHandle* out) {
-  BuiltinFunction* func = (BuiltinFunction*)malloc(sizeof(BuiltinFunction));
+  BuiltinFunction* func;
+  if (out == NULL) {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIFunctionCreate: out is NULL");
+    return -1;
+  }
+  if (safe_call == NULL) {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIFunctionCreate: safe_call is NULL");
+    return -1;
+  }
+  func = (BuiltinFunction*)malloc(sizeof(BuiltinFunction));
   if (func == NULL) {
     TVMFFIErrorSetRaisedFromCStr("MemoryError", "TVMFFIFunctionCreate: out of memory");
     return -1;
@@ -249,10 +258,71 @@ static int builtin_function_create(void* self, TVMFFISafeCallType safe_call,
   return 0;
 }
 
+/*
+ * Upstream dereferences whatever it is given; a NULL handle or an object that
+ * is not a Function is reported here instead (as the fast runtime does),
+ * naming the object's type when a runtime can say what it is.
+ */
+static int raise_not_a_function(TVMFFIObjectHandle func) {
+  int32_t type_index = ((TVMFFIObject*)func)->type_index;
+  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(type_index);
+  char message[160];
+  if (info != NULL) {
+    snprintf(message, sizeof(message), "TVMFFIFunctionCall: expected a ffi.Function, got %.*s",
+             (int)info->type_key.size, info->type_key.data);
+  } else {
+    TVMFFIObjectHandle lookup_error = NULL;
+    TVMFFIErrorMoveFromRaised(&lookup_error);
+    if (lookup_error != NULL) builtin_dec_ref(lookup_error);
+    snprintf(message, sizeof(message),
+             "TVMFFIFunctionCall: expected a ffi.Function, got type index %d", (int)type_index);
+  }
+  TVMFFIErrorSetRaisedFromCStr("TypeError", message);
+  return -1;
+}
+
 static int builtin_function_call(TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_args,
                                  TVMFFIAny* result) {
-  TVMFFIFunctionCell* cell = (TVMFFIFunctionCell*)((char*)func + sizeof(TVMFFIObject));
+  TVMFFIFunctionCell* cell;
+  if (func == NULL) {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIFunctionCall: the function handle is NULL");
+    return -1;
+  }
+  if (((TVMFFIObject*)func)->type_index != kTVMFFIFunction) return raise_not_a_function(func);
+  cell = (TVMFFIFunctionCell*)((char*)func + sizeof(TVMFFIObject));
   return cell->safe_call(func, args, num_args, result);
+}
+
+/*
+ * A Function calling safe_call with a NULL handle -- as upstream's library
+ * modules call an exported __tvm_ffi_<name> symbol -- that holds one reference
+ * to owner (its module) for as long as it lives.
+ */
+static int null_handle_trampoline(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                  TVMFFIAny* result) {
+  BuiltinFunction* func = (BuiltinFunction*)handle;
+  return func->target(NULL, args, num_args, result);
+}
+
+static void owner_function_deleter(void* self, int flags) {
+  BuiltinFunction* func = (BuiltinFunction*)self;
+  if ((flags & kTVMFFIObjectDeleterFlagBitMaskStrong) && func->self != NULL) {
+    TVMFFIObjectDecRef(func->self);
+    func->self = NULL;
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(func);
+}
+
+int tvm_ffi_runtime_function_with_owner(TVMFFISafeCallType safe_call, TVMFFIObjectHandle owner,
+                                        TVMFFIObjectHandle* out) {
+  BuiltinFunction* func;
+  if (builtin_function_create(NULL, safe_call, NULL, out) != 0) return -1;
+  func = (BuiltinFunction*)*out;
+  func->header.deleter = owner_function_deleter;
+  func->cell.safe_call = null_handle_trampoline;
+  func->self = owner;
+  if (owner != NULL) TVMFFIObjectIncRef(owner);
+  return 0;
 }
 
 /* ---------------------------------------------------------- custom allocator */
