@@ -17,6 +17,7 @@ from . import (  # noqa: F401 - imported for their @implements registrations
     env,
     errors,
     functions,
+    global_functions,
     maps,
     modules,
     objects,

@@ -44,6 +44,14 @@ class FFIError(Exception):
         self.message = message
 
 
+class ErrorAlreadyRaised(Exception):
+    """Raised inside a slot when a callee failed and already left its error in the raised slot.
+
+    The slot then fails with that error as it is (same object, same backtrace),
+    as C code returning a callee's -1 would.
+    """
+
+
 def implements(name: str) -> Callable[[Callable], Callable]:
     """Registers the decorated function as the implementation of C API function ``name``."""
     if name not in abi.C_API_BY_NAME:
@@ -84,6 +92,8 @@ def _wrap(slot: abi.CFunction, fn: Callable):
             if returns_status and result is None:
                 return 0
             return result
+        except ErrorAlreadyRaised:
+            pass
         except FFIError as error:
             _report(error.kind, f"{error.message}")
         except Exception as error:  # noqa: BLE001 - every error must become a raised one
