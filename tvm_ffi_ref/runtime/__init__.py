@@ -21,6 +21,7 @@ from . import (  # noqa: F401 - imported for their @implements registrations
     maps,
     modules,
     objects,
+    reflection,
     registry,
     strings,
     tensors,
