@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from capi_harness import run_capi
+from capi_harness import each_runtime, run_capi
 
 #: Our runtimes held to upstream here.
 RUNTIMES = ["ref", "fast"]
@@ -195,9 +195,10 @@ def run(runtime: str, snippet: str, **variables) -> str:
 
 def same_everywhere(snippet: str, **variables) -> str:
     """Runs ``snippet`` under upstream and each runtime; asserts equal output; returns it."""
-    expected = run("upstream", snippet, **variables)
+    outputs = each_runtime(["upstream", *RUNTIMES], lambda rt: run(rt, snippet, **variables))
+    expected = outputs["upstream"]
     for runtime in RUNTIMES:
-        actual = run(runtime, snippet, **variables)
+        actual = outputs[runtime]
         if actual != expected:
             diff = [f"line {i}:\n  {runtime}: {a}\n  upstream: {e}"
                     for i, (a, e) in enumerate(zip(actual.splitlines(), expected.splitlines()))

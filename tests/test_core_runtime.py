@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from capi_harness import run_capi
+from capi_harness import each_runtime, run_capi
 
 #: Our runtimes held to upstream here.
 RUNTIMES = ["ref", "fast"]
@@ -18,9 +18,10 @@ RUNTIMES = ["ref", "fast"]
 
 def same_everywhere(snippet: str, **variables) -> str:
     """Runs ``snippet`` under upstream and each runtime; asserts equal output; returns it."""
-    expected = run_capi("upstream", snippet, **variables)
+    outputs = each_runtime(["upstream", *RUNTIMES], lambda rt: run_capi(rt, snippet, **variables))
+    expected = outputs["upstream"]
     for runtime in RUNTIMES:
-        actual = run_capi(runtime, snippet, **variables)
+        actual = outputs[runtime]
         assert actual == expected, f"{runtime} differs from upstream:\n{actual}\nvs\n{expected}"
     return expected
 

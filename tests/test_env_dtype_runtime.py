@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from capi_harness import run_capi
+from capi_harness import each_runtime, run_capi
 
 #: Our runtimes held to upstream here.
 RUNTIMES = ["ref", "fast"]
@@ -21,9 +21,10 @@ RUNTIMES = ["ref", "fast"]
 def same_everywhere(*parts: str, **variables) -> str:
     """Runs ``parts`` (each dedented) under upstream and each runtime; asserts equal output."""
     snippet = "".join(textwrap.dedent(part) for part in parts)
-    expected = run_capi("upstream", snippet, **variables)
+    outputs = each_runtime(["upstream", *RUNTIMES], lambda rt: run_capi(rt, snippet, **variables))
+    expected = outputs["upstream"]
     for runtime in RUNTIMES:
-        actual = run_capi(runtime, snippet, **variables)
+        actual = outputs[runtime]
         assert actual == expected, f"{runtime} differs from upstream:\n{actual}\nvs\n{expected}"
     return expected
 

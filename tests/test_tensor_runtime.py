@@ -14,7 +14,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from capi_harness import run_capi
+from capi_harness import each_runtime, run_capi
 
 #: Our runtimes held to upstream here.
 RUNTIMES = ["ref", "fast"]
@@ -158,9 +158,11 @@ def program(*parts: str) -> str:
 
 def same_everywhere(*parts: str, **variables) -> str:
     """Runs :func:`program` under upstream and each runtime; asserts equal output; returns it."""
-    expected = run_capi("upstream", program(*parts), **variables)
+    outputs = each_runtime(["upstream", *RUNTIMES],
+                           lambda rt: run_capi(rt, program(*parts), **variables))
+    expected = outputs["upstream"]
     for runtime in RUNTIMES:
-        actual = run_capi(runtime, program(*parts), **variables)
+        actual = outputs[runtime]
         assert actual == expected, f"{runtime} differs from upstream:\n{actual}\nvs\n{expected}"
     return expected
 
