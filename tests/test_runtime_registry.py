@@ -349,3 +349,33 @@ def test_make_object_from_packed_args(runtime, make_object_outputs):
     assert errors[3][:2] == ("ERR", "RuntimeError")
     assert errors[5] == ("ERR", "TypeError", "Cannot convert from type `float` to `str`")
     assert out["root path"] == "[('parent', None), ('step', None), ('depth', 0)]"
+
+
+ATTR_COLUMNS = r"""
+for name in ["__any_hash__", "__any_equal__", "__ffi_type_final__", "__ffi_enum__", "__ffi_init__",
+             "__ffi_convert__", "__ffi_new__", "__ffi_shallow_copy__", "__ffi_repr__"]:
+    p = lib.TVMFFIGetTypeAttrColumn(ctypes.byref(byte_array(name)))
+    if not p:
+        print("%s: None" % name)
+        continue
+    c = p.contents
+    print("%s: %r" % (name, [(i, c.data[i].type_index) for i in range(c.size)
+                             if c.data[i].type_index != 0]))
+"""
+
+
+def test_preregistered_type_attributes_are_the_same_under_ours_and_upstreams():
+    outputs = {rt: tagged(out) for rt, out in run_all(ATTR_COLUMNS).items()}
+    upstream = outputs["upstream"]
+    ours = [outputs[rt] for rt in OURS]
+    # a kernel cannot tell our runtimes apart by the columns present at load ...
+    assert all(table == ours[0] for table in ours)
+    # ... and each entry they hold is upstream's, of the same kind (a native
+    # function pointer, a bool, a Function); upstream has more (structural
+    # hashing, dataclass helpers), which ours do not provide
+    for name, entries in ours[0].items():
+        if entries != "None":
+            assert set(eval(entries)) <= set(eval(upstream[name])), name
+    assert ours[0]["__any_hash__"] == "[(78, 4)]"
+    assert ours[0]["__ffi_type_final__"] == upstream["__ffi_type_final__"]
+    assert ours[0]["__ffi_enum__"] == upstream["__ffi_enum__"] == "[]"

@@ -492,7 +492,8 @@ static int not_supported(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFIAny*
   (void)args;
   (void)n;
   (void)rv;
-  return fr_raise("RuntimeError", "%s is not supported by the tvm_ffi_fast runtime",
+  return fr_raise("RuntimeError",
+                  "%s is not supported by this TVM FFI runtime (it has no structural hashing)",
                   (const char*)ctx);
 }
 
