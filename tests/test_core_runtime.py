@@ -289,3 +289,71 @@ def test_the_raised_slot_belongs_to_the_os_thread(kernels):
         print(kernel.raise_and_move_in_new_thread(kind), kind.value)
     """, PATH=path)
     assert out.splitlines() == ["0 b'ValueError'"] * 3
+
+
+#: The first pointer parameter each function must not be given as NULL. Upstream
+#: dereferences it (a crash); ours raise ValueError "<function>: <parameter> must
+#: not be NULL". Functions that accept NULL everywhere are not listed.
+FIRST_REQUIRED_POINTER = {
+    "TVMFFIObjectCreateOpaque": "out", "TVMFFITypeKeyToIndex": "type_key",
+    "TVMFFIFunctionCreate": "safe_call", "TVMFFIFunctionGetGlobal": "name",
+    "TVMFFIAnyViewToOwnedAny": "any_view", "TVMFFIFunctionCall": "func",
+    "TVMFFIErrorCreate": "out", "TVMFFIErrorCreateWithCauseAndExtraContext": "out",
+    "TVMFFITensorFromDLPack": "from", "TVMFFITensorToDLPack": "from",
+    "TVMFFITensorFromDLPackVersioned": "from", "TVMFFITensorToDLPackVersioned": "from",
+    "TVMFFITensorCreateUnsafeView": "source", "TVMFFIStringFromByteArray": "input",
+    "TVMFFIBytesFromByteArray": "input", "TVMFFIBigIntFromByteArray": "input",
+    "TVMFFIBigIntGetContentByteArray": "value", "TVMFFIDataTypeFromString": "str",
+    "TVMFFIDataTypeToString": "dtype", "TVMFFIFunctionSetGlobal": "name",
+    "TVMFFIFunctionSetGlobalFromMethodInfo": "method_info", "TVMFFITypeRegisterField": "info",
+    "TVMFFITypeRegisterMethod": "info", "TVMFFITypeRegisterMetadata": "metadata",
+    "TVMFFITypeRegisterAttr": "attr_name", "TVMFFIGetTypeAttrColumn": "attr_name",
+    "TVMFFITypeGetOrAllocIndex": "type_key", "TVMFFIEnvTensorAlloc": "prototype",
+    "TVMFFIEnvRegisterCAPI": "name", "TVMFFIEnvModLookupFromImports": "library_ctx",
+    "TVMFFIEnvModRegisterContextSymbol": "name", "TVMFFIEnvModRegisterSystemLibSymbol": "name",
+}
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_null_pointers_upstream_crashes_on_raise_the_same_error(runtime):
+    out = run_capi(runtime, """
+    for name in NAMES:
+        fn = getattr(lib, name)
+        fn(*[t() if t is not None else None for t in fn.argtypes])
+        print(name, take_error())
+    # a later parameter is named when the earlier ones are given
+    key, value, dtype = byte_array("int32"), abi.TVMFFIAny(), abi.DLDataType(0, 32, 1)
+    prototype = abi.DLTensor()
+    for call in (lambda: lib.TVMFFITypeKeyToIndex(ctypes.byref(key), None),
+                 lambda: lib.TVMFFIFunctionGetGlobal(ctypes.byref(key), None),
+                 lambda: lib.TVMFFIAnyViewToOwnedAny(ctypes.byref(value), None),
+                 lambda: lib.TVMFFIStringFromByteArray(ctypes.byref(key), None),
+                 lambda: lib.TVMFFIDataTypeFromString(ctypes.byref(key), None),
+                 lambda: lib.TVMFFIDataTypeToString(ctypes.byref(dtype), None),
+                 lambda: lib.TVMFFIFunctionSetGlobal(ctypes.byref(key), None, 0),
+                 lambda: lib.TVMFFITypeRegisterAttr(64, ctypes.byref(key), None),
+                 lambda: lib.TVMFFIEnvTensorAlloc(ctypes.byref(prototype), None)):
+        print(call(), take_error())
+    # the sentinel registration (index 0) only makes the column: no value needed
+    print(lib.TVMFFITypeRegisterAttr(0, ctypes.byref(key), None), take_error())
+    # views that point, pointing nowhere
+    for kind in (TI.kTVMFFIRawStr, TI.kTVMFFIByteArrayPtr, TI.kTVMFFIObjectRValueRef):
+        view, out = abi.TVMFFIAny(), abi.TVMFFIAny()
+        view.type_index = kind
+        print(lib.TVMFFIAnyViewToOwnedAny(ctypes.byref(view), ctypes.byref(out)), take_error())
+    """, NAMES=list(FIRST_REQUIRED_POINTER))
+    lines = out.splitlines()
+    assert lines[:len(FIRST_REQUIRED_POINTER)] == [
+        f"{name} ('ValueError', '{name}: {param} must not be NULL')"
+        for name, param in FIRST_REQUIRED_POINTER.items()]
+    assert lines[len(FIRST_REQUIRED_POINTER):] == [
+        f"-1 ('ValueError', '{name}: {param} must not be NULL')" for name, param in (
+            ("TVMFFITypeKeyToIndex", "out_tindex"), ("TVMFFIFunctionGetGlobal", "out"),
+            ("TVMFFIAnyViewToOwnedAny", "out"), ("TVMFFIStringFromByteArray", "out"),
+            ("TVMFFIDataTypeFromString", "out"), ("TVMFFIDataTypeToString", "out"),
+            ("TVMFFIFunctionSetGlobal", "f"), ("TVMFFITypeRegisterAttr", "attr_value"),
+            ("TVMFFIEnvTensorAlloc", "out"))] + ["0 None"] + [
+        "-1 ('ValueError', 'a const char* value is NULL')",
+        "-1 ('ValueError', 'a TVMFFIByteArray* value is NULL')",
+        "-1 ('InternalError', 'Check failed: (obj_addr[0] != nullptr) is false: RValueRef "
+        "already moved')"]

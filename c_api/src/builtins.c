@@ -103,6 +103,11 @@ static int builtin_error_create_with_cause(const TVMFFIByteArray* kind,
                                            TVMFFIObjectHandle extra_context,
                                            TVMFFIObjectHandle* out) {
   BuiltinError* err;
+  if (out == NULL) {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIErrorCreateWithCauseAndExtraContext: out "
+                                               "must not be NULL");
+    return -1;
+  }
   if (kind == NULL) kind = &kEmptyBytes;
   if (message == NULL) message = &kEmptyBytes;
   if (backtrace == NULL) backtrace = &kEmptyBytes;
@@ -138,6 +143,10 @@ static int builtin_error_create_with_cause(const TVMFFIByteArray* kind,
 
 static int builtin_error_create(const TVMFFIByteArray* kind, const TVMFFIByteArray* message,
                                 const TVMFFIByteArray* backtrace, TVMFFIObjectHandle* out) {
+  if (out == NULL) {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIErrorCreate: out must not be NULL");
+    return -1;
+  }
   return builtin_error_create_with_cause(kind, message, backtrace, NULL, NULL, out);
 }
 
@@ -231,12 +240,12 @@ static void builtin_function_deleter(void* self, int flags) {
 static int builtin_function_create(void* self, TVMFFISafeCallType safe_call,
                                    void (*release)(void* self), TVMFFIObjectHandle* out) {
   BuiltinFunction* func;
-  if (out == NULL) {
-    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIFunctionCreate: out is NULL");
+  if (safe_call == NULL) {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIFunctionCreate: safe_call must not be NULL");
     return -1;
   }
-  if (safe_call == NULL) {
-    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIFunctionCreate: safe_call is NULL");
+  if (out == NULL) {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIFunctionCreate: out must not be NULL");
     return -1;
   }
   func = (BuiltinFunction*)malloc(sizeof(BuiltinFunction));
@@ -285,7 +294,7 @@ static int builtin_function_call(TVMFFIObjectHandle func, TVMFFIAny* args, int32
                                  TVMFFIAny* result) {
   TVMFFIFunctionCell* cell;
   if (func == NULL) {
-    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIFunctionCall: the function handle is NULL");
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIFunctionCall: func must not be NULL");
     return -1;
   }
   if (((TVMFFIObject*)func)->type_index != kTVMFFIFunction) return raise_not_a_function(func);

@@ -81,7 +81,8 @@ int fr_dtype_to_string(const DLDataType* dtype, TVMFFIAny* out) {
   FrBuf buf;
   int16_t lanes;
   int status;
-  if (dtype == NULL || out == NULL) return fr_raise("ValueError", "TVMFFIDataTypeToString: NULL");
+  FR_REQUIRE(dtype, "TVMFFIDataTypeToString", "dtype");
+  FR_REQUIRE(out, "TVMFFIDataTypeToString", "out");
   if (dtype->bits == 8 && dtype->lanes == 1 && dtype->code == kDLBool) {
     return string_object("bool", 4, out);
   }
@@ -359,7 +360,8 @@ int fr_dtype_from_string(const TVMFFIByteArray* str, DLDataType* out) {
   const char* s;
   size_t n;
   int status;
-  if (str == NULL || out == NULL) return fr_raise("ValueError", "TVMFFIDataTypeFromString: NULL");
+  FR_REQUIRE(str, "TVMFFIDataTypeFromString", "str");
+  FR_REQUIRE(out, "TVMFFIDataTypeFromString", "out");
   s = str->data != NULL ? str->data : "";
   n = str->data != NULL ? str->size : 0;
   if (n == 0 || (n == 4 && memcmp(s, "void", 4) == 0)) {

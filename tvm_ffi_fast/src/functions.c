@@ -54,8 +54,8 @@ static FrFunction* function_alloc(void* self, TVMFFISafeCallType safe_call,
 int fr_function_create(void* self, TVMFFISafeCallType safe_call, void (*deleter)(void* self),
                        TVMFFIObjectHandle* out) {
   FrFunction* f;
-  if (out == NULL) return fr_raise("ValueError", "TVMFFIFunctionCreate: out is NULL");
-  if (safe_call == NULL) return fr_raise("ValueError", "TVMFFIFunctionCreate: safe_call is NULL");
+  FR_REQUIRE(safe_call, "TVMFFIFunctionCreate", "safe_call");
+  FR_REQUIRE(out, "TVMFFIFunctionCreate", "out");
   f = function_alloc(self, safe_call, deleter);
   if (f == NULL) return -1;
   *out = f;
@@ -65,11 +65,16 @@ int fr_function_create(void* self, TVMFFISafeCallType safe_call, void (*deleter)
 int fr_function_call(TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_args,
                      TVMFFIAny* result) {
   if (FR_UNLIKELY(func == NULL)) {
-    return fr_raise("ValueError", "TVMFFIFunctionCall: the function handle is NULL");
+    return fr_raise("ValueError", "TVMFFIFunctionCall: func must not be NULL");
   }
   if (FR_UNLIKELY(fr_type_index(func) != kTVMFFIFunction)) {
-    return fr_raise("TypeError", "TVMFFIFunctionCall: expected a ffi.Function, got %s",
-                    fr_type_key_of(fr_type_index(func)));
+    const TVMFFITypeInfo* info = fr_type_info_or_null(fr_type_index(func));
+    if (info == NULL) {
+      return fr_raise("TypeError", "TVMFFIFunctionCall: expected a ffi.Function, got type index %d",
+                      (int)fr_type_index(func));
+    }
+    return fr_raise("TypeError", "TVMFFIFunctionCall: expected a ffi.Function, got %.*s",
+                    (int)info->type_key.size, info->type_key.data);
   }
   return FR_CELL(func, TVMFFIFunctionCell)->safe_call(func, args, num_args, result);
 }

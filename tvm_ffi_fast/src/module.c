@@ -281,9 +281,9 @@ int fr_env_mod_lookup_from_imports(TVMFFIObjectHandle library_ctx, const char* f
   void* func = NULL;
   size_t size;
   int64_t i;
-  if (m == NULL || func_name == NULL || out == NULL) {
-    return fr_raise("ValueError", "TVMFFIEnvModLookupFromImports: NULL argument");
-  }
+  FR_REQUIRE(m, "TVMFFIEnvModLookupFromImports", "library_ctx");
+  FR_REQUIRE(func_name, "TVMFFIEnvModLookupFromImports", "func_name");
+  FR_REQUIRE(out, "TVMFFIEnvModLookupFromImports", "out");
   if (fr_type_index(m) != kTVMFFIModule) {
     return fr_raise("TypeError", "TVMFFIEnvModLookupFromImports: library_ctx is not a module");
   }

@@ -45,7 +45,7 @@ static void opaque_deleter(void* self, int flags) {
 int fr_object_create_opaque(void* handle, int32_t type_index, void (*deleter)(void* handle),
                             TVMFFIObjectHandle* out) {
   FrOpaque* obj;
-  if (out == NULL) return fr_raise("ValueError", "TVMFFIObjectCreateOpaque: out is NULL");
+  FR_REQUIRE(out, "TVMFFIObjectCreateOpaque", "out");
   if (type_index != kTVMFFIOpaquePyObject) {
     return fr_raise("RuntimeError", "Only kTVMFFIOpaquePyObject is supported for now");
   }

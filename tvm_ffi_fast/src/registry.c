@@ -257,10 +257,7 @@ int32_t fr_type_get_or_alloc_index(const TVMFFIByteArray* type_key, int32_t stat
                                    int32_t type_depth, int32_t num_child_slots,
                                    int32_t child_slots_can_overflow, int32_t parent_type_index) {
   int32_t index;
-  if (type_key == NULL || (type_key->data == NULL && type_key->size != 0)) {
-    fr_raise("ValueError", "TVMFFITypeGetOrAllocIndex: type_key is NULL");
-    return -1;
-  }
+  FR_REQUIRE(type_key, "TVMFFITypeGetOrAllocIndex", "type_key");
   fr_mutex_lock(&g_mutex);
   index = get_or_alloc_locked(type_key->data, type_key->size, static_type_index, type_depth,
                               num_child_slots, child_slots_can_overflow != 0, parent_type_index);
@@ -279,9 +276,8 @@ int32_t fr_register_type(const char* key, int32_t static_index, int32_t depth,
 
 int fr_type_key_to_index(const TVMFFIByteArray* type_key, int32_t* out_tindex) {
   void* found;
-  if (type_key == NULL || out_tindex == NULL) {
-    return fr_raise("ValueError", "TVMFFITypeKeyToIndex: NULL argument");
-  }
+  FR_REQUIRE(type_key, "TVMFFITypeKeyToIndex", "type_key");
+  FR_REQUIRE(out_tindex, "TVMFFITypeKeyToIndex", "out_tindex");
   fr_mutex_lock(&g_mutex);
   found = fr_strmap_get(&g_key_to_index, type_key->data, type_key->size);
   fr_mutex_unlock(&g_mutex);
@@ -340,7 +336,7 @@ int fr_type_register_field(int32_t type_index, const TVMFFIFieldInfo* info) {
   FrTypeEntry* entry;
   TVMFFIFieldInfo field;
   int32_t i, d;
-  if (info == NULL) return fr_raise("ValueError", "TVMFFITypeRegisterField: info is NULL");
+  FR_REQUIRE(info, "TVMFFITypeRegisterField", "info");
   fr_mutex_lock(&g_mutex);
   entry = entry_or_raise(type_index);
   if (entry == NULL) goto fail;
@@ -411,7 +407,7 @@ fail:
 int fr_type_register_method(int32_t type_index, const TVMFFIMethodInfo* info) {
   FrTypeEntry* entry;
   TVMFFIMethodInfo method;
-  if (info == NULL) return fr_raise("ValueError", "TVMFFITypeRegisterMethod: info is NULL");
+  FR_REQUIRE(info, "TVMFFITypeRegisterMethod", "info");
   fr_mutex_lock(&g_mutex);
   entry = entry_or_raise(type_index);
   if (entry == NULL) goto fail;
@@ -445,7 +441,7 @@ fail:
 int fr_type_register_metadata(int32_t type_index, const TVMFFITypeMetadata* metadata) {
   FrTypeEntry* entry;
   TVMFFITypeMetadata copy;
-  if (metadata == NULL) return fr_raise("ValueError", "TVMFFITypeRegisterMetadata: NULL");
+  FR_REQUIRE(metadata, "TVMFFITypeRegisterMetadata", "metadata");
   fr_mutex_lock(&g_mutex);
   entry = entry_or_raise(type_index);
   if (entry == NULL) goto fail;
@@ -488,9 +484,9 @@ int fr_type_register_attr(int32_t type_index, const TVMFFIByteArray* attr_name,
                           const TVMFFIAny* attr_value) {
   FrColumn* column;
   TVMFFIAny* slot;
-  if (attr_name == NULL || (attr_value == NULL && type_index != kTVMFFINone)) {
-    return fr_raise("ValueError", "TVMFFITypeRegisterAttr: NULL argument");
-  }
+  FR_REQUIRE(attr_name, "TVMFFITypeRegisterAttr", "attr_name");
+  /* a NULL value is tolerated for the sentinel index 0, which only makes the column */
+  if (type_index != kTVMFFINone) FR_REQUIRE(attr_value, "TVMFFITypeRegisterAttr", "attr_value");
   if (type_index < 0) {
     return fr_raise("IndexError", "TVMFFITypeRegisterAttr: invalid type index %d",
                     (int)type_index);
@@ -547,7 +543,10 @@ int fr_register_attr_cstr(int32_t type_index, const char* name, const TVMFFIAny*
 
 const TVMFFITypeAttrColumn* fr_get_type_attr_column(const TVMFFIByteArray* attr_name) {
   FrColumn* column;
-  if (attr_name == NULL) return NULL;
+  if (attr_name == NULL) {
+    fr_raise("ValueError", "TVMFFIGetTypeAttrColumn: attr_name must not be NULL");
+    return NULL;
+  }
   fr_mutex_lock(&g_mutex);
   column = (FrColumn*)fr_strmap_get(&g_columns, attr_name->data, attr_name->size);
   fr_mutex_unlock(&g_mutex);

@@ -15,6 +15,7 @@
  */
 #include "core.h"
 
+#include "registry.h"
 #include "runtime.h"
 
 typedef struct {
@@ -123,7 +124,8 @@ static int check_import(const DLTensor* dl, int32_t require_alignment, int32_t r
 int fr_tensor_from_dlpack(DLManagedTensor* from, int32_t require_alignment,
                           int32_t require_contiguous, TVMFFIObjectHandle* out) {
   FrTensor* t;
-  if (from == NULL || out == NULL) return fr_raise("ValueError", "TVMFFITensorFromDLPack: NULL");
+  FR_REQUIRE(from, "TVMFFITensorFromDLPack", "from");
+  FR_REQUIRE(out, "TVMFFITensorFromDLPack", "out");
   if (check_import(&from->dl_tensor, require_alignment, require_contiguous) != 0) return -1;
   t = wrap_managed(&from->dl_tensor, from, dlpack_tensor_deleter);
   if (t == NULL) return -1;
@@ -134,9 +136,8 @@ int fr_tensor_from_dlpack(DLManagedTensor* from, int32_t require_alignment,
 int fr_tensor_from_dlpack_versioned(DLManagedTensorVersioned* from, int32_t require_alignment,
                                     int32_t require_contiguous, TVMFFIObjectHandle* out) {
   FrTensor* t;
-  if (from == NULL || out == NULL) {
-    return fr_raise("ValueError", "TVMFFITensorFromDLPackVersioned: NULL");
-  }
+  FR_REQUIRE(from, "TVMFFITensorFromDLPackVersioned", "from");
+  FR_REQUIRE(out, "TVMFFITensorFromDLPackVersioned", "out");
   if (check_import(&from->dl_tensor, require_alignment, require_contiguous) != 0) return -1;
   if (from->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) {
     return fr_raise("RuntimeError", "Subbyte type padded is not yet supported");
@@ -147,13 +148,17 @@ int fr_tensor_from_dlpack_versioned(DLManagedTensorVersioned* from, int32_t requ
   return 0;
 }
 
+/* Upstream reads any handle as a tensor; ours must be a Tensor or derive from one. */
 static int check_tensor(TVMFFIObjectHandle obj, const char* fn) {
-  if (obj == NULL) return fr_raise("ValueError", "%s: the tensor handle is NULL", fn);
-  if (fr_type_index(obj) != kTVMFFITensor) {
-    return fr_raise("TypeError", "%s: expected a ffi.Tensor, got %s", fn,
-                    fr_type_key_of(fr_type_index(obj)));
+  int32_t index = fr_type_index(obj);
+  const TVMFFITypeInfo* info = fr_type_info_or_null(index);
+  if (index == kTVMFFITensor) return 0;
+  if (info == NULL) {
+    return fr_raise("TypeError", "%s: expected a ffi.Tensor, got type index %d", fn, (int)index);
   }
-  return 0;
+  if (info->type_depth > 1 && info->type_ancestors[1]->type_index == kTVMFFITensor) return 0;
+  return fr_raise("TypeError", "%s: expected a ffi.Tensor, got %.*s", fn,
+                  (int)info->type_key.size, info->type_key.data);
 }
 
 static void exported_deleter(DLManagedTensor* self) {
@@ -168,8 +173,9 @@ static void exported_versioned_deleter(DLManagedTensorVersioned* self) {
 
 int fr_tensor_to_dlpack(TVMFFIObjectHandle from, DLManagedTensor** out) {
   DLManagedTensor* m;
+  FR_REQUIRE(from, "TVMFFITensorToDLPack", "from");
+  FR_REQUIRE(out, "TVMFFITensorToDLPack", "out");
   if (check_tensor(from, "TVMFFITensorToDLPack") != 0) return -1;
-  if (out == NULL) return fr_raise("ValueError", "TVMFFITensorToDLPack: out is NULL");
   m = (DLManagedTensor*)calloc(1, sizeof(DLManagedTensor));
   if (m == NULL) return fr_raise_oom();
   m->dl_tensor = *FR_CELL(from, DLTensor);
@@ -182,8 +188,9 @@ int fr_tensor_to_dlpack(TVMFFIObjectHandle from, DLManagedTensor** out) {
 
 int fr_tensor_to_dlpack_versioned(TVMFFIObjectHandle from, DLManagedTensorVersioned** out) {
   DLManagedTensorVersioned* m;
+  FR_REQUIRE(from, "TVMFFITensorToDLPackVersioned", "from");
+  FR_REQUIRE(out, "TVMFFITensorToDLPackVersioned", "out");
   if (check_tensor(from, "TVMFFITensorToDLPackVersioned") != 0) return -1;
-  if (out == NULL) return fr_raise("ValueError", "TVMFFITensorToDLPackVersioned: out is NULL");
   m = (DLManagedTensorVersioned*)calloc(1, sizeof(DLManagedTensorVersioned));
   if (m == NULL) return fr_raise_oom();
   m->version.major = DLPACK_MAJOR_VERSION;
@@ -201,10 +208,10 @@ int fr_tensor_create_unsafe_view(TVMFFIObjectHandle source, const DLTensor* prot
                                  TVMFFIObjectHandle* out) {
   FrTensor* t;
   int32_t ndim;
+  FR_REQUIRE(source, "TVMFFITensorCreateUnsafeView", "source");
+  FR_REQUIRE(prototype, "TVMFFITensorCreateUnsafeView", "prototype");
+  FR_REQUIRE(out, "TVMFFITensorCreateUnsafeView", "out");
   if (check_tensor(source, "TVMFFITensorCreateUnsafeView") != 0) return -1;
-  if (prototype == NULL || out == NULL) {
-    return fr_raise("ValueError", "TVMFFITensorCreateUnsafeView: NULL argument");
-  }
   if (prototype->strides == NULL) {
     return fr_raise("InternalError", "Check not null: prototype.strides ");
   }
@@ -235,7 +242,8 @@ int fr_env_tensor_alloc(DLTensor* prototype, TVMFFIObjectHandle* out) {
   DLManagedTensorVersioned* managed = NULL;
   FrTensor* t;
   int status;
-  if (out == NULL || prototype == NULL) return fr_raise("ValueError", "TVMFFIEnvTensorAlloc: NULL");
+  FR_REQUIRE(prototype, "TVMFFIEnvTensorAlloc", "prototype");
+  FR_REQUIRE(out, "TVMFFIEnvTensorAlloc", "out");
   if (alloc == NULL) {
     return fr_raise("RuntimeError",
                     "TVMFFIEnvTensorAlloc: allocator is nullptr, likely because "

@@ -251,8 +251,6 @@ def clear_imports(module: int) -> None:
 
 @implements("TVMFFIEnvModLookupFromImports")
 def env_mod_lookup_from_imports(library_ctx, func_name, out):
-    if not library_ctx or func_name is None or not out:
-        raise FFIError("ValueError", "TVMFFIEnvModLookupFromImports: NULL argument")
     if memory.type_index_of(library_ctx) != TI.kTVMFFIModule:
         raise FFIError("TypeError", "TVMFFIEnvModLookupFromImports: library_ctx is not a module")
     record = record_of(library_ctx)

@@ -449,6 +449,10 @@ def type_register_metadata(index, metadata):
 
 @implements("TVMFFITypeRegisterAttr")
 def type_register_attr(index, name, value):
+    if not value:  # tolerated for the sentinel index 0, which only makes sure the column exists
+        if index != TI.kTVMFFINone:
+            raise FFIError("ValueError", "TVMFFITypeRegisterAttr: attr_value must not be NULL")
+        value = ctypes.pointer(abi.TVMFFIAny())
     TYPES.register_attr(index, _text(name), value.contents)
 
 
