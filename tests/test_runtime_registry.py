@@ -379,3 +379,35 @@ def test_preregistered_type_attributes_are_the_same_under_ours_and_upstreams():
     assert ours[0]["__any_hash__"] == "[(78, 4)]"
     assert ours[0]["__ffi_type_final__"] == upstream["__ffi_type_final__"]
     assert ours[0]["__ffi_enum__"] == upstream["__ffi_enum__"] == "[]"
+
+
+TYPED_ERRORS = r"""
+# Upstream converts a typed function's arguments last first (they are the arguments
+# of a C++ call, evaluated right to left): with two bad arguments, the later one is named.
+print("global two bad: %r" % (err(call, "ffi.ArrayGetItem", "x", 1.5),))
+print("global three: %r" % (err(call, "ffi.FunctionFromExternC", 1, 2, None),))
+print("global first bad: %r" % (err(call, "ffi.ListSetItem", 1, 2, 3),))
+for t in (128, 133, 137):
+    info = lib.TVMFFIGetTypeInfo(t).contents
+    for k in range(info.num_methods):
+        m = info.methods[k]
+        name = ctypes.string_at(m.name.data, m.name.size).decode()
+        f = Obj(m.method.v_ptr); lib.TVMFFIObjectIncRef(ctypes.c_void_p(f.handle))
+        # a method is named <type key>.<method> in its error texts
+        print("%d.%s: %r" % (t, name, (err(callf, f, 1, 2.5), err(callf, f, 1, 2, 3))))
+col = lib.TVMFFIGetTypeAttrColumn(ctypes.byref(byte_array("__ffi_init__"))).contents
+init = Obj(col.data[128].v_ptr); lib.TVMFFIObjectIncRef(ctypes.c_void_p(init.handle))
+print("attr init: %r" % (err(callf, init, 1),))
+"""
+
+
+def test_typed_argument_errors_name_what_upstream_names():
+    outputs = {rt: tagged(out) for rt, out in run_all(TYPED_ERRORS).items()}
+    for runtime in OURS:
+        assert outputs[runtime] == outputs["upstream"], runtime
+    out = outputs["upstream"]
+    assert "argument #1 when calling: `ffi.ArrayGetItem(" in out["global two bad"]
+    assert "argument #1 when calling: `ffi.FunctionFromExternC(" in out["global three"]
+    assert "`ffi.reflection.AccessPath._attr(0: ffi.reflection.AccessPath, 1: str) -> " \
+           "ffi.reflection.AccessPath`. Expected `str` but got `float`" in out["133._attr"]
+    assert "`ffi.EnumState.__ffi_init__() -> ffi.Object`" in out["attr init"]

@@ -333,28 +333,32 @@ static void typed_closure_deleter(void* p) {
   free(c);
 }
 
-/* The safe_call of typed built-ins: the closure sits in the function object itself. */
+/*
+ * The safe_call of typed built-ins: the closure sits in the function object
+ * itself. Arguments convert last first: upstream's conversions are the
+ * arguments of a C++ call, which its compiler evaluates right to left, so
+ * with two bad arguments upstream reports the later one.
+ */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized" /* only converted[0, num_params) is read */
 static int typed_call(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* rv) {
   FrTypedClosure* c = (FrTypedClosure*)((FrFunction*)handle)->self;
   const FrBuiltin* spec = c->spec;
   FrArg converted[FR_MAX_PARAMS];
-  int i, done = 0, status;
+  int i, status;
   if (num_args != spec->num_params) return raise_arg_count(spec, num_args);
-  for (i = 0; i < spec->num_params; ++i) {
+  for (i = spec->num_params - 1; i >= 0; --i) {
     int ok = convert_arg(spec->params[i], &args[i], &converted[i]);
     if (ok <= 0) {
       int j;
-      for (j = 0; j < done; ++j) {
+      for (j = i + 1; j < spec->num_params; ++j) {
         if (converted[j].owned) fr_any_release(&converted[j].value);
       }
       return ok < 0 ? -1 : raise_arg_type(spec, i, &args[i]);
     }
-    done += 1;
   }
   status = spec->fn(c->ctx, converted, rv);
-  for (i = 0; i < done; ++i) {
+  for (i = 0; i < spec->num_params; ++i) {
     if (converted[i].owned) fr_any_release(&converted[i].value);
   }
   return status;

@@ -276,9 +276,10 @@ def _method(type_index: int, name: str, function: int, metadata: bytes, flags: i
 
 def _typed_method(type_index: int, name: str, params, returns: str, impl, flags: int = 0,
                   doc: Optional[str] = None) -> None:
-    signature = Signature("", params, returns)
-    _method(type_index, name, typed_function(params, returns, impl), signature.metadata,
-            flags, doc)
+    full_name = f"{TYPES.type_key(type_index)}.{name}"  # how upstream names a method
+    function = typed_function(params, returns, impl, name=full_name)
+    _method(type_index, name, function, Signature(full_name, params, returns).metadata, flags,
+            doc)
 
 
 def _set_true_attr(type_index: int, name: bytes) -> None:
@@ -488,7 +489,7 @@ def _register_preloaded_records() -> None:
                        *range(ENUM_STATE, STRUCTURAL_KEY + 1)):
         _set_true_attr(type_index, b"__ffi_type_final__")
     TYPES.register_attr(TI.kTVMFFINone, b"__ffi_enum__", abi.TVMFFIAny())  # the column only
-    init = typed_function([], "ffi.Object", _enum_state_init)
+    init = typed_function([], "ffi.Object", _enum_state_init, name="ffi.EnumState.__ffi_init__")
     TYPES.register_attr(ENUM_STATE, b"__ffi_init__", abi.TVMFFIAny(type_index=TI.kTVMFFIFunction,
                                                                    v_ptr=init))
     memory.dec_ref(init)

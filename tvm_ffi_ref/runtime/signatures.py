@@ -2,8 +2,11 @@
 
 Upstream declares most ``ffi.*`` globals as typed C++ functions and derives
 their packed form from the C++ signature. The packed form checks the argument
-count first, then converts each argument in order, and reports failures as
-``TypeError`` with a text that spells the whole signature::
+count first, then converts each argument -- the last one first, since the
+conversions are the C++ call's argument expressions, which the compiler
+upstream is built with evaluates right to left, so with two bad arguments the
+later one is reported -- and reports failures as ``TypeError`` with a text
+that spells the whole signature::
 
     Mismatched number of arguments when calling: `ffi.ArraySize(0: ffi.Array) -> int`.
     Expected 1 but got 2 arguments
@@ -225,8 +228,8 @@ class Signature:
             owned_anys: List[abi.TVMFFIAny] = []
             try:
                 values = [self.convert(args, i, owned_objects, owned_anys)
-                          for i in range(len(args))]
-                impl(result, *values)
+                          for i in reversed(range(len(args)))]
+                impl(result, *reversed(values))
             finally:
                 for value in owned_anys:
                     anyvalue.dec_ref_any(value)
@@ -236,13 +239,15 @@ class Signature:
         return call
 
 
-def typed_function(params: Sequence[str], returns: str, impl, on_destroy=None) -> int:
-    """A Function object (owned address) calling ``impl(result, *converted_args)``, unnamed.
+def typed_function(params: Sequence[str], returns: str, impl, on_destroy=None,
+                   name: str = "") -> int:
+    """A Function object (owned address) calling ``impl(result, *converted_args)``.
 
-    Its errors spell the signature without a name, as upstream's typed lambdas
-    do: ``(0: int) -> Any``. ``on_destroy()`` runs when the function dies.
+    Its errors spell the signature with ``name``: a type's method is named
+    ``<type key>.<method>``; upstream's typed lambdas have no name, so their
+    texts read ``(0: int) -> Any``. ``on_destroy()`` runs when the function dies.
     """
-    return new_python_function(Signature("", params, returns).packed(impl), on_destroy)
+    return new_python_function(Signature(name, params, returns).packed(impl), on_destroy)
 
 
 def typed_global(name: str, params: Sequence[str], returns: str):
