@@ -296,7 +296,7 @@ def test_the_raised_slot_belongs_to_the_os_thread(kernels):
 #: not be NULL". Functions that accept NULL everywhere are not listed.
 FIRST_REQUIRED_POINTER = {
     "TVMFFIObjectCreateOpaque": "out", "TVMFFITypeKeyToIndex": "type_key",
-    "TVMFFIFunctionCreate": "safe_call", "TVMFFIFunctionGetGlobal": "name",
+    "TVMFFIFunctionCreate": "out", "TVMFFIFunctionGetGlobal": "name",
     "TVMFFIAnyViewToOwnedAny": "any_view", "TVMFFIFunctionCall": "func",
     "TVMFFIErrorCreate": "out", "TVMFFIErrorCreateWithCauseAndExtraContext": "out",
     "TVMFFITensorFromDLPack": "from", "TVMFFITensorToDLPack": "from",
@@ -336,6 +336,12 @@ def test_null_pointers_upstream_crashes_on_raise_the_same_error(runtime):
         print(call(), take_error())
     # the sentinel registration (index 0) only makes the column: no value needed
     print(lib.TVMFFITypeRegisterAttr(0, ctypes.byref(key), None), take_error())
+    # a NULL safe_call is accepted, as upstream does; calling it is the error (upstream: a crash)
+    for self_, deleter in ((None, None), (1, None)):
+        f = ctypes.c_void_p()
+        print(lib.TVMFFIFunctionCreate(self_, None, deleter, ctypes.byref(f)), take_error(),
+              lib.TVMFFIFunctionCall(f, None, 0, ctypes.byref(abi.TVMFFIAny())), take_error())
+        lib.TVMFFIObjectDecRef(f)
     # views that point, pointing nowhere
     for kind in (TI.kTVMFFIRawStr, TI.kTVMFFIByteArrayPtr, TI.kTVMFFIObjectRValueRef):
         view, out = abi.TVMFFIAny(), abi.TVMFFIAny()
@@ -353,7 +359,38 @@ def test_null_pointers_upstream_crashes_on_raise_the_same_error(runtime):
             ("TVMFFIDataTypeFromString", "out"), ("TVMFFIDataTypeToString", "out"),
             ("TVMFFIFunctionSetGlobal", "f"), ("TVMFFITypeRegisterAttr", "attr_value"),
             ("TVMFFIEnvTensorAlloc", "out"))] + ["0 None"] + [
+        "0 None -1 ('ValueError', 'TVMFFIFunctionCall: the function was created with a NULL "
+        "safe_call')"] * 2 + [
         "-1 ('ValueError', 'a const char* value is NULL')",
         "-1 ('ValueError', 'a TVMFFIByteArray* value is NULL')",
         "-1 ('InternalError', 'Check failed: (obj_addr[0] != nullptr) is false: RValueRef "
         "already moved')"]
+
+
+def test_a_negative_type_attribute_index_is_refused_as_upstream_refuses_it():
+    # upstream resizes the column to index + 1 entries and std::vector refuses (at -1
+    # it writes out of bounds instead, so -1 is only asked of ours, below)
+    out = same_everywhere("""
+    seven = abi.TVMFFIAny(); seven.type_index = TI.kTVMFFIInt; seven.v_int64 = 7
+    print(lib.TVMFFITypeRegisterAttr(-5, byte_array("test_neg"), ctypes.byref(seven)), take_error())
+    print(bool(lib.TVMFFIGetTypeAttrColumn(byte_array("test_neg"))))
+    """)
+    assert out.splitlines() == ["-1 ('InternalError', 'vector::_M_fill_insert')", "True"]
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_calls_that_plant_an_upstream_crash_are_refused(runtime):
+    out = run_capi(runtime, """
+    seven = abi.TVMFFIAny(); seven.type_index = TI.kTVMFFIInt; seven.v_int64 = 7
+    print(lib.TVMFFITypeRegisterAttr(-1, byte_array("test_neg"), ctypes.byref(seven)), take_error())
+    # a global that is not a Function: upstream stores it, then crashes calling it
+    text = abi.TVMFFIAny()
+    lib.TVMFFIStringFromByteArray(byte_array("a string object, not a function"), ctypes.byref(text))
+    print(lib.TVMFFIFunctionSetGlobal(byte_array("test.not_a_function"), ctypes.c_void_p(text.v_ptr),
+                                      0), take_error())
+    decref_any(text)
+    """)
+    assert out.splitlines() == [
+        "-1 ('InternalError', 'vector::_M_fill_insert')",
+        "-1 ('TypeError', 'TVMFFIFunctionSetGlobal: expected a ffi.Function, got ffi.String')",
+    ]

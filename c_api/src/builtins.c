@@ -223,9 +223,17 @@ typedef struct {
   void (*release)(void* self);
 } BuiltinFunction;
 
+/* Upstream accepts a NULL safe_call at creation and crashes when it is called. */
+static int raise_no_safe_call(void) {
+  TVMFFIErrorSetRaisedFromCStr("ValueError",
+                               "TVMFFIFunctionCall: the function was created with a NULL safe_call");
+  return -1;
+}
+
 static int builtin_function_trampoline(void* handle, const TVMFFIAny* args, int32_t num_args,
                                        TVMFFIAny* result) {
   BuiltinFunction* func = (BuiltinFunction*)handle;
+  if (func->target == NULL) return raise_no_safe_call();
   return func->target(func->self, args, num_args, result);
 }
 
@@ -240,10 +248,6 @@ static void builtin_function_deleter(void* self, int flags) {
 static int builtin_function_create(void* self, TVMFFISafeCallType safe_call,
                                    void (*release)(void* self), TVMFFIObjectHandle* out) {
   BuiltinFunction* func;
-  if (safe_call == NULL) {
-    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIFunctionCreate: safe_call must not be NULL");
-    return -1;
-  }
   if (out == NULL) {
     TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIFunctionCreate: out must not be NULL");
     return -1;
@@ -299,6 +303,7 @@ static int builtin_function_call(TVMFFIObjectHandle func, TVMFFIAny* args, int32
   }
   if (((TVMFFIObject*)func)->type_index != kTVMFFIFunction) return raise_not_a_function(func);
   cell = (TVMFFIFunctionCell*)((char*)func + sizeof(TVMFFIObject));
+  if (cell->safe_call == NULL) return raise_no_safe_call();
   return cell->safe_call(func, args, num_args, result);
 }
 
@@ -310,6 +315,7 @@ static int builtin_function_call(TVMFFIObjectHandle func, TVMFFIAny* args, int32
 static int null_handle_trampoline(void* handle, const TVMFFIAny* args, int32_t num_args,
                                   TVMFFIAny* result) {
   BuiltinFunction* func = (BuiltinFunction*)handle;
+  if (func->target == NULL) return raise_no_safe_call();
   return func->target(NULL, args, num_args, result);
 }
 

@@ -28,9 +28,16 @@ static void function_deleter(void* obj, int flags) {
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(f);
 }
 
+/* Upstream accepts a NULL safe_call at creation and crashes when it is called. */
+static int raise_no_safe_call(void) {
+  return fr_raise("ValueError",
+                  "TVMFFIFunctionCall: the function was created with a NULL safe_call");
+}
+
 static int extern_c_trampoline(void* handle, const TVMFFIAny* args, int32_t num_args,
                                TVMFFIAny* result) {
   FrFunction* f = (FrFunction*)handle;
+  if (FR_UNLIKELY(f->inner == NULL)) return raise_no_safe_call();
   return f->inner(f->self, args, num_args, result);
 }
 
@@ -54,7 +61,6 @@ static FrFunction* function_alloc(void* self, TVMFFISafeCallType safe_call,
 int fr_function_create(void* self, TVMFFISafeCallType safe_call, void (*deleter)(void* self),
                        TVMFFIObjectHandle* out) {
   FrFunction* f;
-  FR_REQUIRE(safe_call, "TVMFFIFunctionCreate", "safe_call");
   FR_REQUIRE(out, "TVMFFIFunctionCreate", "out");
   f = function_alloc(self, safe_call, deleter);
   if (f == NULL) return -1;
@@ -75,6 +81,9 @@ int fr_function_call(TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_args,
     }
     return fr_raise("TypeError", "TVMFFIFunctionCall: expected a ffi.Function, got %.*s",
                     (int)info->type_key.size, info->type_key.data);
+  }
+  if (FR_UNLIKELY(FR_CELL(func, TVMFFIFunctionCell)->safe_call == NULL)) {
+    return raise_no_safe_call();
   }
   return FR_CELL(func, TVMFFIFunctionCell)->safe_call(func, args, num_args, result);
 }

@@ -153,8 +153,14 @@ int fr_function_set_global(const TVMFFIByteArray* name, TVMFFIObjectHandle f, in
   FR_REQUIRE(name, "TVMFFIFunctionSetGlobal", "name");
   FR_REQUIRE(f, "TVMFFIFunctionSetGlobal", "f");
   if (fr_type_index(f) != kTVMFFIFunction) {
-    return fr_raise("TypeError", "TVMFFIFunctionSetGlobal: expected a ffi.Function, got %s",
-                    fr_type_key_of(fr_type_index(f)));
+    /* upstream stores it and crashes when it is called; refuse it here instead */
+    const TVMFFITypeInfo* info = fr_type_info_or_null(fr_type_index(f));
+    if (info == NULL) {
+      return fr_raise("TypeError", "TVMFFIFunctionSetGlobal: expected a ffi.Function, got type "
+                      "index %d", (int)fr_type_index(f));
+    }
+    return fr_raise("TypeError", "TVMFFIFunctionSetGlobal: expected a ffi.Function, got %.*s",
+                    (int)info->type_key.size, info->type_key.data);
   }
   return update(name, NULL, NULL, f, kTVMFFIFieldFlagBitMaskIsStaticMethod, allow_override, 0);
 }

@@ -487,16 +487,18 @@ int fr_type_register_attr(int32_t type_index, const TVMFFIByteArray* attr_name,
   FR_REQUIRE(attr_name, "TVMFFITypeRegisterAttr", "attr_name");
   /* a NULL value is tolerated for the sentinel index 0, which only makes the column */
   if (type_index != kTVMFFINone) FR_REQUIRE(attr_value, "TVMFFITypeRegisterAttr", "attr_value");
-  if (type_index < 0) {
-    return fr_raise("IndexError", "TVMFFITypeRegisterAttr: invalid type index %d",
-                    (int)type_index);
-  }
   fr_mutex_lock(&g_mutex);
   column = column_get_or_create(attr_name->data, attr_name->size);
   if (column == NULL) goto fail;
   if (type_index == kTVMFFINone) {
     fr_mutex_unlock(&g_mutex);
     return 0;
+  }
+  if (type_index < 0) {
+    /* upstream resizes the column to index + 1 entries: std::vector refuses a negative
+       size with length_error (at -1 it writes out of bounds instead) */
+    fr_raise("InternalError", "vector::_M_fill_insert");
+    goto fail;
   }
   if ((size_t)type_index >= (size_t)column->column.size) {
     size_t need = (size_t)type_index + 1, i;

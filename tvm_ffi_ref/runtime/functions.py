@@ -230,6 +230,15 @@ def function_get_global(name, out):
 
 @implements("TVMFFIFunctionSetGlobal")
 def function_set_global(name, func, allow_override):
+    if memory.type_index_of(func) != TI.kTVMFFIFunction:
+        # Upstream stores it and crashes when it is called; refuse it here instead.
+        from .registry import TYPES
+
+        try:
+            got = TYPES.type_key(memory.type_index_of(func))
+        except FFIError:
+            got = f"type index {memory.type_index_of(func)}"
+        raise FFIError("TypeError", f"TVMFFIFunctionSetGlobal: expected a ffi.Function, got {got}")
     memory.inc_ref(func)
     GLOBALS.set(_text(name), GlobalEntry(func), bool(allow_override))
 

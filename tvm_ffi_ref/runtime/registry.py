@@ -389,6 +389,10 @@ class TypeTable:
                 column.publish()
             if index == TI.kTVMFFINone:  # only make sure the column exists
                 return
+            if index < 0:
+                # Upstream resizes the column to index + 1 entries: std::vector refuses a
+                # negative size with length_error (at -1 it writes out of bounds instead).
+                raise FFIError("InternalError", "vector::_M_fill_insert")
             while len(column.values) <= index:
                 column.values.append(abi.TVMFFIAny())
             if column.values[index].type_index != TI.kTVMFFINone:
