@@ -164,19 +164,13 @@ def any_equal(lhs: abi.TVMFFIAny, rhs: abi.TVMFFIAny) -> bool:
 # ------------------------------------------------- BigInt's entries, and the columns
 
 
-def bigint_words(value: abi.TVMFFIAny) -> bytes:
-    """The two's-complement int64 words of an Int or BigInt value."""
-    if value.type_index == TI.kTVMFFIInt:
-        return (value.v_int64 & MASK64).to_bytes(8, "little")
-    pointer, size = strings.bigint_words_view(value.v_ptr)
-    return ctypes.string_at(pointer, size)
-
-
 def _register_columns() -> None:
     TYPES.register_attr(TI.kTVMFFINone, ANY_HASH_ATTR, abi.TVMFFIAny())
     TYPES.register_attr(TI.kTVMFFINone, ANY_EQUAL_ATTR, abi.TVMFFIAny())
     # BigInt's rules are native functions in libtvm_ffi.so, as upstream registers
-    # native ones: C++ code hashing a BigInt key then never calls into Python.
+    # native ones (C++ code hashing a BigInt key then never calls into Python):
+    # the hash is stable_hash_bytes of the two's-complement words, and two BigInts
+    # are equal when their words are.
     for attr, native in ((ANY_HASH_ATTR, LIB.tvm_ffi_runtime_bigint_any_hash),
                          (ANY_EQUAL_ATTR, LIB.tvm_ffi_runtime_bigint_any_equal)):
         value = abi.TVMFFIAny(type_index=TI.kTVMFFIOpaquePtr)
