@@ -46,6 +46,7 @@ Structural equality and hashing are not part of this runtime, so
 from __future__ import annotations
 
 import ctypes
+import json
 from typing import List, Optional
 
 from .. import abi
@@ -224,12 +225,10 @@ def _creator(type_index: int):
 
 
 def _schema_metadata(schema: str) -> bytes:
-    import json
-
     return json.dumps({"type_schema": schema}, separators=(",", ":")).encode()
 
 
-_keep: List[object] = []  # creators and buffers the records point to
+_keep: List[object] = []  # the creator callbacks the records point to, and registration buffers
 
 
 def _bytes(text: Optional[str]) -> abi.TVMFFIByteArray:
