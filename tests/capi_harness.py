@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import os
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Dict, Iterable
 
 from conftest import upstream_package_dir
 from subprocess_utils import run_python
@@ -91,6 +93,14 @@ def prelude(runtime: str) -> str:
     if runtime == "upstream":
         loader = loader.format(path=os.path.join(upstream_package_dir(), "lib", "libtvm_ffi.so"))
     return PRELUDE.format(abi_path=ABI_PATH, loader=loader)
+
+
+def each_runtime(runtimes: Iterable[str], run: Callable[[str], str]) -> Dict[str, str]:
+    """``run(runtime)`` for every runtime, two at a time (each starts its own interpreter)."""
+    runtimes = list(runtimes)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {runtime: pool.submit(run, runtime) for runtime in runtimes}
+        return {runtime: future.result() for runtime, future in futures.items()}
 
 
 def run_capi(runtime: str, body: str, timeout: float = 120, **variables) -> str:

@@ -21,19 +21,20 @@ int (BigInt beyond int64), float, str, bytes, ``Obj``; plus the wrappers
 
 Every runtime runs the same snippet in its own process, so comparing outputs
 (and asserting explicit values) is the conformance check. ``RUNTIMES`` lists the
-runtimes the tests run under; adding ``"ref"`` is a one-word change.
+runtimes the tests run under (``OURS`` those of them that are this project's).
 """
 
 from __future__ import annotations
 
 import textwrap
-from concurrent.futures import ThreadPoolExecutor
 from typing import Dict
 
-from capi_harness import run_capi
+from capi_harness import each_runtime, run_capi
 
 #: The runtimes every runtime test runs under, compared with "upstream".
-RUNTIMES = ["fast", "upstream"]
+RUNTIMES = ["fast", "ref", "upstream"]
+#: Ours: each is held to upstream's output.
+OURS = [runtime for runtime in RUNTIMES if runtime != "upstream"]
 
 CLIENT = r'''
 import struct
@@ -300,10 +301,7 @@ def run(runtime: str, body: str, **variables) -> str:
 
 def run_all(body: str, runtimes=None, **variables) -> Dict[str, str]:
     """Runs ``body`` under every runtime (two processes at a time); stdout by runtime."""
-    runtimes = list(runtimes or RUNTIMES)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {rt: pool.submit(run, rt, body, **variables) for rt in runtimes}
-        return {rt: f.result() for rt, f in futures.items()}
+    return each_runtime(runtimes or RUNTIMES, lambda rt: run(rt, body, **variables))
 
 
 def tagged(output: str) -> Dict[str, str]:

@@ -12,18 +12,19 @@ import textwrap
 
 import pytest
 
-from capi_harness import run_capi
+from capi_harness import each_runtime, run_capi
 
 #: Our runtimes held to upstream here.
-RUNTIMES = ["ref"]
+RUNTIMES = ["ref", "fast"]
 
 
 def same_everywhere(*parts: str, **variables) -> str:
     """Runs ``parts`` (each dedented) under upstream and each runtime; asserts equal output."""
     snippet = "".join(textwrap.dedent(part) for part in parts)
-    expected = run_capi("upstream", snippet, **variables)
+    outputs = each_runtime(["upstream", *RUNTIMES], lambda rt: run_capi(rt, snippet, **variables))
+    expected = outputs["upstream"]
     for runtime in RUNTIMES:
-        actual = run_capi(runtime, snippet, **variables)
+        actual = outputs[runtime]
         assert actual == expected, f"{runtime} differs from upstream:\n{actual}\nvs\n{expected}"
     return expected
 
@@ -444,11 +445,62 @@ int trip_and_check_signals(void) {
 """
 
 
+def test_system_lib_symbol_overrides_warn_on_stderr():
+    out = same_everywhere("""
+    import os, tempfile
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        sys.stderr.flush()
+        os.dup2(captured.fileno(), 2)
+        try:
+            for name, symbol in ((b"__sys_f", 16), (b"__sys_g", 32), (b"__sys_f", 16),
+                                 (b"__sys_f", 48)):
+                print(lib.TVMFFIEnvModRegisterSystemLibSymbol(name, symbol))
+            sys.stderr.flush()
+        finally:
+            os.dup2(saved, 2)
+        captured.seek(0)
+        print(captured.read().decode().strip())
+    """)
+    assert out.splitlines() == [
+        "0", "0", "0", "0",
+        "Warning:SystemLib symbol __sys_f get overriden to a different address 0x30->0x10",
+    ]
+
+
 @pytest.mark.parametrize("runtime", RUNTIMES)
+def test_env_calls_upstream_crashes_on_raise_errors(runtime):
+    # Upstream dereferences NULL (a NULL context symbol name), indexes with a negative
+    # device, or throws out of a C function (signal checks without the GIL functions);
+    # each of ours reports the same error instead.
+    out = run_capi(runtime, """
+    print(lib.TVMFFIEnvModRegisterContextSymbol(None, 1), take_error())
+    print(lib.TVMFFIEnvModRegisterSystemLibSymbol(None, 1), take_error())
+    print(lib.TVMFFIEnvRegisterCAPI(None, 1), take_error())
+    print(lib.TVMFFIEnvSetStream(-1, 0, 5, None), take_error())
+    print(lib.TVMFFIEnvSetStream(2, -3, 5, None), take_error())
+    check = ctypes.CFUNCTYPE(ctypes.c_int)(lambda: 0)
+    lib.TVMFFIEnvRegisterCAPI(b"PyErr_CheckSignals", ctypes.cast(check, ctypes.c_void_p))
+    print(lib.TVMFFIEnvCheckSignals(), take_error())
+    """)
+    assert out.splitlines() == [
+        "-1 ('ValueError', 'TVMFFIEnvModRegisterContextSymbol: name must not be NULL')",
+        "-1 ('ValueError', 'TVMFFIEnvModRegisterSystemLibSymbol: name must not be NULL')",
+        "-1 ('ValueError', 'TVMFFIEnvRegisterCAPI: name must not be NULL')",
+        "-1 ('ValueError', 'TVMFFIEnvSetStream: device_type and device_id must be non-negative, "
+        "got (-1, 0)')",
+        "-1 ('ValueError', 'TVMFFIEnvSetStream: device_type and device_id must be non-negative, "
+        "got (2, -3)')",
+        "-1 ('InternalError', 'TVMFFIEnvCheckSignals: PyErr_CheckSignals is registered but "
+        "PyGILState_Ensure/PyGILState_Release are not')",
+    ]
+
+
+@pytest.mark.parametrize("runtime", ["ref"])  # tvm_ffi_ref's own Python accessors
 def test_ref_runtime_env_details(runtime, kernels):
     # What only the reference runtime shows: its accessors for the module loader,
-    # the pending Python exception of a failed signal check, and its deviations
-    # from upstream where upstream is undefined or aborts.
+    # its warnings through Python's sys.stderr, and the pending Python exception
+    # of a failed signal check.
     path = kernels.build("signals", SIGNAL_KERNEL_C, language="c")
     out = run_capi(runtime, """
     import contextlib, io
@@ -462,9 +514,7 @@ def test_ref_runtime_env_details(runtime, kernels):
     print(env.context_symbols())
     print(env.system_lib_symbols(), env.system_lib_symbol("__sys_g"), env.system_lib_symbol("nope"))
     print(stderr.getvalue().strip())
-    print(lib.TVMFFIEnvModRegisterContextSymbol(None, 1), take_error())
 
-    print(lib.TVMFFIEnvSetStream(-1, 0, 5, None), take_error())
     check = ctypes.CDLL(PATH).trip_and_check_signals
     lib.TVMFFIEnvRegisterCAPI(b"PyErr_CheckSignals", ctypes.cast(check, ctypes.c_void_p))
     print(lib.TVMFFIEnvCheckSignals(), take_error())
@@ -479,9 +529,6 @@ def test_ref_runtime_env_details(runtime, kernels):
         "[('__ctx_a', 1), ('__ctx_b', 2), ('__ctx_a', 3)]",
         "{'__sys_f': 48, '__sys_g': 32} 32 None",
         "Warning:SystemLib symbol __sys_f get overriden to a different address 0x30->0x10",
-        "-1 ('ValueError', 'TVMFFIEnvModRegisterContextSymbol: name must not be NULL')",
-        "-1 ('ValueError', 'TVMFFIEnvSetStream: device_type and device_id must be non-negative, "
-        "got (-1, 0)')",
         "-1 ('InternalError', 'TVMFFIEnvCheckSignals: PyErr_CheckSignals is registered but "
         "PyGILState_Ensure/PyGILState_Release are not')",
         "-1 None KeyboardInterrupt() None",
@@ -489,7 +536,7 @@ def test_ref_runtime_env_details(runtime, kernels):
     ]
 
 
-@pytest.mark.parametrize("runtime", RUNTIMES)
+@pytest.mark.parametrize("runtime", ["ref"])  # tvm_ffi_ref's own Python helpers
 def test_dtype_helpers_for_the_front_end(runtime):
     # parse_dtype/format_dtype are the slots' rules on Python values: same tables.
     out = run_capi(runtime, """

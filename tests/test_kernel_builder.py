@@ -11,7 +11,7 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(add, add);
 """
 
 
-@pytest.mark.parametrize("runtime", ["bare", "ref", "upstream"])
+@pytest.mark.parametrize("runtime", ["bare", "ref", "fast", "upstream"])
 def test_cpp_kernel_built_against_upstream_headers_adds(kernels, runtime):
     path = kernels.build("add", ADD_CC)
     out = run_capi(runtime, """

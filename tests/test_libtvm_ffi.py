@@ -63,7 +63,7 @@ def test_version_is_answered_without_a_runtime():
     assert out.split() == ["0", "1", "16"]
 
 
-@pytest.mark.parametrize("runtime", ["bare", "ref", "upstream"])
+@pytest.mark.parametrize("runtime", ["bare", "ref", "fast", "upstream"])
 def test_reference_count_protocol(runtime):
     out = run_capi(runtime, """
     calls = []
@@ -88,7 +88,7 @@ def test_reference_count_protocol(runtime):
     assert lines == ["[3]", "True", "[] True", "[1] True"]
 
 
-@pytest.mark.parametrize("runtime", ["bare", "ref", "upstream"])
+@pytest.mark.parametrize("runtime", ["bare", "ref", "fast", "upstream"])
 def test_raised_error_slot_and_error_objects(runtime):
     out = run_capi(runtime, """
     print(take_error())
@@ -189,7 +189,7 @@ def test_install_rules_and_routing():
     ]
 
 
-@pytest.mark.parametrize("runtime", ["bare", "ref", "upstream"])
+@pytest.mark.parametrize("runtime", ["bare", "ref", "fast", "upstream"])
 def test_handle_init_once_and_custom_allocator(runtime):
     out = run_capi(runtime, """
     calls = []

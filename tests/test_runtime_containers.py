@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime_client import RUNTIMES, run_all, tagged
+from runtime_client import OURS, RUNTIMES, run_all, tagged
 
 SEQUENCES = r"""
 def cap(obj):
@@ -96,8 +96,9 @@ def sequences():
     return run_all(SEQUENCES)
 
 
-def test_sequences_agree_with_upstream(sequences):
-    assert sequences["fast"] == sequences["upstream"]
+@pytest.mark.parametrize("runtime", OURS)
+def test_sequences_agree_with_upstream(runtime, sequences):
+    assert sequences[runtime] == sequences["upstream"]
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
@@ -239,10 +240,11 @@ def maps():
     return run_all(MAPS)
 
 
-def test_map_layouts_agree_with_upstream(maps):
-    fast, upstream = maps["fast"].splitlines(), maps["upstream"].splitlines()
-    assert len(fast) == len(upstream) == 3 * 2 * 10 + 18
-    for a, b in zip(fast, upstream):
+@pytest.mark.parametrize("runtime", OURS)
+def test_map_layouts_agree_with_upstream(runtime, maps):
+    ours, upstream = maps[runtime].splitlines(), maps["upstream"].splitlines()
+    assert len(ours) == len(upstream) == 3 * 2 * 10 + 18
+    for a, b in zip(ours, upstream):
         assert a == b
 
 
@@ -275,3 +277,28 @@ def test_map_semantics(runtime, maps):
         "'Mismatched type on argument #0 when calling: `ffi.MapSize(0: ffi.Map) -> int`. Expected "
         "`ffi.Map` but got `ffi.Dict`'), ('ERR', 'InternalError', 'Check failed: args.size() % 2 == "
         "0 (1 vs. 0) : '), ('ERR', 'KeyError', 'key is not in Map')]")
+
+
+ITERATORS = r"""
+for make, functor in (("ffi.Map", "ffi.MapForwardIterFunctor"),
+                      ("ffi.Dict", "ffi.DictForwardIterFunctor")):
+    m = call(make, "a", 1, "a longer key than seven", 2)
+    before = rc(m)
+    it = call(functor, m)
+    keys = [show(callf(it, 0))]
+    while callf(it, 2):
+        keys.append(show(callf(it, 0)))
+    print("%s: %r" % (functor, (rc(m) - before, keys)))  # the functor borrows the map
+    if RUNTIME != "upstream":  # upstream reads past the end of its storage
+        print("%s past end: %r" % (functor, err(callf, it, 0)))
+"""
+
+
+def test_map_iterators_borrow_their_map():
+    outputs = {rt: tagged(out) for rt, out in run_all(ITERATORS).items()}
+    for runtime in OURS:
+        for name in ("ffi.MapForwardIterFunctor", "ffi.DictForwardIterFunctor"):
+            assert outputs[runtime][name] == outputs["upstream"][name]
+            assert outputs[runtime][name] == "(0, ['a', 'a longer key than seven'])"
+            assert outputs[runtime][name + " past end"] == (
+                "('ERR', 'IndexError', 'map iterator is past the end of the map')")

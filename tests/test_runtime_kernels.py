@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime_client import RUNTIMES, run_all, tagged
+from runtime_client import OURS, RUNTIMES, run_all, tagged
 
 KERNEL = r"""
 #include <tvm/ffi/container/array.h>
@@ -357,10 +357,11 @@ def kernel_outputs(kernels):
     return run_all(SNIPPET, PATH=path)
 
 
-def test_kernels_agree_with_upstream(kernel_outputs):
-    fast, upstream = kernel_outputs["fast"].splitlines(), kernel_outputs["upstream"].splitlines()
-    assert len(fast) == len(upstream) >= 40
-    for a, b in zip(fast, upstream):
+@pytest.mark.parametrize("runtime", OURS)
+def test_kernels_agree_with_upstream(runtime, kernel_outputs):
+    ours, upstream = kernel_outputs[runtime].splitlines(), kernel_outputs["upstream"].splitlines()
+    assert len(ours) == len(upstream) >= 40
+    for a, b in zip(ours, upstream):
         assert a == b
 
 

@@ -9,7 +9,7 @@ import struct
 
 import pytest
 
-from runtime_client import RUNTIMES, run_all, tagged
+from runtime_client import OURS, RUNTIMES, run_all, tagged
 
 MAIN = r"""
 #include <tvm/ffi/extra/c_env_api.h>
@@ -186,10 +186,11 @@ def module_outputs(kernels):
     return run_all("import os\n" + SNIPPET, **paths)
 
 
-def test_modules_agree_with_upstream(module_outputs):
-    fast, upstream = tagged(module_outputs["fast"]), tagged(module_outputs["upstream"])
-    assert fast.pop("ctx offset") == "0" and upstream.pop("ctx offset") == "-8"
-    assert fast == upstream
+@pytest.mark.parametrize("runtime", OURS)
+def test_modules_agree_with_upstream(runtime, module_outputs):
+    ours, upstream = tagged(module_outputs[runtime]), tagged(module_outputs["upstream"])
+    assert ours.pop("ctx offset") == "0" and upstream.pop("ctx offset") == "-8"
+    assert ours == upstream
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)

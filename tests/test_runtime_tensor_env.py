@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime_client import RUNTIMES, run_all, tagged
+from runtime_client import OURS, RUNTIMES, run_all, tagged
 
 TENSORS = r"""
 import threading
@@ -184,8 +184,9 @@ def tensors():
     return run_all(TENSORS)
 
 
-def test_tensors_and_env_agree_with_upstream(tensors):
-    assert tensors["fast"] == tensors["upstream"]
+@pytest.mark.parametrize("runtime", OURS)
+def test_tensors_and_env_agree_with_upstream(runtime, tensors):
+    assert tensors[runtime] == tensors["upstream"]
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)

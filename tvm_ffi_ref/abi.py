@@ -883,6 +883,13 @@ RUNTIME_FUNCTIONS: List[CFunction] = [
         ("int", "flags")),
     _fn("tvm_ffi_runtime.h", "void", "tvm_ffi_runtime_free_sequence", ("void*", "self"),
         ("int", "flags")),
+    _fn("tvm_ffi_runtime.h", "TVMFFIAny", "tvm_ffi_runtime_bigint_any_hash",
+        ("const TVMFFIAny*", "value")),
+    _fn("tvm_ffi_runtime.h", "TVMFFIAny", "tvm_ffi_runtime_bigint_any_equal",
+        ("const TVMFFIAny*", "lhs"), ("const TVMFFIAny*", "rhs")),
+    _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_function_with_owner",
+        ("TVMFFISafeCallType", "safe_call"), ("TVMFFIObjectHandle", "owner"),
+        ("TVMFFIObjectHandle*", "out")),
 ]
 
 

@@ -220,6 +220,26 @@ TVM_FFI_DLL const TVMFFIRuntimeTable* tvm_ffi_runtime_builtins(void);
 TVM_FFI_DLL void tvm_ffi_runtime_free_object(void* self, int flags);
 TVM_FFI_DLL void tvm_ffi_runtime_free_sequence(void* self, int flags);
 
+/*
+ * A Function (*out, a new reference) that calls safe_call with a NULL handle,
+ * as upstream's library modules call an exported __tvm_ffi_<name> symbol, and
+ * holds a reference to owner (the module, so its library stays loaded) until
+ * it dies. The call path is C alone, for runtimes whose callbacks are slow.
+ */
+/*
+ * ffi.BigInt's entries in the __any_hash__ / __any_equal__ type attribute
+ * columns, in upstream's native convention (an opaque pointer to
+ * TVMFFIAny fn(const Any&...), returning an int / a bool): the StableHashBytes
+ * of the two's-complement words, and equality of the words.
+ */
+TVM_FFI_DLL TVMFFIAny tvm_ffi_runtime_bigint_any_hash(const TVMFFIAny* value);
+TVM_FFI_DLL TVMFFIAny tvm_ffi_runtime_bigint_any_equal(const TVMFFIAny* lhs,
+                                                       const TVMFFIAny* rhs);
+
+TVM_FFI_DLL int tvm_ffi_runtime_function_with_owner(TVMFFISafeCallType safe_call,
+                                                    TVMFFIObjectHandle owner,
+                                                    TVMFFIObjectHandle* out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -103,6 +103,11 @@ static int builtin_error_create_with_cause(const TVMFFIByteArray* kind,
                                            TVMFFIObjectHandle extra_context,
                                            TVMFFIObjectHandle* out) {
   BuiltinError* err;
+  if (out == NULL) {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIErrorCreateWithCauseAndExtraContext: out "
+                                               "must not be NULL");
+    return -1;
+  }
   if (kind == NULL) kind = &kEmptyBytes;
   if (message == NULL) message = &kEmptyBytes;
   if (backtrace == NULL) backtrace = &kEmptyBytes;
@@ -138,6 +143,10 @@ static int builtin_error_create_with_cause(const TVMFFIByteArray* kind,
 
 static int builtin_error_create(const TVMFFIByteArray* kind, const TVMFFIByteArray* message,
                                 const TVMFFIByteArray* backtrace, TVMFFIObjectHandle* out) {
+  if (out == NULL) {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIErrorCreate: out must not be NULL");
+    return -1;
+  }
   return builtin_error_create_with_cause(kind, message, backtrace, NULL, NULL, out);
 }
 
@@ -214,9 +223,17 @@ typedef struct {
   void (*release)(void* self);
 } BuiltinFunction;
 
+/* Upstream accepts a NULL safe_call at creation and crashes when it is called. */
+static int raise_no_safe_call(void) {
+  TVMFFIErrorSetRaisedFromCStr("ValueError",
+                               "TVMFFIFunctionCall: the function was created with a NULL safe_call");
+  return -1;
+}
+
 static int builtin_function_trampoline(void* handle, const TVMFFIAny* args, int32_t num_args,
                                        TVMFFIAny* result) {
   BuiltinFunction* func = (BuiltinFunction*)handle;
+  if (func->target == NULL) return raise_no_safe_call();
   return func->target(func->self, args, num_args, result);
 }
 
@@ -230,7 +247,12 @@ static void builtin_function_deleter(void* self, int flags) {
 
 static int builtin_function_create(void* self, TVMFFISafeCallType safe_call,
                                    void (*release)(void* self), TVMFFIObjectHandle* out) {
-  BuiltinFunction* func = (BuiltinFunction*)malloc(sizeof(BuiltinFunction));
+  BuiltinFunction* func;
+  if (out == NULL) {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIFunctionCreate: out must not be NULL");
+    return -1;
+  }
+  func = (BuiltinFunction*)malloc(sizeof(BuiltinFunction));
   if (func == NULL) {
     TVMFFIErrorSetRaisedFromCStr("MemoryError", "TVMFFIFunctionCreate: out of memory");
     return -1;
@@ -249,10 +271,73 @@ static int builtin_function_create(void* self, TVMFFISafeCallType safe_call,
   return 0;
 }
 
+/*
+ * Upstream dereferences whatever it is given; a NULL handle or an object that
+ * is not a Function is reported here instead (as the fast runtime does),
+ * naming the object's type when a runtime can say what it is.
+ */
+static int raise_not_a_function(TVMFFIObjectHandle func) {
+  int32_t type_index = ((TVMFFIObject*)func)->type_index;
+  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(type_index);
+  char message[160];
+  if (info != NULL) {
+    snprintf(message, sizeof(message), "TVMFFIFunctionCall: expected a ffi.Function, got %.*s",
+             (int)info->type_key.size, info->type_key.data);
+  } else {
+    TVMFFIObjectHandle lookup_error = NULL;
+    TVMFFIErrorMoveFromRaised(&lookup_error);
+    if (lookup_error != NULL) builtin_dec_ref(lookup_error);
+    snprintf(message, sizeof(message),
+             "TVMFFIFunctionCall: expected a ffi.Function, got type index %d", (int)type_index);
+  }
+  TVMFFIErrorSetRaisedFromCStr("TypeError", message);
+  return -1;
+}
+
 static int builtin_function_call(TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_args,
                                  TVMFFIAny* result) {
-  TVMFFIFunctionCell* cell = (TVMFFIFunctionCell*)((char*)func + sizeof(TVMFFIObject));
+  TVMFFIFunctionCell* cell;
+  if (func == NULL) {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIFunctionCall: func must not be NULL");
+    return -1;
+  }
+  if (((TVMFFIObject*)func)->type_index != kTVMFFIFunction) return raise_not_a_function(func);
+  cell = (TVMFFIFunctionCell*)((char*)func + sizeof(TVMFFIObject));
+  if (cell->safe_call == NULL) return raise_no_safe_call();
   return cell->safe_call(func, args, num_args, result);
+}
+
+/*
+ * A Function calling safe_call with a NULL handle -- as upstream's library
+ * modules call an exported __tvm_ffi_<name> symbol -- that holds one reference
+ * to owner (its module) for as long as it lives.
+ */
+static int null_handle_trampoline(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                  TVMFFIAny* result) {
+  BuiltinFunction* func = (BuiltinFunction*)handle;
+  if (func->target == NULL) return raise_no_safe_call();
+  return func->target(NULL, args, num_args, result);
+}
+
+static void owner_function_deleter(void* self, int flags) {
+  BuiltinFunction* func = (BuiltinFunction*)self;
+  if ((flags & kTVMFFIObjectDeleterFlagBitMaskStrong) && func->self != NULL) {
+    TVMFFIObjectDecRef(func->self);
+    func->self = NULL;
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(func);
+}
+
+int tvm_ffi_runtime_function_with_owner(TVMFFISafeCallType safe_call, TVMFFIObjectHandle owner,
+                                        TVMFFIObjectHandle* out) {
+  BuiltinFunction* func;
+  if (builtin_function_create(NULL, safe_call, NULL, out) != 0) return -1;
+  func = (BuiltinFunction*)*out;
+  func->header.deleter = owner_function_deleter;
+  func->cell.safe_call = null_handle_trampoline;
+  func->self = owner;
+  if (owner != NULL) TVMFFIObjectIncRef(owner);
+  return 0;
 }
 
 /* ---------------------------------------------------------- custom allocator */

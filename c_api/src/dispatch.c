@@ -97,6 +97,45 @@ void tvm_ffi_runtime_free_object(void* self, int flags) {
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
 }
 
+/* ------------------------------------------- BigInt's __any_hash__/__any_equal__ */
+
+/* BigIntObj: header, the word count, then the words; an int is its one word. */
+static const int64_t* bigint_words(const TVMFFIAny* value, uint64_t* count) {
+  if (value->type_index == kTVMFFIBigInt) {
+    const char* obj = (const char*)value->v_obj;
+    *count = *(const uint64_t*)(obj + sizeof(TVMFFIObject));
+    return (const int64_t*)(obj + sizeof(TVMFFIObject) + sizeof(uint64_t));
+  }
+  *count = 1;
+  return &value->v_int64;
+}
+
+TVMFFIAny tvm_ffi_runtime_bigint_any_hash(const TVMFFIAny* value) {
+  /* upstream's StableHashBytes of the words: 8-byte words folded modulo 2^31 - 1 */
+  uint64_t count, i, hash = 0;
+  const int64_t* words = bigint_words(value, &count);
+  TVMFFIAny result;
+  for (i = 0; i < count; ++i) {
+    hash = (hash * 1099511628211ULL + (uint64_t)words[i]) % 2147483647ULL;
+  }
+  result.type_index = kTVMFFIInt;
+  result.zero_padding = 0;
+  result.v_int64 = (int64_t)hash;
+  return result;
+}
+
+TVMFFIAny tvm_ffi_runtime_bigint_any_equal(const TVMFFIAny* lhs, const TVMFFIAny* rhs) {
+  uint64_t lhs_count, rhs_count;
+  const int64_t* lhs_words = bigint_words(lhs, &lhs_count);
+  const int64_t* rhs_words = bigint_words(rhs, &rhs_count);
+  TVMFFIAny result;
+  result.type_index = kTVMFFIBool;
+  result.zero_padding = 0;
+  result.v_int64 = lhs_count == rhs_count &&
+                   memcmp(lhs_words, rhs_words, lhs_count * sizeof(int64_t)) == 0;
+  return result;
+}
+
 void tvm_ffi_runtime_free_sequence(void* self, int flags) {
   if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
     TVMFFISeqCell* cell = (TVMFFISeqCell*)((char*)self + sizeof(TVMFFIObject));

@@ -447,17 +447,18 @@ static int map_get_item_or_missing(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   return 0;
 }
 
-/* The iterator functor: 0 -> current key, 1 -> current value, else advance (false at end). */
+/*
+ * The iterator functor: 0 -> current key, 1 -> current value, else advance
+ * (false at end). Like upstream's it borrows the map: the caller keeps the map
+ * alive and unchanged while iterating (so the map's reference count, which a
+ * kernel may read, is upstream's).
+ */
 typedef struct {
   void* map;
   uint64_t position;
 } FrMapIter;
 
-static void map_iter_free(void* p) {
-  FrMapIter* it = (FrMapIter*)p;
-  fr_decref(it->map);
-  free(it);
-}
+static void map_iter_free(void* p) { free(p); }
 
 static int map_iter_call(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   FrMapIter* it = (FrMapIter*)ctx;
@@ -465,7 +466,7 @@ static int map_iter_call(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   if (command == 0 || command == 1) {
     FrKV* kv;
     if (it->position == fr_map_end(it->map)) {
-      return fr_raise("IndexError", "the map iterator is past the end");
+      return fr_raise("IndexError", "map iterator is past the end of the map");
     }
     kv = fr_map_entry(it->map, it->position);
     *rv = fr_any_copy(command == 0 ? &kv->key : &kv->value);
@@ -484,7 +485,6 @@ static int map_iter_functor(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   (void)ctx;
   if (it == NULL) return fr_raise_oom();
   it->map = a[0].value.v_obj;
-  fr_incref(it->map);
   it->position = fr_map_begin(it->map);
   f = fr_typed_function_new(&kMapIterSpec, it, map_iter_free);
   if (f == NULL) {

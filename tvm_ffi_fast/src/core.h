@@ -154,6 +154,21 @@ FR_HIDDEN int fr_any_view_to_owned(const TVMFFIAny* view, TVMFFIAny* out);
 FR_HIDDEN int fr_raise(const char* kind, const char* fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Raises kind: the message's bytes exactly (they may hold NUL); returns -1. */
+FR_HIDDEN int fr_raise_bytes(const char* kind, const char* message, size_t size);
+
+/*
+ * Refuses a NULL for a pointer parameter the function must be given: upstream
+ * dereferences it (a crash); both runtimes raise ValueError
+ * "<function>: <parameter> must not be NULL" and fail.
+ */
+#define FR_REQUIRE(pointer, function, parameter)                                              \
+  do {                                                                                         \
+    if ((pointer) == NULL) {                                                                   \
+      return fr_raise("ValueError", function ": " parameter " must not be NULL");              \
+    }                                                                                          \
+  } while (0)
+
 /* Raises MemoryError and returns -1. */
 FR_HIDDEN int fr_raise_oom(void);
 

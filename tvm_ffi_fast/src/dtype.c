@@ -8,7 +8,9 @@
  *   float6_{e2m3fn,e3m2fn}, float4_e2m1fn (also with "_x" lanes)
  *   custom[name] through the global dtype.get_custom_type_code / _name
  *
- * Errors carry upstream's kinds (ValueError) and texts.
+ * Errors carry upstream's kinds (ValueError) and texts; a text quoting the
+ * dtype string quotes its bytes exactly, NUL bytes included. The printed name
+ * is always a String object, as upstream builds it from a std::string.
  */
 #include "core.h"
 
@@ -67,16 +69,25 @@ static int custom_type_name(int code, FrBuf* out) {
   return 0;
 }
 
+/* A String object, never the small form. */
+static int string_object(const char* data, size_t size, TVMFFIAny* out) {
+  void* obj = fr_string_object_new(data, size);
+  if (obj == NULL) return -1;
+  *out = fr_any_object(obj);
+  return 0;
+}
+
 int fr_dtype_to_string(const DLDataType* dtype, TVMFFIAny* out) {
   FrBuf buf;
   int16_t lanes;
   int status;
-  if (dtype == NULL || out == NULL) return fr_raise("ValueError", "TVMFFIDataTypeToString: NULL");
+  FR_REQUIRE(dtype, "TVMFFIDataTypeToString", "dtype");
+  FR_REQUIRE(out, "TVMFFIDataTypeToString", "out");
   if (dtype->bits == 8 && dtype->lanes == 1 && dtype->code == kDLBool) {
-    return fr_string_from_bytes("bool", 4, out);
+    return string_object("bool", 4, out);
   }
   if (dtype->code == kDLOpaqueHandle && dtype->lanes == 0 && dtype->bits == 0) {
-    return fr_string_from_bytes("", 0, out);
+    return string_object("", 0, out);
   }
   fr_buf_init(&buf);
   if (dtype->code >= CUSTOM_BEGIN) {
@@ -109,7 +120,7 @@ int fr_dtype_to_string(const DLDataType* dtype, TVMFFIAny* out) {
     fr_buf_free(&buf);
     return fr_raise_oom();
   }
-  status = fr_string_from_bytes(fr_buf_cstr(&buf), buf.size, out);
+  status = string_object(fr_buf_cstr(&buf), buf.size, out);
   fr_buf_free(&buf);
   return status;
 }
@@ -129,21 +140,41 @@ static int starts(const Parse* p, size_t offset, const char* prefix) {
   return p->n >= offset + k && memcmp(p->s + offset, prefix, k) == 0;
 }
 
-static int raise_unknown(const Parse* p, const char* what) {
-  return fr_raise("ValueError", "unknown %s `%.*s`", what, (int)p->n, p->s);
+/* ValueError: before, the dtype text (every byte), after. */
+static int raise_quoting(const char* before, const Parse* p, const char* after) {
+  FrBuf buf;
+  int status;
+  fr_buf_init(&buf);
+  fr_buf_puts(&buf, before);
+  fr_buf_append(&buf, p->s, p->n);
+  fr_buf_puts(&buf, after);
+  status = buf.failed ? fr_raise_oom() : fr_raise_bytes("ValueError", buf.data, buf.size);
+  fr_buf_free(&buf);
+  return status;
 }
 
-/* Reads decimal digits at *pos into *out (checking the uint32 range). */
+static int raise_unknown(const Parse* p, const char* what) {
+  FrBuf before;
+  int status;
+  fr_buf_init(&before);
+  fr_buf_printf(&before, "unknown %s `", what);
+  status = raise_quoting(fr_buf_cstr(&before), p, "`");
+  fr_buf_free(&before);
+  return status;
+}
+
+/*
+ * Reads decimal digits at *pos into *out. As upstream's, the value accumulates
+ * in a uint64 that wraps silently; only the final value is range-checked.
+ */
 static int parse_digits(const Parse* p, size_t* pos, uint32_t* out) {
   uint64_t value = 0;
   size_t start = *pos;
-  int overflow = 0;
   while (*pos < p->n && is_digit(p->s[*pos])) {
     value = value * 10 + (uint64_t)(p->s[*pos] - '0');
-    if (value > UINT32_MAX) overflow = 1;
     (*pos)++;
   }
-  if (overflow) {
+  if (value > UINT32_MAX) {
     return fr_raise("ValueError", "Integer value in dtype string '%.*s' is out of range for uint32_t",
                     (int)(*pos - start), p->s + start);
   }
@@ -167,14 +198,14 @@ static int parse_lanes(const Parse* p, size_t* pos, int allow_scalable, uint16_t
   digits_start = *pos;
   if (parse_digits(p, pos, &value) != 0) return -1;
   if (*pos == digits_start || value == 0) {
-    return fr_raise("ValueError",
-                    "Invalid lanes specification in dtype '%.*s'. Lanes must be a positive "
-                    "integer.",
-                    (int)p->n, p->s);
+    return raise_quoting("Invalid lanes specification in dtype '", p,
+                         "'. Lanes must be a positive integer.");
   }
   if (value > UINT16_MAX) {
-    return fr_raise("ValueError", "Lanes value %u is out of range for uint16_t in dtype '%.*s'",
-                    value, (int)p->n, p->s);
+    char before[80];
+    snprintf(before, sizeof(before), "Lanes value %u is out of range for uint16_t in dtype '",
+             value);
+    return raise_quoting(before, p, "'");
   }
   *lanes = (uint16_t)(multiplier * (int32_t)value);
   return 0;
@@ -233,23 +264,27 @@ static int parse_float4(Parse* p, size_t offset) {
 
 static int parse_custom(Parse* p, size_t* pos) {
   size_t name_len = 0;
+  char* name_text;
   TVMFFIAny name, result;
   int status;
   *pos = 6;
   if (*pos >= p->n || p->s[*pos] != '[') {
-    return fr_raise("ValueError", "expected opening brace after 'custom' type in%.*s", (int)p->n,
-                    p->s);
+    return raise_quoting("expected opening brace after 'custom' type in", p, "");
   }
   *pos += 1;
   while (*pos + name_len < p->n && p->s[*pos + name_len] != ']') ++name_len;
   if (*pos + name_len >= p->n) {
-    return fr_raise("ValueError", "expected closing brace after 'custom' type in%.*s", (int)p->n,
-                    p->s);
+    return raise_quoting("expected closing brace after 'custom' type in", p, "");
   }
-  if (fr_string_from_bytes(p->s + 7, name_len, &name) != 0) return -1;
+  /* upstream passes the name as a std::string, which a call views as a const char* */
+  name_text = fr_strndup(p->s + 7, name_len);
+  if (name_text == NULL) return fr_raise_oom();
   *pos += name_len + 1;
+  name = fr_any_none();
+  name.type_index = kTVMFFIRawStr;
+  name.v_c_str = name_text;
   status = call_custom_global("dtype.get_custom_type_code", name, &result);
-  fr_any_release(&name);
+  free(name_text);
   if (status != 0) return -1;
   if (result.type_index != kTVMFFIInt && result.type_index != kTVMFFIBool) {
     fr_raise("TypeError", "Cannot convert from type `%s` to `int`",
@@ -309,8 +344,9 @@ static int parse(Parse* p) {
   }
   if (parse_digits(p, &pos, &bits) != 0) return -1;
   if (bits > UINT8_MAX) {
-    return fr_raise("ValueError", "Bits value %u is out of range for uint8_t in dtype '%.*s'", bits,
-                    (int)p->n, p->s);
+    char before[80];
+    snprintf(before, sizeof(before), "Bits value %u is out of range for uint8_t in dtype '", bits);
+    return raise_quoting(before, p, "'");
   }
   if (bits != 0) p->dtype.bits = (uint8_t)bits;
   if (parse_lanes(p, &pos, 1, &p->dtype.lanes) != 0) return -1;
@@ -324,7 +360,8 @@ int fr_dtype_from_string(const TVMFFIByteArray* str, DLDataType* out) {
   const char* s;
   size_t n;
   int status;
-  if (str == NULL || out == NULL) return fr_raise("ValueError", "TVMFFIDataTypeFromString: NULL");
+  FR_REQUIRE(str, "TVMFFIDataTypeFromString", "str");
+  FR_REQUIRE(out, "TVMFFIDataTypeFromString", "out");
   s = str->data != NULL ? str->data : "";
   n = str->data != NULL ? str->size : 0;
   if (n == 0 || (n == 4 && memcmp(s, "void", 4) == 0)) {

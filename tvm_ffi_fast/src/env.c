@@ -36,8 +36,10 @@ int fr_env_set_stream(int32_t device_type, int32_t device_id, TVMFFIStreamHandle
                       TVMFFIStreamHandle* opt_out_original_stream) {
   FrDeviceStreams* row;
   if (device_type < 0 || device_id < 0) {
+    /* upstream indexes its table with them (undefined behaviour); both runtimes refuse */
     return fr_raise("ValueError",
-                    "TVMFFIEnvSetStream: invalid device (device_type=%d, device_id=%d)",
+                    "TVMFFIEnvSetStream: device_type and device_id must be non-negative, "
+                    "got (%d, %d)",
                     (int)device_type, (int)device_id);
   }
   if ((size_t)device_type >= t_stream_types) {
@@ -97,7 +99,7 @@ static void* (*g_gil_ensure)(void) = NULL;
 static void (*g_gil_release)(void*) = NULL;
 
 int fr_env_register_capi(const char* name, void* symbol) {
-  if (name == NULL) return fr_raise("ValueError", "TVMFFIEnvRegisterCAPI: name is NULL");
+  if (name == NULL) return fr_raise("ValueError", "TVMFFIEnvRegisterCAPI: name must not be NULL");
   if (strcmp(name, "PyErr_CheckSignals") == 0) {
     g_check_signals = (int (*)(void))symbol;
   } else if (strcmp(name, "PyGILState_Ensure") == 0) {

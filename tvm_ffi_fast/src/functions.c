@@ -28,9 +28,16 @@ static void function_deleter(void* obj, int flags) {
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(f);
 }
 
+/* Upstream accepts a NULL safe_call at creation and crashes when it is called. */
+static int raise_no_safe_call(void) {
+  return fr_raise("ValueError",
+                  "TVMFFIFunctionCall: the function was created with a NULL safe_call");
+}
+
 static int extern_c_trampoline(void* handle, const TVMFFIAny* args, int32_t num_args,
                                TVMFFIAny* result) {
   FrFunction* f = (FrFunction*)handle;
+  if (FR_UNLIKELY(f->inner == NULL)) return raise_no_safe_call();
   return f->inner(f->self, args, num_args, result);
 }
 
@@ -54,8 +61,7 @@ static FrFunction* function_alloc(void* self, TVMFFISafeCallType safe_call,
 int fr_function_create(void* self, TVMFFISafeCallType safe_call, void (*deleter)(void* self),
                        TVMFFIObjectHandle* out) {
   FrFunction* f;
-  if (out == NULL) return fr_raise("ValueError", "TVMFFIFunctionCreate: out is NULL");
-  if (safe_call == NULL) return fr_raise("ValueError", "TVMFFIFunctionCreate: safe_call is NULL");
+  FR_REQUIRE(out, "TVMFFIFunctionCreate", "out");
   f = function_alloc(self, safe_call, deleter);
   if (f == NULL) return -1;
   *out = f;
@@ -65,11 +71,19 @@ int fr_function_create(void* self, TVMFFISafeCallType safe_call, void (*deleter)
 int fr_function_call(TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_args,
                      TVMFFIAny* result) {
   if (FR_UNLIKELY(func == NULL)) {
-    return fr_raise("ValueError", "TVMFFIFunctionCall: the function handle is NULL");
+    return fr_raise("ValueError", "TVMFFIFunctionCall: func must not be NULL");
   }
   if (FR_UNLIKELY(fr_type_index(func) != kTVMFFIFunction)) {
-    return fr_raise("TypeError", "TVMFFIFunctionCall: expected a ffi.Function, got %s",
-                    fr_type_key_of(fr_type_index(func)));
+    const TVMFFITypeInfo* info = fr_type_info_or_null(fr_type_index(func));
+    if (info == NULL) {
+      return fr_raise("TypeError", "TVMFFIFunctionCall: expected a ffi.Function, got type index %d",
+                      (int)fr_type_index(func));
+    }
+    return fr_raise("TypeError", "TVMFFIFunctionCall: expected a ffi.Function, got %.*s",
+                    (int)info->type_key.size, info->type_key.data);
+  }
+  if (FR_UNLIKELY(FR_CELL(func, TVMFFIFunctionCell)->safe_call == NULL)) {
+    return raise_no_safe_call();
   }
   return FR_CELL(func, TVMFFIFunctionCell)->safe_call(func, args, num_args, result);
 }
@@ -328,28 +342,32 @@ static void typed_closure_deleter(void* p) {
   free(c);
 }
 
-/* The safe_call of typed built-ins: the closure sits in the function object itself. */
+/*
+ * The safe_call of typed built-ins: the closure sits in the function object
+ * itself. Arguments convert last first: upstream's conversions are the
+ * arguments of a C++ call, which its compiler evaluates right to left, so
+ * with two bad arguments upstream reports the later one.
+ */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized" /* only converted[0, num_params) is read */
 static int typed_call(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* rv) {
   FrTypedClosure* c = (FrTypedClosure*)((FrFunction*)handle)->self;
   const FrBuiltin* spec = c->spec;
   FrArg converted[FR_MAX_PARAMS];
-  int i, done = 0, status;
+  int i, status;
   if (num_args != spec->num_params) return raise_arg_count(spec, num_args);
-  for (i = 0; i < spec->num_params; ++i) {
+  for (i = spec->num_params - 1; i >= 0; --i) {
     int ok = convert_arg(spec->params[i], &args[i], &converted[i]);
     if (ok <= 0) {
       int j;
-      for (j = 0; j < done; ++j) {
+      for (j = i + 1; j < spec->num_params; ++j) {
         if (converted[j].owned) fr_any_release(&converted[j].value);
       }
       return ok < 0 ? -1 : raise_arg_type(spec, i, &args[i]);
     }
-    done += 1;
   }
   status = spec->fn(c->ctx, converted, rv);
-  for (i = 0; i < done; ++i) {
+  for (i = 0; i < spec->num_params; ++i) {
     if (converted[i].owned) fr_any_release(&converted[i].value);
   }
   return status;

@@ -150,10 +150,17 @@ fail:
 }
 
 int fr_function_set_global(const TVMFFIByteArray* name, TVMFFIObjectHandle f, int allow_override) {
-  if (name == NULL || f == NULL) return fr_raise("ValueError", "TVMFFIFunctionSetGlobal: NULL");
+  FR_REQUIRE(name, "TVMFFIFunctionSetGlobal", "name");
+  FR_REQUIRE(f, "TVMFFIFunctionSetGlobal", "f");
   if (fr_type_index(f) != kTVMFFIFunction) {
-    return fr_raise("TypeError", "TVMFFIFunctionSetGlobal: expected a ffi.Function, got %s",
-                    fr_type_key_of(fr_type_index(f)));
+    /* upstream stores it and crashes when it is called; refuse it here instead */
+    const TVMFFITypeInfo* info = fr_type_info_or_null(fr_type_index(f));
+    if (info == NULL) {
+      return fr_raise("TypeError", "TVMFFIFunctionSetGlobal: expected a ffi.Function, got type "
+                      "index %d", (int)fr_type_index(f));
+    }
+    return fr_raise("TypeError", "TVMFFIFunctionSetGlobal: expected a ffi.Function, got %.*s",
+                    (int)info->type_key.size, info->type_key.data);
   }
   return update(name, NULL, NULL, f, kTVMFFIFieldFlagBitMaskIsStaticMethod, allow_override, 0);
 }
@@ -161,7 +168,7 @@ int fr_function_set_global(const TVMFFIByteArray* name, TVMFFIObjectHandle f, in
 int fr_function_set_global_from_method_info(const TVMFFIMethodInfo* info, int allow_override) {
   void* func;
   int status;
-  if (info == NULL) return fr_raise("ValueError", "TVMFFIFunctionSetGlobalFromMethodInfo: NULL");
+  FR_REQUIRE(info, "TVMFFIFunctionSetGlobalFromMethodInfo", "method_info");
   if (info->method.type_index != kTVMFFIFunction) {
     return fr_raise("TypeError", "Cannot convert from type `%s` to `ffi.Function`",
                     fr_type_key_of(info->method.type_index));
@@ -189,7 +196,8 @@ void* fr_global_lookup(const char* name, size_t size) {
 }
 
 int fr_function_get_global(const TVMFFIByteArray* name, TVMFFIObjectHandle* out) {
-  if (name == NULL || out == NULL) return fr_raise("ValueError", "TVMFFIFunctionGetGlobal: NULL");
+  FR_REQUIRE(name, "TVMFFIFunctionGetGlobal", "name");
+  FR_REQUIRE(out, "TVMFFIFunctionGetGlobal", "out");
   *out = fr_global_lookup(name->data, name->size);
   return 0;
 }

@@ -281,9 +281,9 @@ int fr_env_mod_lookup_from_imports(TVMFFIObjectHandle library_ctx, const char* f
   void* func = NULL;
   size_t size;
   int64_t i;
-  if (m == NULL || func_name == NULL || out == NULL) {
-    return fr_raise("ValueError", "TVMFFIEnvModLookupFromImports: NULL argument");
-  }
+  FR_REQUIRE(m, "TVMFFIEnvModLookupFromImports", "library_ctx");
+  FR_REQUIRE(func_name, "TVMFFIEnvModLookupFromImports", "func_name");
+  FR_REQUIRE(out, "TVMFFIEnvModLookupFromImports", "out");
   if (fr_type_index(m) != kTVMFFIModule) {
     return fr_raise("TypeError", "TVMFFIEnvModLookupFromImports: library_ctx is not a module");
   }
@@ -518,7 +518,9 @@ static FrModule* system_lib(const char* prefix, size_t size) {
 int fr_env_mod_register_context_symbol(const char* name, void* symbol) {
   char** names;
   void** values;
-  if (name == NULL) return fr_raise("ValueError", "TVMFFIEnvModRegisterContextSymbol: NULL name");
+  if (name == NULL) {
+    return fr_raise("ValueError", "TVMFFIEnvModRegisterContextSymbol: name must not be NULL");
+  }
   fr_mutex_lock(&g_mutex);
   names = (char**)realloc(g_context_names, (g_context_count + 1) * sizeof(char*));
   if (names != NULL) g_context_names = names;
@@ -538,12 +540,19 @@ int fr_env_mod_register_context_symbol(const char* name, void* symbol) {
 int fr_env_mod_register_system_lib_symbol(const char* name, void* symbol) {
   void* previous;
   int status;
-  if (name == NULL) return fr_raise("ValueError", "TVMFFIEnvModRegisterSystemLibSymbol: NULL");
+  if (name == NULL) {
+    return fr_raise("ValueError", "TVMFFIEnvModRegisterSystemLibSymbol: name must not be NULL");
+  }
   fr_mutex_lock(&g_mutex);
   previous = fr_strmap_get(&g_system_symbols, name, strlen(name));
   if (previous != NULL && previous != symbol) {
-    fprintf(stderr, "Warning:SystemLib symbol %s get overriden to a different address %p->%p\n",
-            name, symbol, previous);
+    /* upstream's warning; a C++ stream prints a NULL void* as 0 */
+    fprintf(stderr, "Warning:SystemLib symbol %s get overriden to a different address ", name);
+    if (symbol != NULL) {
+      fprintf(stderr, "%p->%p\n", symbol, previous);
+    } else {
+      fprintf(stderr, "0->%p\n", previous);
+    }
   }
   status = fr_strmap_put(&g_system_symbols, name, strlen(name), symbol);
   fr_mutex_unlock(&g_mutex);

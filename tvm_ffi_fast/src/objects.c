@@ -45,7 +45,7 @@ static void opaque_deleter(void* self, int flags) {
 int fr_object_create_opaque(void* handle, int32_t type_index, void (*deleter)(void* handle),
                             TVMFFIObjectHandle* out) {
   FrOpaque* obj;
-  if (out == NULL) return fr_raise("ValueError", "TVMFFIObjectCreateOpaque: out is NULL");
+  FR_REQUIRE(out, "TVMFFIObjectCreateOpaque", "out");
   if (type_index != kTVMFFIOpaquePyObject) {
     return fr_raise("RuntimeError", "Only kTVMFFIOpaquePyObject is supported for now");
   }
@@ -80,6 +80,19 @@ int fr_raise(const char* kind, const char* fmt, ...) {
   }
   TVMFFIErrorSetRaisedFromCStr(kind, text);
   if (text != stack_text) free(text);
+  return -1;
+}
+
+int fr_raise_bytes(const char* kind, const char* message, size_t size) {
+  TVMFFIByteArray kind_bytes, message_bytes;
+  TVMFFIObjectHandle error = NULL;
+  kind_bytes.data = kind;
+  kind_bytes.size = strlen(kind);
+  message_bytes.data = message;
+  message_bytes.size = size;
+  if (TVMFFIErrorCreate(&kind_bytes, &message_bytes, NULL, &error) != 0) return fr_raise_oom();
+  TVMFFIErrorSetRaised(error);
+  fr_decref(error);
   return -1;
 }
 

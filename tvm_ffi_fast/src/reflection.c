@@ -266,7 +266,9 @@ static int enum_state_init(void* ctx, const FrArg* args, TVMFFIAny* rv) {
   return 0;
 }
 
-static const FrBuiltin kEnumStateInit = {"", enum_state_init, NULL, 0, {0}, FR_T_OBJECT};
+/* Methods are typed functions named "<type key>.<method>" (their error texts say so). */
+static const FrBuiltin kEnumStateInit = {"ffi.EnumState.__ffi_init__", enum_state_init, NULL, 0,
+                                         {0}, FR_T_OBJECT};
 
 /* ---------------------------------------------------------- AccessPath */
 
@@ -288,10 +290,28 @@ static void* path_new(void* parent, void* step) {
   return path;
 }
 
-static int path_root(void* ctx, const FrArg* args, TVMFFIAny* rv) {
-  void* path = path_new(NULL, NULL);
+/*
+ * The AccessPath methods check their arguments as upstream's typed methods do
+ * (the count, then each argument, the last one first) with texts that spell
+ * the typed signature; FrTypeCode has no AccessPath, so they do it by hand.
+ */
+#define PATH_SIG(method, params, ret) \
+  "ffi.reflection.AccessPath." method "(" params ") -> " ret
+#define S_PATH_T "ffi.reflection.AccessPath"
+
+static int raise_count(const char* sig, int expected, int32_t n) {
+  return fr_raise("TypeError",
+                  "Mismatched number of arguments when calling: `%s`. Expected %d but got %d "
+                  "arguments",
+                  sig, expected, (int)n);
+}
+
+static int path_root(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
+  void* path;
   (void)ctx;
   (void)args;
+  if (n != 0) return raise_count(PATH_SIG("_root", "", S_PATH_T), 0, n);
+  path = path_new(NULL, NULL);
   if (path == NULL) return -1;
   *rv = fr_any_object(path);
   return 0;
@@ -329,25 +349,19 @@ typedef struct {
 } FrStepMethod;
 
 static const FrStepMethod kStepMethods[] = {
-    {0, "(0: ffi.reflection.AccessPath, 1: str) -> ffi.reflection.AccessPath", 1},
-    {1, "(0: ffi.reflection.AccessPath, 1: int) -> ffi.reflection.AccessPath", 2},
-    {2, "(0: ffi.reflection.AccessPath, 1: Any) -> ffi.reflection.AccessPath", 0},
-    {3, "(0: ffi.reflection.AccessPath, 1: str) -> ffi.reflection.AccessPath", 1},
-    {4, "(0: ffi.reflection.AccessPath, 1: int) -> ffi.reflection.AccessPath", 2},
-    {5, "(0: ffi.reflection.AccessPath, 1: Any) -> ffi.reflection.AccessPath", 0},
+    {0, PATH_SIG("_attr", "0: " S_PATH_T ", 1: str", S_PATH_T), 1},
+    {1, PATH_SIG("_array_item", "0: " S_PATH_T ", 1: int", S_PATH_T), 2},
+    {2, PATH_SIG("_map_item", "0: " S_PATH_T ", 1: Any", S_PATH_T), 0},
+    {3, PATH_SIG("_attr_missing", "0: " S_PATH_T ", 1: str", S_PATH_T), 1},
+    {4, PATH_SIG("_array_item_missing", "0: " S_PATH_T ", 1: int", S_PATH_T), 2},
+    {5, PATH_SIG("_map_item_missing", "0: " S_PATH_T ", 1: Any", S_PATH_T), 0},
 };
 
 static int path_step_method(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
   const FrStepMethod* m = (const FrStepMethod*)ctx;
   TVMFFIAny key;
   TVMFFIByteArray text;
-  if (n != 2) {
-    return fr_raise("TypeError",
-                    "Mismatched number of arguments when calling: `%s`. Expected 2 but got %d "
-                    "arguments",
-                    m->sig, (int)n);
-  }
-  if (check_type(&args[0], g_access_path_index, 0, m->sig) != 0) return -1;
+  if (n != 2) return raise_count(m->sig, 2, n);
   key = args[1];
   if (m->key_type == 1 && fr_any_str_view(&args[1], 0, &text) != 0) {
     return fr_raise("TypeError",
@@ -364,23 +378,19 @@ static int path_step_method(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFIA
     }
     key = fr_any_int(args[1].v_int64);
   }
+  if (check_type(&args[0], g_access_path_index, 0, m->sig) != 0) return -1;
   return path_extend_with(&args[0], m->kind, &key, rv);
 }
 
 static const char kExtendSig[] =
-    "(0: ffi.reflection.AccessPath, 1: ffi.reflection.AccessStep) -> ffi.reflection.AccessPath";
+    PATH_SIG("_extend", "0: " S_PATH_T ", 1: ffi.reflection.AccessStep", S_PATH_T);
 
 static int path_extend(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
   void* path;
   (void)ctx;
-  if (n != 2) {
-    return fr_raise("TypeError",
-                    "Mismatched number of arguments when calling: `%s`. Expected 2 but got %d "
-                    "arguments",
-                    kExtendSig, (int)n);
-  }
-  if (check_type(&args[0], g_access_path_index, 0, kExtendSig) != 0 ||
-      check_type(&args[1], g_access_step_index, 1, kExtendSig) != 0) {
+  if (n != 2) return raise_count(kExtendSig, 2, n);
+  if (check_type(&args[1], g_access_step_index, 1, kExtendSig) != 0 ||
+      check_type(&args[0], g_access_path_index, 0, kExtendSig) != 0) {
     return -1;
   }
   path = path_new(args[0].v_obj, args[1].v_obj);
@@ -416,18 +426,14 @@ static int path_equal_raw(void* a, void* b, int* out) {
   return 0;
 }
 
-static const char kTwoPathSigBool[] =
-    "(0: ffi.reflection.AccessPath, 1: ffi.reflection.AccessPath) -> bool";
+static const char kIsPrefixOfSig[] =
+    PATH_SIG("_is_prefix_of", "0: " S_PATH_T ", 1: " S_PATH_T, "bool");
+static const char kPathEqualSig[] = PATH_SIG("_path_equal", "0: " S_PATH_T ", 1: " S_PATH_T, "bool");
 
 static int two_paths(const TVMFFIAny* args, int32_t n, const char* sig) {
-  if (n != 2) {
-    return fr_raise("TypeError",
-                    "Mismatched number of arguments when calling: `%s`. Expected 2 but got %d "
-                    "arguments",
-                    sig, (int)n);
-  }
-  if (check_type(&args[0], g_access_path_index, 0, sig) != 0 ||
-      check_type(&args[1], g_access_path_index, 1, sig) != 0) {
+  if (n != 2) return raise_count(sig, 2, n);
+  if (check_type(&args[1], g_access_path_index, 1, sig) != 0 ||
+      check_type(&args[0], g_access_path_index, 0, sig) != 0) {
     return -1;
   }
   return 0;
@@ -438,7 +444,7 @@ static int path_is_prefix_of(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFI
   void* other;
   int eq;
   (void)ctx;
-  if (two_paths(args, n, kTwoPathSigBool) != 0) return -1;
+  if (two_paths(args, n, kIsPrefixOfSig) != 0) return -1;
   self = args[0].v_obj;
   other = args[1].v_obj;
   if (PATH_DEPTH(self) > PATH_DEPTH(other)) {
@@ -454,7 +460,7 @@ static int path_is_prefix_of(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFI
 static int path_equal(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
   int eq;
   (void)ctx;
-  if (two_paths(args, n, kTwoPathSigBool) != 0) return -1;
+  if (two_paths(args, n, kPathEqualSig) != 0) return -1;
   if (path_equal_raw(args[0].v_obj, args[1].v_obj, &eq) != 0) return -1;
   *rv = fr_any_bool(eq);
   return 0;
@@ -462,17 +468,12 @@ static int path_equal(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv
 
 static int path_to_steps(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
   static const char sig[] =
-      "(0: ffi.reflection.AccessPath) -> Array<ffi.reflection.AccessStep>";
+      PATH_SIG("_to_steps", "0: " S_PATH_T, "Array<ffi.reflection.AccessStep>");
   void* path;
   void* array;
   int32_t depth, i;
   (void)ctx;
-  if (n != 1) {
-    return fr_raise("TypeError",
-                    "Mismatched number of arguments when calling: `%s`. Expected 1 but got %d "
-                    "arguments",
-                    sig, (int)n);
-  }
+  if (n != 1) return raise_count(sig, 1, n);
   if (check_type(&args[0], g_access_path_index, 0, sig) != 0) return -1;
   path = args[0].v_obj;
   depth = PATH_DEPTH(path);
@@ -488,13 +489,18 @@ static int path_to_steps(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFIAny*
   return 0;
 }
 
-static int not_supported(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
+static int structural_key_init(void* ctx, const FrArg* args, TVMFFIAny* rv) {
+  (void)ctx;
   (void)args;
-  (void)n;
   (void)rv;
-  return fr_raise("RuntimeError", "%s is not supported by the tvm_ffi_fast runtime",
-                  (const char*)ctx);
+  return fr_raise("RuntimeError",
+                  "ffi.StructuralKey.__ffi_init__ is not supported by this TVM FFI runtime (it "
+                  "has no structural hashing)");
 }
+
+static const FrBuiltin kStructuralKeyInit = {"ffi.StructuralKey.__ffi_init__",
+                                             structural_key_init, NULL, 1, {FR_T_ANY},
+                                             FR_T_OBJECT};
 
 /* ------------------------------------------ ffi.MakeObjectFromPackedArgs */
 
@@ -796,13 +802,10 @@ int fr_reflection_init(void) {
   for (i = 0; i < 3; ++i) {
     if (register_field(g_access_path_index, &kAccessPathFields[i]) != 0) return -1;
   }
-  {
-    static const FrBuiltin kRoot = {"", path_root, NULL, 0, {0}, FR_T_OBJECT};
-    if (register_method(g_access_path_index, "_root", NULL, SCHEMA_FN(S_PATH, ""),
-                        kTVMFFIFieldFlagBitMaskIsStaticMethod,
-                        fr_typed_function_new(&kRoot, NULL, NULL)) != 0) {
-      return -1;
-    }
+  if (register_method(g_access_path_index, "_root", NULL, SCHEMA_FN(S_PATH, ""),
+                      kTVMFFIFieldFlagBitMaskIsStaticMethod,
+                      fr_function_new(path_root, NULL, NULL)) != 0) {
+    return -1;
   }
   for (i = 0; i < sizeof(kPathMethods) / sizeof(kPathMethods[0]); ++i) {
     void* f = kPathMethods[i].index >= 0
@@ -848,8 +851,7 @@ int fr_reflection_init(void) {
                       "Constructor that takes any key and computes its structural hash",
                       SCHEMA_FN("{\"type\":\"ffi.Object\"}", "{\"type\":\"Any\"}"),
                       kTVMFFIFieldFlagBitMaskIsStaticMethod,
-                      fr_function_new(not_supported, (void*)"ffi.StructuralKey.__ffi_init__",
-                                      NULL)) != 0 ||
+                      fr_typed_function_new(&kStructuralKeyInit, NULL, NULL)) != 0 ||
       register_metadata(g_structural_key_index, 48, kTVMFFISEqHashKindUnsupported,
                         create_structural_key) != 0) {
     return -1;

@@ -91,11 +91,17 @@ static void table_set(int32_t type_index, FrTypeEntry* entry) {
   __atomic_store_n(&chunk[(size_t)type_index & (CHUNK_SIZE - 1)], entry, __ATOMIC_RELEASE);
 }
 
+/* upstream's GetTypeEntry check, kind and text */
+static int raise_no_type_info(int32_t type_index) {
+  return fr_raise("InternalError",
+                  "Check failed: (entry != nullptr) is false: Cannot find type info for "
+                  "type_index=%d",
+                  (int)type_index);
+}
+
 static FrTypeEntry* entry_or_raise(int32_t type_index) {
   FrTypeEntry* entry = entry_or_null(type_index);
-  if (entry == NULL) {
-    fr_raise("InternalError", "Cannot find type info for type_index=%d", (int)type_index);
-  }
+  if (entry == NULL) raise_no_type_info(type_index);
   return entry;
 }
 
@@ -119,74 +125,95 @@ static void type_key_text(const FrTypeEntry* entry, const char** data, int* size
 
 /* ----------------------------------------------------- index allocation */
 
+/*
+ * Upstream checks these in this order and aborts the process when one fails
+ * (its checks throw out of a TVM_FFI_LOG_EXCEPTION_CALL function). Here each
+ * raises the error its check throws -- InternalError with the check's text --
+ * before anything is changed, and the call returns -1.
+ */
 static int32_t get_or_alloc_locked(const char* key, size_t key_size, int32_t static_index,
                                    int32_t depth, int32_t child_slots, int can_overflow,
                                    int32_t parent_index) {
   FrTypeEntry* parent = NULL;
   FrTypeEntry* entry;
-  int32_t index;
+  int32_t index, num_slots;
+  int from_counter = 0;
   void* found = fr_strmap_get(&g_key_to_index, key, key_size);
   if (found != NULL) return (int32_t)((intptr_t)found - 1);
   if (parent_index == -2) return -2;
   if (parent_index >= 0) {
-    parent = entry_or_null(parent_index);
-    if (parent == NULL) {
+    if ((size_t)parent_index >= g_table_size) {
       fr_raise("InternalError",
-               "Check failed: parent_type_index < type_table_.size(): type_key=%.*s, "
-               "static_index=%d: parent type index %d is not registered",
-               (int)key_size, key, (int)static_index, (int)parent_index);
+               "Check failed: parent_type_index < type_table_.size() (%d vs. %zu) :  "
+               "type_key=%.*s, static_index=%d",
+               (int)parent_index, g_table_size, (int)key_size, key, (int)static_index);
       return -1;
     }
+    parent = entry_or_null(parent_index);
   }
   if (child_slots < 0) child_slots = 0;
+  num_slots = child_slots + 1;
   if (static_index >= 0) {
-    if ((size_t)static_index >= g_table_size || entry_or_null(static_index) != NULL) {
-      if ((size_t)static_index < g_table_size) {
-        const char* other;
-        int other_size;
-        type_key_text(entry_or_null(static_index), &other, &other_size);
-        fr_raise("InternalError", "Conflicting static index %d between %.*s and %.*s",
-                 (int)static_index, other_size, other, (int)key_size, key);
-      } else {
-        fr_raise("InternalError", "Static type index %d of %.*s is out of range",
-                 (int)static_index, (int)key_size, key);
-      }
+    if ((size_t)static_index >= g_table_size) {
+      fr_raise("InternalError",
+               "Check failed: static_type_index < type_table_.size() (%d vs. %zu) : ",
+               (int)static_index, g_table_size);
+      return -1;
+    }
+    if (entry_or_null(static_index) != NULL) {
+      const char* other;
+      int other_size;
+      type_key_text(entry_or_null(static_index), &other, &other_size);
+      fr_raise("InternalError",
+               "Check failed: (type_table_[static_type_index] == nullptr) is false: "
+               "Conflicting static index %d between %.*s and %.*s",
+               (int)static_index, other_size, other, (int)key_size, key);
       return -1;
     }
     index = static_index;
   } else {
-    int32_t num_slots = child_slots + 1;
     if (parent == NULL) {
-      fr_raise("InternalError", "Type %.*s needs a parent type to get a dynamic index",
-               (int)key_size, key);
+      fr_raise("InternalError", "Check not null: parent ");
       return -1;
     }
     if (parent->allocated_slots + num_slots <= parent->num_slots) {
       index = parent->info.type_index + parent->allocated_slots;
-      parent->allocated_slots += num_slots;
+    } else if (!parent->child_slots_can_overflow) {
+      fr_raise("InternalError",
+               "Check failed: (parent->child_slots_can_overflow) is false: "
+               "Reach maximum number of sub-classes for %.*s",
+               (int)parent->info.type_key.size, parent->info.type_key.data);
+      return -1;
     } else {
-      if (!parent->child_slots_can_overflow) {
-        fr_raise("InternalError", "Reach maximum number of sub-classes for %.*s",
-                 (int)parent->info.type_key.size, parent->info.type_key.data);
-        return -1;
-      }
       index = (int32_t)g_type_counter;
-      if (table_reserve((size_t)(g_type_counter + num_slots)) != 0) return -1;
-      g_type_counter += num_slots;
+      from_counter = 1;
     }
   }
-  if (parent != NULL && !parent->child_slots_can_overflow) can_overflow = 0;
-  if (depth != 0 && (parent == NULL || depth != parent->info.type_depth + 1)) {
+  if (parent != NULL && index <= parent->info.type_index) {
     fr_raise("InternalError",
-             "Check failed: type_depth == parent->type_depth + 1: type %.*s has depth %d "
-             "but its parent has depth %d",
-             (int)key_size, key, (int)depth, parent == NULL ? -1 : (int)parent->info.type_depth);
+             "Check failed: allocated_tindex > parent->type_index (%d vs. %d) : ", (int)index,
+             (int)parent->info.type_index);
     return -1;
   }
-  if (depth == 0 && parent != NULL) {
-    fr_raise("InternalError", "Type %.*s has depth 0 but a parent", (int)key_size, key);
-    return -1;
+  if (depth != 0) {
+    if (parent == NULL) {
+      fr_raise("InternalError", "Check not null: parent ");
+      return -1;
+    }
+    if (depth != parent->info.type_depth + 1) {
+      fr_raise("InternalError", "Check failed: type_depth == parent->type_depth + 1 (%d vs. %d) : ",
+               (int)depth, (int)parent->info.type_depth + 1);
+      return -1;
+    }
   }
+  /* every check passed: take the index */
+  if (from_counter) {
+    if (table_reserve((size_t)(g_type_counter + num_slots)) != 0) return -1;
+    g_type_counter += num_slots;
+  } else if (static_index < 0) {
+    parent->allocated_slots += num_slots;
+  }
+  if (parent != NULL && !parent->child_slots_can_overflow) can_overflow = 0;
 
   entry = (FrTypeEntry*)calloc(1, sizeof(FrTypeEntry));
   if (entry == NULL) return fr_raise_oom();
@@ -201,7 +228,7 @@ static int32_t get_or_alloc_locked(const char* key, size_t key_size, int32_t sta
     free(entry);
     return fr_raise_oom();
   }
-  if (parent != NULL) {
+  if (depth > 0) {
     int32_t d;
     for (d = 0; d < parent->info.type_depth; ++d) {
       entry->info.type_ancestors[d] = parent->info.type_ancestors[d];
@@ -230,10 +257,7 @@ int32_t fr_type_get_or_alloc_index(const TVMFFIByteArray* type_key, int32_t stat
                                    int32_t type_depth, int32_t num_child_slots,
                                    int32_t child_slots_can_overflow, int32_t parent_type_index) {
   int32_t index;
-  if (type_key == NULL || (type_key->data == NULL && type_key->size != 0)) {
-    fr_raise("ValueError", "TVMFFITypeGetOrAllocIndex: type_key is NULL");
-    return -1;
-  }
+  FR_REQUIRE(type_key, "TVMFFITypeGetOrAllocIndex", "type_key");
   fr_mutex_lock(&g_mutex);
   index = get_or_alloc_locked(type_key->data, type_key->size, static_type_index, type_depth,
                               num_child_slots, child_slots_can_overflow != 0, parent_type_index);
@@ -252,9 +276,8 @@ int32_t fr_register_type(const char* key, int32_t static_index, int32_t depth,
 
 int fr_type_key_to_index(const TVMFFIByteArray* type_key, int32_t* out_tindex) {
   void* found;
-  if (type_key == NULL || out_tindex == NULL) {
-    return fr_raise("ValueError", "TVMFFITypeKeyToIndex: NULL argument");
-  }
+  FR_REQUIRE(type_key, "TVMFFITypeKeyToIndex", "type_key");
+  FR_REQUIRE(out_tindex, "TVMFFITypeKeyToIndex", "out_tindex");
   fr_mutex_lock(&g_mutex);
   found = fr_strmap_get(&g_key_to_index, type_key->data, type_key->size);
   fr_mutex_unlock(&g_mutex);
@@ -275,9 +298,7 @@ const TVMFFITypeInfo* fr_type_info_or_null(int32_t type_index) {
 
 const TVMFFITypeInfo* fr_get_type_info(int32_t type_index) {
   const TVMFFITypeInfo* info = fr_type_info_or_null(type_index);
-  if (info == NULL) {
-    fr_raise("InternalError", "Cannot find type info for type_index=%d", (int)type_index);
-  }
+  if (info == NULL) raise_no_type_info(type_index);
   return info;
 }
 
@@ -315,7 +336,7 @@ int fr_type_register_field(int32_t type_index, const TVMFFIFieldInfo* info) {
   FrTypeEntry* entry;
   TVMFFIFieldInfo field;
   int32_t i, d;
-  if (info == NULL) return fr_raise("ValueError", "TVMFFITypeRegisterField: info is NULL");
+  FR_REQUIRE(info, "TVMFFITypeRegisterField", "info");
   fr_mutex_lock(&g_mutex);
   entry = entry_or_raise(type_index);
   if (entry == NULL) goto fail;
@@ -386,7 +407,7 @@ fail:
 int fr_type_register_method(int32_t type_index, const TVMFFIMethodInfo* info) {
   FrTypeEntry* entry;
   TVMFFIMethodInfo method;
-  if (info == NULL) return fr_raise("ValueError", "TVMFFITypeRegisterMethod: info is NULL");
+  FR_REQUIRE(info, "TVMFFITypeRegisterMethod", "info");
   fr_mutex_lock(&g_mutex);
   entry = entry_or_raise(type_index);
   if (entry == NULL) goto fail;
@@ -420,7 +441,7 @@ fail:
 int fr_type_register_metadata(int32_t type_index, const TVMFFITypeMetadata* metadata) {
   FrTypeEntry* entry;
   TVMFFITypeMetadata copy;
-  if (metadata == NULL) return fr_raise("ValueError", "TVMFFITypeRegisterMetadata: NULL");
+  FR_REQUIRE(metadata, "TVMFFITypeRegisterMetadata", "metadata");
   fr_mutex_lock(&g_mutex);
   entry = entry_or_raise(type_index);
   if (entry == NULL) goto fail;
@@ -463,19 +484,21 @@ int fr_type_register_attr(int32_t type_index, const TVMFFIByteArray* attr_name,
                           const TVMFFIAny* attr_value) {
   FrColumn* column;
   TVMFFIAny* slot;
-  if (attr_name == NULL || (attr_value == NULL && type_index != kTVMFFINone)) {
-    return fr_raise("ValueError", "TVMFFITypeRegisterAttr: NULL argument");
-  }
-  if (type_index < 0) {
-    return fr_raise("IndexError", "TVMFFITypeRegisterAttr: invalid type index %d",
-                    (int)type_index);
-  }
+  FR_REQUIRE(attr_name, "TVMFFITypeRegisterAttr", "attr_name");
+  /* a NULL value is tolerated for the sentinel index 0, which only makes the column */
+  if (type_index != kTVMFFINone) FR_REQUIRE(attr_value, "TVMFFITypeRegisterAttr", "attr_value");
   fr_mutex_lock(&g_mutex);
   column = column_get_or_create(attr_name->data, attr_name->size);
   if (column == NULL) goto fail;
   if (type_index == kTVMFFINone) {
     fr_mutex_unlock(&g_mutex);
     return 0;
+  }
+  if (type_index < 0) {
+    /* upstream resizes the column to index + 1 entries: std::vector refuses a negative
+       size with length_error (at -1 it writes out of bounds instead) */
+    fr_raise("InternalError", "vector::_M_fill_insert");
+    goto fail;
   }
   if ((size_t)type_index >= (size_t)column->column.size) {
     size_t need = (size_t)type_index + 1, i;
@@ -522,7 +545,10 @@ int fr_register_attr_cstr(int32_t type_index, const char* name, const TVMFFIAny*
 
 const TVMFFITypeAttrColumn* fr_get_type_attr_column(const TVMFFIByteArray* attr_name) {
   FrColumn* column;
-  if (attr_name == NULL) return NULL;
+  if (attr_name == NULL) {
+    fr_raise("ValueError", "TVMFFIGetTypeAttrColumn: attr_name must not be NULL");
+    return NULL;
+  }
   fr_mutex_lock(&g_mutex);
   column = (FrColumn*)fr_strmap_get(&g_columns, attr_name->data, attr_name->size);
   fr_mutex_unlock(&g_mutex);

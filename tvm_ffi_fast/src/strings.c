@@ -106,17 +106,15 @@ int fr_any_str_view(const TVMFFIAny* value, int allow_bytes, TVMFFIByteArray* ou
 }
 
 int fr_string_from_byte_array(const TVMFFIByteArray* input, TVMFFIAny* out) {
-  if (input == NULL || out == NULL || (input->data == NULL && input->size != 0)) {
-    return fr_raise("ValueError", "TVMFFIStringFromByteArray: NULL");
-  }
+  FR_REQUIRE(input, "TVMFFIStringFromByteArray", "input");
+  FR_REQUIRE(out, "TVMFFIStringFromByteArray", "out");
   out->type_index = kTVMFFINone;
   return fr_string_from_bytes(input->data, input->size, out);
 }
 
 int fr_bytes_from_byte_array(const TVMFFIByteArray* input, TVMFFIAny* out) {
-  if (input == NULL || out == NULL || (input->data == NULL && input->size != 0)) {
-    return fr_raise("ValueError", "TVMFFIBytesFromByteArray: NULL");
-  }
+  FR_REQUIRE(input, "TVMFFIBytesFromByteArray", "input");
+  FR_REQUIRE(out, "TVMFFIBytesFromByteArray", "out");
   out->type_index = kTVMFFINone;
   return fr_bytes_from_bytes(input->data, input->size, out);
 }
@@ -158,9 +156,8 @@ int fr_any_view_to_owned(const TVMFFIAny* view, TVMFFIAny* out) {
 }
 
 int fr_any_view_to_owned_any(const TVMFFIAny* any_view, TVMFFIAny* out) {
-  if (any_view == NULL || out == NULL) {
-    return fr_raise("ValueError", "TVMFFIAnyViewToOwnedAny: NULL argument");
-  }
+  FR_REQUIRE(any_view, "TVMFFIAnyViewToOwnedAny", "any_view");
+  FR_REQUIRE(out, "TVMFFIAnyViewToOwnedAny", "out");
   return fr_any_view_to_owned(any_view, out);
 }
 
@@ -191,9 +188,8 @@ int fr_bigint_from_byte_array(const TVMFFIByteArray* input, TVMFFIAny* out) {
   int64_t* words;
   size_t n;
   int status;
-  if (input == NULL || out == NULL || (input->data == NULL && input->size != 0)) {
-    return fr_raise("ValueError", "TVMFFIBigIntFromByteArray: NULL");
-  }
+  FR_REQUIRE(input, "TVMFFIBigIntFromByteArray", "input");
+  FR_REQUIRE(out, "TVMFFIBigIntFromByteArray", "out");
   *out = fr_any_none();
   if (input->size % sizeof(int64_t) != 0) {
     return fr_raise("ValueError", "BigInt content must contain whole 64-bit words");
@@ -213,6 +209,7 @@ int fr_bigint_from_byte_array(const TVMFFIByteArray* input, TVMFFIAny* out) {
 
 void fr_bigint_get_content(const TVMFFIAny* value, TVMFFIByteArray* out) {
   if (value == NULL) {
+    fr_raise("ValueError", "TVMFFIBigIntGetContentByteArray: value must not be NULL");
     out->data = NULL;
     out->size = 0;
   } else if (value->type_index == kTVMFFIBigInt) {

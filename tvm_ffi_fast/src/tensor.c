@@ -7,35 +7,49 @@
  * reference to the tensor until their deleter runs. Views made by
  * TVMFFITensorCreateUnsafeView keep their source alive and copy shape and
  * strides into their tail.
+ *
+ * The layout is upstream's (TensorObjFromDLPack, TensorObjFromNDAlloc): the
+ * DLTensor, one pointer, then the tail at offset 80, which C++ code may read
+ * in place. What that pointer is -- a managed tensor of either DLPack
+ * version, or the view's source -- is told by the object's deleter.
  */
 #include "core.h"
 
+#include "registry.h"
 #include "runtime.h"
 
 typedef struct {
   TVMFFIObject header;
   DLTensor tensor;
   void* managed; /* DLManagedTensor* or DLManagedTensorVersioned*, or the view's source */
-  int32_t kind;  /* TENSOR_* */
-  int32_t reserved;
 } FrTensor;
-
-enum { TENSOR_DLPACK = 0, TENSOR_DLPACK_VERSIONED = 1, TENSOR_VIEW = 2 };
 
 static int64_t* tail_of(FrTensor* t) { return (int64_t*)((char*)t + sizeof(FrTensor)); }
 
-static void tensor_deleter(void* self, int flags) {
+static void dlpack_tensor_deleter(void* self, int flags) {
   FrTensor* t = (FrTensor*)self;
   if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
-    if (t->kind == TENSOR_DLPACK) {
-      DLManagedTensor* m = (DLManagedTensor*)t->managed;
-      if (m != NULL && m->deleter != NULL) m->deleter(m);
-    } else if (t->kind == TENSOR_DLPACK_VERSIONED) {
-      DLManagedTensorVersioned* m = (DLManagedTensorVersioned*)t->managed;
-      if (m != NULL && m->deleter != NULL) m->deleter(m);
-    } else if (t->managed != NULL) {
-      fr_decref(t->managed);
-    }
+    DLManagedTensor* m = (DLManagedTensor*)t->managed;
+    if (m != NULL && m->deleter != NULL) m->deleter(m);
+    t->managed = NULL;
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(t);
+}
+
+static void versioned_tensor_deleter(void* self, int flags) {
+  FrTensor* t = (FrTensor*)self;
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
+    DLManagedTensorVersioned* m = (DLManagedTensorVersioned*)t->managed;
+    if (m != NULL && m->deleter != NULL) m->deleter(m);
+    t->managed = NULL;
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(t);
+}
+
+static void view_tensor_deleter(void* self, int flags) {
+  FrTensor* t = (FrTensor*)self;
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
+    if (t->managed != NULL) fr_decref(t->managed);
     t->managed = NULL;
   }
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(t);
@@ -79,15 +93,15 @@ static void fill_compact_strides(const int64_t* shape, int32_t ndim, int64_t* st
 }
 
 /* Wraps a managed tensor (ownership moves into the object on success). */
-static FrTensor* wrap_managed(const DLTensor* dl, void* managed, int32_t kind) {
+static FrTensor* wrap_managed(const DLTensor* dl, void* managed,
+                              void (*deleter)(void* self, int flags)) {
   int extra = dl->strides == NULL && dl->ndim != 0;
   FrTensor* t = (FrTensor*)fr_object_alloc(
       sizeof(FrTensor) + (extra ? (size_t)dl->ndim * sizeof(int64_t) : 0), kTVMFFITensor,
-      tensor_deleter);
+      deleter);
   if (t == NULL) return NULL;
   t->tensor = *dl;
   t->managed = managed;
-  t->kind = kind;
   if (extra) {
     t->tensor.strides = tail_of(t);
     fill_compact_strides(dl->shape, dl->ndim, t->tensor.strides);
@@ -96,9 +110,10 @@ static FrTensor* wrap_managed(const DLTensor* dl, void* managed, int32_t kind) {
 }
 
 static int check_import(const DLTensor* dl, int32_t require_alignment, int32_t require_contiguous) {
-  if (require_alignment != 0 && !is_aligned(dl, (size_t)require_alignment)) {
-    return fr_raise("RuntimeError", "FromDLPack: Data is not aligned to %d bytes.",
-                    (int)require_alignment);
+  /* upstream takes the alignment as a size_t: -1 asks for SIZE_MAX */
+  size_t alignment = (size_t)require_alignment;
+  if (alignment != 0 && !is_aligned(dl, alignment)) {
+    return fr_raise("RuntimeError", "FromDLPack: Data is not aligned to %zu bytes.", alignment);
   }
   if (require_contiguous && !is_contiguous(dl)) {
     return fr_raise("RuntimeError", "FromDLPack: Tensor is not contiguous.");
@@ -109,9 +124,10 @@ static int check_import(const DLTensor* dl, int32_t require_alignment, int32_t r
 int fr_tensor_from_dlpack(DLManagedTensor* from, int32_t require_alignment,
                           int32_t require_contiguous, TVMFFIObjectHandle* out) {
   FrTensor* t;
-  if (from == NULL || out == NULL) return fr_raise("ValueError", "TVMFFITensorFromDLPack: NULL");
+  FR_REQUIRE(from, "TVMFFITensorFromDLPack", "from");
+  FR_REQUIRE(out, "TVMFFITensorFromDLPack", "out");
   if (check_import(&from->dl_tensor, require_alignment, require_contiguous) != 0) return -1;
-  t = wrap_managed(&from->dl_tensor, from, TENSOR_DLPACK);
+  t = wrap_managed(&from->dl_tensor, from, dlpack_tensor_deleter);
   if (t == NULL) return -1;
   *out = t;
   return 0;
@@ -120,26 +136,29 @@ int fr_tensor_from_dlpack(DLManagedTensor* from, int32_t require_alignment,
 int fr_tensor_from_dlpack_versioned(DLManagedTensorVersioned* from, int32_t require_alignment,
                                     int32_t require_contiguous, TVMFFIObjectHandle* out) {
   FrTensor* t;
-  if (from == NULL || out == NULL) {
-    return fr_raise("ValueError", "TVMFFITensorFromDLPackVersioned: NULL");
-  }
+  FR_REQUIRE(from, "TVMFFITensorFromDLPackVersioned", "from");
+  FR_REQUIRE(out, "TVMFFITensorFromDLPackVersioned", "out");
   if (check_import(&from->dl_tensor, require_alignment, require_contiguous) != 0) return -1;
   if (from->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) {
     return fr_raise("RuntimeError", "Subbyte type padded is not yet supported");
   }
-  t = wrap_managed(&from->dl_tensor, from, TENSOR_DLPACK_VERSIONED);
+  t = wrap_managed(&from->dl_tensor, from, versioned_tensor_deleter);
   if (t == NULL) return -1;
   *out = t;
   return 0;
 }
 
+/* Upstream reads any handle as a tensor; ours must be a Tensor or derive from one. */
 static int check_tensor(TVMFFIObjectHandle obj, const char* fn) {
-  if (obj == NULL) return fr_raise("ValueError", "%s: the tensor handle is NULL", fn);
-  if (fr_type_index(obj) != kTVMFFITensor) {
-    return fr_raise("TypeError", "%s: expected a ffi.Tensor, got %s", fn,
-                    fr_type_key_of(fr_type_index(obj)));
+  int32_t index = fr_type_index(obj);
+  const TVMFFITypeInfo* info = fr_type_info_or_null(index);
+  if (index == kTVMFFITensor) return 0;
+  if (info == NULL) {
+    return fr_raise("TypeError", "%s: expected a ffi.Tensor, got type index %d", fn, (int)index);
   }
-  return 0;
+  if (info->type_depth > 1 && info->type_ancestors[1]->type_index == kTVMFFITensor) return 0;
+  return fr_raise("TypeError", "%s: expected a ffi.Tensor, got %.*s", fn,
+                  (int)info->type_key.size, info->type_key.data);
 }
 
 static void exported_deleter(DLManagedTensor* self) {
@@ -154,8 +173,9 @@ static void exported_versioned_deleter(DLManagedTensorVersioned* self) {
 
 int fr_tensor_to_dlpack(TVMFFIObjectHandle from, DLManagedTensor** out) {
   DLManagedTensor* m;
+  FR_REQUIRE(from, "TVMFFITensorToDLPack", "from");
+  FR_REQUIRE(out, "TVMFFITensorToDLPack", "out");
   if (check_tensor(from, "TVMFFITensorToDLPack") != 0) return -1;
-  if (out == NULL) return fr_raise("ValueError", "TVMFFITensorToDLPack: out is NULL");
   m = (DLManagedTensor*)calloc(1, sizeof(DLManagedTensor));
   if (m == NULL) return fr_raise_oom();
   m->dl_tensor = *FR_CELL(from, DLTensor);
@@ -168,8 +188,9 @@ int fr_tensor_to_dlpack(TVMFFIObjectHandle from, DLManagedTensor** out) {
 
 int fr_tensor_to_dlpack_versioned(TVMFFIObjectHandle from, DLManagedTensorVersioned** out) {
   DLManagedTensorVersioned* m;
+  FR_REQUIRE(from, "TVMFFITensorToDLPackVersioned", "from");
+  FR_REQUIRE(out, "TVMFFITensorToDLPackVersioned", "out");
   if (check_tensor(from, "TVMFFITensorToDLPackVersioned") != 0) return -1;
-  if (out == NULL) return fr_raise("ValueError", "TVMFFITensorToDLPackVersioned: out is NULL");
   m = (DLManagedTensorVersioned*)calloc(1, sizeof(DLManagedTensorVersioned));
   if (m == NULL) return fr_raise_oom();
   m->version.major = DLPACK_MAJOR_VERSION;
@@ -187,16 +208,16 @@ int fr_tensor_create_unsafe_view(TVMFFIObjectHandle source, const DLTensor* prot
                                  TVMFFIObjectHandle* out) {
   FrTensor* t;
   int32_t ndim;
+  FR_REQUIRE(source, "TVMFFITensorCreateUnsafeView", "source");
+  FR_REQUIRE(prototype, "TVMFFITensorCreateUnsafeView", "prototype");
+  FR_REQUIRE(out, "TVMFFITensorCreateUnsafeView", "out");
   if (check_tensor(source, "TVMFFITensorCreateUnsafeView") != 0) return -1;
-  if (prototype == NULL || out == NULL) {
-    return fr_raise("ValueError", "TVMFFITensorCreateUnsafeView: NULL argument");
-  }
   if (prototype->strides == NULL) {
     return fr_raise("InternalError", "Check not null: prototype.strides ");
   }
   ndim = prototype->ndim < 0 ? 0 : prototype->ndim;
   t = (FrTensor*)fr_object_alloc(sizeof(FrTensor) + (size_t)ndim * 2 * sizeof(int64_t),
-                                 kTVMFFITensor, tensor_deleter);
+                                 kTVMFFITensor, view_tensor_deleter);
   if (t == NULL) return -1;
   t->tensor = *prototype;
   t->tensor.shape = tail_of(t);
@@ -205,7 +226,6 @@ int fr_tensor_create_unsafe_view(TVMFFIObjectHandle source, const DLTensor* prot
     memcpy(t->tensor.shape, prototype->shape, (size_t)ndim * sizeof(int64_t));
     memcpy(t->tensor.strides, prototype->strides, (size_t)ndim * sizeof(int64_t));
   }
-  t->kind = TENSOR_VIEW;
   t->managed = source;
   fr_incref(source);
   *out = t;
@@ -222,7 +242,8 @@ int fr_env_tensor_alloc(DLTensor* prototype, TVMFFIObjectHandle* out) {
   DLManagedTensorVersioned* managed = NULL;
   FrTensor* t;
   int status;
-  if (out == NULL || prototype == NULL) return fr_raise("ValueError", "TVMFFIEnvTensorAlloc: NULL");
+  FR_REQUIRE(prototype, "TVMFFIEnvTensorAlloc", "prototype");
+  FR_REQUIRE(out, "TVMFFIEnvTensorAlloc", "out");
   if (alloc == NULL) {
     return fr_raise("RuntimeError",
                     "TVMFFIEnvTensorAlloc: allocator is nullptr, likely because "
@@ -235,7 +256,7 @@ int fr_env_tensor_alloc(DLTensor* prototype, TVMFFIObjectHandle* out) {
                     "Check failed: (dlpack_tensor != nullptr) is false: TVMFFIEnvTensorAlloc: "
                     "failed to allocate a tensor from the allocator");
   }
-  t = wrap_managed(&managed->dl_tensor, managed, TENSOR_DLPACK_VERSIONED);
+  t = wrap_managed(&managed->dl_tensor, managed, versioned_tensor_deleter);
   if (t == NULL) {
     if (managed->deleter != NULL) managed->deleter(managed);
     return -1;

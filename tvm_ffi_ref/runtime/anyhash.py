@@ -47,6 +47,7 @@ from __future__ import annotations
 import ctypes
 
 from .. import abi
+from .._lib import LIB
 from . import anyvalue, errors, functions, memory, strings
 from .hashing import MASK64, stable_hash_bytes, stable_hash_combine, stable_hash_small
 from .registry import TYPES
@@ -163,32 +164,18 @@ def any_equal(lhs: abi.TVMFFIAny, rhs: abi.TVMFFIAny) -> bool:
 # ------------------------------------------------- BigInt's entries, and the columns
 
 
-def bigint_words(value: abi.TVMFFIAny) -> bytes:
-    """The two's-complement int64 words of an Int or BigInt value."""
-    if value.type_index == TI.kTVMFFIInt:
-        return (value.v_int64 & MASK64).to_bytes(8, "little")
-    pointer, size = strings.bigint_words_view(value.v_ptr)
-    return ctypes.string_at(pointer, size)
-
-
-def _bigint_hash(args, result) -> None:
-    strings.store_int(result, stable_hash_bytes(bigint_words(args[0])))
-
-
-def _bigint_equal(args, result) -> None:
-    functions.set_bool(result, strings.words_to_int(bigint_words(args[0]))
-                       == strings.words_to_int(bigint_words(args[1])))
-
-
 def _register_columns() -> None:
     TYPES.register_attr(TI.kTVMFFINone, ANY_HASH_ATTR, abi.TVMFFIAny())
     TYPES.register_attr(TI.kTVMFFINone, ANY_EQUAL_ATTR, abi.TVMFFIAny())
-    for attr, impl in ((ANY_HASH_ATTR, _bigint_hash), (ANY_EQUAL_ATTR, _bigint_equal)):
-        func = functions.new_python_function(impl)
-        value = abi.TVMFFIAny(type_index=TI.kTVMFFIFunction)
-        value.v_ptr = func
-        TYPES.register_attr(TI.kTVMFFIBigInt, attr, value)  # the column keeps its own reference
-        memory.dec_ref(func)
+    # BigInt's rules are native functions in libtvm_ffi.so, as upstream registers
+    # native ones (C++ code hashing a BigInt key then never calls into Python):
+    # the hash is stable_hash_bytes of the two's-complement words, and two BigInts
+    # are equal when their words are.
+    for attr, native in ((ANY_HASH_ATTR, LIB.tvm_ffi_runtime_bigint_any_hash),
+                         (ANY_EQUAL_ATTR, LIB.tvm_ffi_runtime_bigint_any_equal)):
+        value = abi.TVMFFIAny(type_index=TI.kTVMFFIOpaquePtr)
+        value.v_ptr = ctypes.cast(native, ctypes.c_void_p).value
+        TYPES.register_attr(TI.kTVMFFIBigInt, attr, value)
 
 
 _register_columns()

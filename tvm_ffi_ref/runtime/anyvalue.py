@@ -13,7 +13,7 @@ import ctypes
 
 from .. import abi
 from . import memory, strings
-from .slots import implements
+from .slots import FFIError, implements
 
 TI = abi.TVMFFITypeIndex
 OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin
@@ -47,16 +47,22 @@ def view_to_owned(view: abi.TVMFFIAny, out: abi.TVMFFIAny) -> None:
     Objects gain a reference; a raw C string becomes a str and a byte-array
     pointer becomes bytes (inline when at most 7 bytes); an rvalue reference
     moves the object out of the slot it points to; everything else is copied.
+    A NULL pointer in a view that points (upstream: a crash) is a ValueError.
     """
     index = view.type_index
     if index == TI.kTVMFFIRawStr:
+        if not view.v_ptr:
+            raise FFIError("ValueError", "a const char* value is NULL")
         strings.store_str_or_bytes(out, ctypes.string_at(view.v_ptr), is_str=True)
     elif index == TI.kTVMFFIByteArrayPtr:
+        if not view.v_ptr:
+            raise FFIError("ValueError", "a TVMFFIByteArray* value is NULL")
         strings.store_str_or_bytes(out, strings.view_bytes(view), is_str=False)
     elif index == TI.kTVMFFIObjectRValueRef:
-        slot = ctypes.c_void_p.from_address(view.v_ptr)
-        if not slot.value:
-            raise RuntimeError("RValueRef already moved")
+        slot = ctypes.c_void_p.from_address(view.v_ptr) if view.v_ptr else None
+        if slot is None or not slot.value:  # upstream's failed check, kind and text
+            raise FFIError("InternalError", "Check failed: (obj_addr[0] != nullptr) is false: "
+                                            "RValueRef already moved")
         moved = slot.value
         slot.value = None
         out.type_index = memory.type_index_of(moved)

@@ -230,6 +230,33 @@ def array_from_anys(values: Sequence[abi.TVMFFIAny]) -> int:
     return address
 
 
+#: The capacity of an empty C++ ``Array()``.
+ARRAY_INIT_CAPACITY = 4
+
+
+def array_push_back(address: int, value: abi.TVMFFIAny) -> int:
+    """C++ ``Array::push_back`` on the holder of one reference: returns the Array to hold after.
+
+    An Array is copy-on-write: when the holder's is the only reference and it
+    has room, the element goes in place (same address back). Otherwise the
+    elements are copied into a new Array -- with twice the capacity (at least
+    one more) when the old one was full -- the element is added there, and
+    the holder's reference to the old Array is dropped.
+    """
+    check_type(address, (TI.kTVMFFIArray,), "array_push_back")
+    cell = seq_cell(address)
+    if memory.strong_count(address) != 1 or cell.size >= cell.capacity:
+        capacity = cell.capacity
+        if cell.size >= capacity:
+            capacity = max(capacity * 2, capacity + 1)
+        grown = new_array(capacity)
+        _fill(grown, seq_items(address))
+        memory.dec_ref(address)
+        address = grown
+    _fill(address, [value])
+    return address
+
+
 _BORROWED_ONLY_KINDS = (TI.kTVMFFIRawStr, TI.kTVMFFIByteArrayPtr, TI.kTVMFFIObjectRValueRef)
 
 

@@ -103,6 +103,11 @@ def raise_error(kind: str, message: str) -> None:
     set_raised_owned(new_error(kind.encode(), message.encode()))
 
 
+def raised() -> bool:
+    """Whether this thread's raised slot holds an error."""
+    return bool(this_thread().raised_error)
+
+
 def take_raised() -> Optional[int]:
     """Moves this thread's raised error out (an owned reference), or None."""
     state = this_thread()

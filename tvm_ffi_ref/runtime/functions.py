@@ -13,7 +13,9 @@ double the cost of every call of a kernel function.
 
 The runtime also provides ``ffi.*`` global functions written in Python
 (:func:`def_global`): they take and produce raw ``TVMFFIAny`` values, since
-the runtime sits below any front end's notion of Python values.
+the runtime sits below any front end's notion of Python values. Most are
+typed (``signatures.typed_global``); the global table's own functions are in
+``global_functions.py``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 from .. import abi
 from . import memory, strings
-from .slots import FFIError, implements
+from .slots import ErrorAlreadyRaised, FFIError, implements
 
 TI = abi.TVMFFITypeIndex
 _CELL_AT = memory.HEADER_SIZE
@@ -53,11 +55,12 @@ def _destroy_python_function(address: int) -> None:
     _python_functions.pop(address, None)
 
 
-def new_python_function(impl: PackedImpl) -> int:
+def new_python_function(impl: PackedImpl, on_destroy: Optional[Callable[[], None]] = None) -> int:
     """A Function object whose body is ``impl(args, result)`` in Python.
 
     Exceptions inside ``impl`` become raised errors (kind = class name, or the
-    kind of an :class:`FFIError`) and the call returns -1.
+    kind of an :class:`FFIError`) and the call returns -1. ``on_destroy()``,
+    if given, runs when the function dies (to release what ``impl`` holds).
     """
     from . import errors
 
@@ -66,13 +69,21 @@ def new_python_function(impl: PackedImpl) -> int:
         try:
             impl([args[i] for i in range(num_args)], result.contents)
             return 0
+        except ErrorAlreadyRaised:
+            pass
         except FFIError as error:
             errors.raise_error(error.kind, error.message)
         except Exception as error:  # noqa: BLE001 - never let it reach C
             errors.raise_error(type(error).__name__, str(error))
         return -1
 
-    address = memory.new_object(TI.kTVMFFIFunction, _PRIVATE_AT, _destroy_python_function)
+    destroy = _destroy_python_function
+    if on_destroy is not None:
+        def destroy(address):
+            _destroy_python_function(address)
+            on_destroy()
+
+    address = memory.new_object(TI.kTVMFFIFunction, _PRIVATE_AT, destroy)
     function_cell(address).safe_call = safe_call
     _python_functions[address] = safe_call
     return address
@@ -118,6 +129,11 @@ def set_bool(result: abi.TVMFFIAny, value: bool) -> None:
 # ------------------------------------------------------ the global table
 
 
+#: The metadata of a function written against raw packed arguments: its type
+#: schema is just ``{"type":"ffi.Function"}`` (see ``signatures.py``).
+PACKED_METADATA = b'{"type_schema":"{\\"type\\":\\"ffi.Function\\"}"}'
+
+
 @dataclass
 class GlobalEntry:
     """A global function with the method info it was registered with."""
@@ -129,19 +145,31 @@ class GlobalEntry:
 
 
 class GlobalTable:
-    """Name -> function, in registration order."""
+    """Name -> function, listed in the order upstream's table lists them.
+
+    Upstream keeps its table in a Map and lists names by walking it. The table
+    is always in the Map's dense form (the runtime's own globals already
+    outnumber a small map's four slots), which walks in insertion order and
+    moves an entry to the end when its key is set again; a dict that re-inserts
+    on every set lists the same way.
+    """
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.entries: Dict[bytes, GlobalEntry] = {}
 
-    def set(self, name: bytes, entry: GlobalEntry, allow_override: bool) -> None:
+    def set(self, name: bytes, entry: GlobalEntry, allow_override: bool,
+            detailed_message: bool = False) -> None:
         with self.lock:
             old = self.entries.get(name)
             if old is not None and not allow_override:
                 memory.dec_ref(entry.func)
-                raise FFIError("RuntimeError",
-                               f"Global Function `{name.decode()}` is already registered")
+                message = f"Global Function `{name.decode()}` is already registered"
+                if detailed_message:  # what upstream says when the method-info form collides
+                    message += (", possible causes:\n- Two GlobalDef().def registrations for "
+                                "the same function \nPlease remove the duplicate registration.")
+                raise FFIError("RuntimeError", message)
+            self.entries.pop(name, None)
             self.entries[name] = entry
         if old is not None:
             memory.dec_ref(old.func)
@@ -167,11 +195,16 @@ class GlobalTable:
 GLOBALS = GlobalTable()
 
 
-def def_global(name: str) -> Callable[[PackedImpl], PackedImpl]:
-    """Registers the decorated ``impl(args, result)`` as global function ``name``."""
+def def_global(name: str, metadata: bytes = PACKED_METADATA) -> Callable[[PackedImpl], PackedImpl]:
+    """Registers the decorated ``impl(args, result)`` as global function ``name``.
+
+    ``metadata`` is what ``ffi.GetGlobalFuncMetadata`` reports: by default the
+    schema of a function taking packed arguments.
+    """
 
     def register(impl: PackedImpl) -> PackedImpl:
-        GLOBALS.set(name.encode(), GlobalEntry(new_python_function(impl)), allow_override=True)
+        GLOBALS.set(name.encode(), GlobalEntry(new_python_function(impl), metadata=metadata),
+                    allow_override=True)
         return impl
 
     return register
@@ -197,6 +230,15 @@ def function_get_global(name, out):
 
 @implements("TVMFFIFunctionSetGlobal")
 def function_set_global(name, func, allow_override):
+    if memory.type_index_of(func) != TI.kTVMFFIFunction:
+        # Upstream stores it and crashes when it is called; refuse it here instead.
+        from .registry import TYPES
+
+        try:
+            got = TYPES.type_key(memory.type_index_of(func))
+        except FFIError:
+            got = f"type index {memory.type_index_of(func)}"
+        raise FFIError("TypeError", f"TVMFFIFunctionSetGlobal: expected a ffi.Function, got {got}")
     memory.inc_ref(func)
     GLOBALS.set(_text(name), GlobalEntry(func), bool(allow_override))
 
@@ -206,54 +248,11 @@ def function_set_global_from_method_info(info, allow_override):
     info = info.contents
     method = info.method
     if method.type_index != TI.kTVMFFIFunction:
-        raise FFIError("TypeError", "TVMFFIMethodInfo.method must hold a Function, got type "
-                                    f"index {method.type_index}")
+        from .registry import TYPES
+
+        raise FFIError("TypeError", f"Cannot convert from type `{TYPES.type_key(method.type_index)}`"
+                                    " to `ffi.Function`")
     memory.inc_ref(method.v_ptr)
     view = lambda array: ctypes.string_at(array.data, array.size) if array.size else b""  # noqa
     entry = GlobalEntry(method.v_ptr, view(info.doc), view(info.metadata), info.flags)
-    GLOBALS.set(view(info.name), entry, bool(allow_override))
-
-
-# ------------------------------------------------------- ffi.* globals here
-
-
-@def_global("ffi.FunctionRemoveGlobal")
-def _remove_global(args, result):
-    expect_args("ffi.FunctionRemoveGlobal", args, 1)
-    set_bool(result, GLOBALS.remove(arg_str("ffi.FunctionRemoveGlobal", args, 0)))
-
-
-@def_global("ffi.FunctionListGlobalNamesFunctor")
-def _list_global_names_functor(args, result):
-    names = GLOBALS.names()
-
-    def functor(inner_args, inner_result):
-        index = arg_int("ffi.FunctionListGlobalNamesFunctor", inner_args, 0)
-        if index < 0:
-            strings.store_int(inner_result, len(names))
-        else:
-            strings.store_str_or_bytes(inner_result, names[index], is_str=True)
-
-    set_object(result, new_python_function(functor))
-
-
-@def_global("ffi.GetGlobalFuncMetadata")
-def _get_global_func_metadata(args, result):
-    expect_args("ffi.GetGlobalFuncMetadata", args, 1)
-    name = arg_str("ffi.GetGlobalFuncMetadata", args, 0)
-    entry = GLOBALS.get(name)
-    if entry is None:
-        raise FFIError("RuntimeError", f"Global Function is not found: {name.decode()}")
-    strings.store_str_or_bytes(result, entry.metadata, is_str=True)
-
-
-@def_global("ffi.String")
-def _string_identity(args, result):
-    expect_args("ffi.String", args, 1)
-    strings.store_str_or_bytes(result, arg_str("ffi.String", args, 0), is_str=True)
-
-
-@def_global("ffi.Bytes")
-def _bytes_identity(args, result):
-    expect_args("ffi.Bytes", args, 1)
-    strings.store_str_or_bytes(result, strings.view_bytes(args[0]), is_str=False)
+    GLOBALS.set(view(info.name), entry, bool(allow_override), detailed_message=True)

@@ -1,51 +1,82 @@
 """Modules: a shared library (or the process's "system library") seen as functions.
 
-Loading a library module means ``dlopen`` plus three conventions:
+Loading a library module means ``dlopen`` (lazy binding, local symbols, as
+upstream) plus these conventions:
 
 * each exported ``__tvm_ffi_<name>`` symbol is a safe-call function; the
   module hands it out as a Function that calls it with a NULL ``handle`` and
-  keeps the module alive;
+  keeps the module (so the library) alive;
+* optional ``__tvm_ffi__metadata_<name>`` and ``__tvm_ffi__doc_<name>`` are
+  safe-call functions returning a str: the function's JSON metadata and doc;
+* every context symbol registered with ``TVMFFIEnvModRegisterContextSymbol``
+  that the library defines (a ``void*``) is set to the registered value;
 * if the library defines ``__tvm_ffi__library_ctx`` (a ``void*``), the loader
   stores the module's handle there, so generated code can find functions of
   the modules this one imports (``TVMFFIEnvModLookupFromImports``);
-* optional ``__tvm_ffi__metadata_<name>`` and ``__tvm_ffi__doc_<name>`` are
-  safe-call functions returning a str: the function's JSON metadata and doc.
+* if it defines ``__tvm_ffi__library_bin``, that blob describes a tree of
+  modules to build, and loading returns the tree's root (below).
 
-Context symbols registered with ``TVMFFIEnvModRegisterContextSymbol`` are
-written into every library loaded afterwards that defines them. A library
-that neither exports a TVM FFI function nor uses the C API is refused: it
-cannot be what the caller meant to load.
+Looking a function up with ``query_imports`` tries the module itself, then
+each import, depth first. ``TVMFFIEnvModLookupFromImports`` tries only the
+imports, then the global table, and caches what it finds in the module for
+good: the Function it hands out is borrowed from that cache.
 
-A Module object is the header followed by one reflected field, ``imports_``.
+The **system library** (``ffi.SystemLib(prefix)``, one module per prefix)
+finds symbols in the table ``TVMFFIEnvModRegisterSystemLibSymbol`` fills,
+first as ``prefix + name``, then as ``name``.
+
+**``__tvm_ffi__library_bin``** is a little-endian ``uint64`` byte count, then
+that many bytes: the import tree in CSR form (``vector<uint64>`` child
+offsets per module, ``vector<uint64>`` child indices; a vector is its
+``uint64`` length and then its items), then for each module its kind (a
+string: ``uint64`` length and bytes). Kind ``"_lib"`` is the library itself
+(and receives ``__tvm_ffi__library_ctx``); any other kind is followed by the
+module's bytes, loaded by the global ``ffi.Module.load_from_bytes.<kind>``.
+Module 0 is the root.
+
+A Module object is the header followed by one reflected field, ``imports_``:
+a pointer to an Array of the imported modules, at offset 24, which C++ code
+reads through the field's getter. Adding an import is ``Array::push_back``
+(copy-on-write, see ``containers.array_push_back``).
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import struct
 import threading
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from .. import abi
-from ..elf_symbols import read_dynamic_symbols
-from . import env, functions, memory, strings
-from .functions import def_global, set_bool, set_object
-from .registry import TYPES
 from .._lib import LIB
-from .slots import FFIError, implements
+from . import containers, env, errors, functions, memory, strings
+from .functions import def_global, set_bool, set_object
+from .signatures import typed_global
+from .slots import ErrorAlreadyRaised, FFIError, implements
 
 TI = abi.TVMFFITypeIndex
 EXPORT_PREFIX = "__tvm_ffi_"
 LIBRARY_CTX_SYMBOL = "__tvm_ffi__library_ctx"
+LIBRARY_BIN_SYMBOL = "__tvm_ffi__library_bin"
 METADATA_PREFIX = "__tvm_ffi__metadata_"
 DOC_PREFIX = "__tvm_ffi__doc_"
 
 #: ``ModuleObj`` property bits.
 BINARY_SERIALIZABLE, RUNNABLE, COMPILATION_EXPORTABLE = 0b001, 0b010, 0b100
 
-_IMPORTS_OFFSET = memory.HEADER_SIZE
-_MODULE_SIZE = memory.HEADER_SIZE + ctypes.sizeof(abi.TVMFFIAny)
+#: Where a Module keeps its imports Array (the reflected ``imports_`` field).
+IMPORTS_AT = memory.HEADER_SIZE
+_MODULE_SIZE = IMPORTS_AT + ctypes.sizeof(ctypes.c_void_p)
+
+_libc = ctypes.CDLL(None)
+_libc.dlopen.restype = ctypes.c_void_p
+_libc.dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
+_libc.dlsym.restype = ctypes.c_void_p
+_libc.dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+_libc.dlclose.argtypes = [ctypes.c_void_p]
+_libc.dlerror.restype = ctypes.c_char_p
 
 
 @dataclass
@@ -53,9 +84,8 @@ class ModuleRecord:
     """What the runtime knows about one Module object."""
 
     kind: str
-    library: Optional[ctypes.CDLL] = None  # None for the system library
+    dl_handle: Optional[int] = None  # None for the system library
     symbol_prefix: str = ""  # system library only
-    imports: List[int] = field(default_factory=list)  # owned Module references
     lookup_cache: Dict[bytes, int] = field(default_factory=dict)  # owned Function references
 
 
@@ -63,16 +93,30 @@ _records: Dict[int, ModuleRecord] = {}
 _lock = threading.RLock()
 
 
+def _imports_array(module: int) -> int:
+    return ctypes.c_void_p.from_address(module + IMPORTS_AT).value
+
+
+def imports_of(module: int) -> List[int]:
+    """The modules ``module`` imports, in order (borrowed addresses)."""
+    return [value.v_ptr for value in containers.seq_items(_imports_array(module))]
+
+
 def _destroy_module(address: int) -> None:
     record = _records.pop(address, None)
+    memory.dec_ref(_imports_array(address))
     if record is not None:
-        for handle in record.imports + list(record.lookup_cache.values()):
+        for handle in record.lookup_cache.values():
             memory.dec_ref(handle)
+        if record.dl_handle:
+            _libc.dlclose(record.dl_handle)
 
 
 def new_module(record: ModuleRecord) -> int:
-    """A Module object for ``record``."""
+    """A Module object for ``record``, importing nothing yet (owned address)."""
     address = memory.new_object(TI.kTVMFFIModule, _MODULE_SIZE, _destroy_module)
+    ctypes.c_void_p.from_address(address + IMPORTS_AT).value = \
+        containers.new_array(containers.ARRAY_INIT_CAPACITY)
     with _lock:
         _records[address] = record
     return address
@@ -86,146 +130,134 @@ def record_of(address: int) -> ModuleRecord:
     return record
 
 
-def _raw_symbol(record: ModuleRecord, name: str) -> Optional[int]:
-    """The address of symbol ``name`` (a system library also tries it with its prefix)."""
-    if record.library is None:
-        table = env.system_lib_symbols()
-        return table.get(record.symbol_prefix + name) or table.get(name)
-    try:
-        return ctypes.cast(getattr(record.library, name), ctypes.c_void_p).value
-    except AttributeError:
-        return None
+# ---------------------------------------------------------------- symbols
+
+
+def _dlsym(handle: int, name: str) -> Optional[int]:
+    return _libc.dlsym(handle, name.encode()) or None
+
+
+def module_symbol(record: ModuleRecord, name: str) -> Optional[int]:
+    """The address of symbol ``name`` (the system library tries ``prefix + name``, then ``name``)."""
+    if record.dl_handle is not None:
+        return _dlsym(record.dl_handle, name)
+    return env.system_lib_symbol(record.symbol_prefix + name) or env.system_lib_symbol(name)
 
 
 def _function_symbol(record: ModuleRecord, name: str) -> Optional[int]:
-    """The safe-call entry of function ``name``: ``__tvm_ffi_<prefix><name>``."""
-    if record.library is None:
-        table = env.system_lib_symbols()
-        return (table.get(EXPORT_PREFIX + record.symbol_prefix + name)
-                or table.get(EXPORT_PREFIX + name))
-    return _raw_symbol(record, EXPORT_PREFIX + name)
+    """The safe-call entry of function ``name``: ``__tvm_ffi_<prefix><name>``, then without prefix."""
+    if record.dl_handle is not None:
+        return _dlsym(record.dl_handle, EXPORT_PREFIX + name)
+    return (env.system_lib_symbol(EXPORT_PREFIX + record.symbol_prefix + name)
+            or env.system_lib_symbol(EXPORT_PREFIX + name))
 
 
-# ----------------------------------------------------------- kernel functions
+def _raise_taken_error(fallback: str) -> None:
+    """Passes on the error a callee left in the raised slot (or ``fallback`` if it left none)."""
+    if not errors.raised():
+        raise FFIError("RuntimeError", fallback)
+    raise ErrorAlreadyRaised()
 
 
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-def _nothing_to_release(_self):
-    pass
-
-
-def _kernel_function(entry: int) -> int:
-    """A Function calling the safe-call symbol at ``entry`` with a NULL handle.
-
-    A release hook (that does nothing) makes the library's built-in put its C
-    trampoline in the cell, which passes ``self`` (NULL) as the kernel's
-    handle, as upstream's library modules do. Libraries are never unloaded, so
-    the function need not keep its module alive.
-    """
+def _own_function(module: int, name: str) -> Optional[int]:
+    """The module's own function ``name`` (a new Function keeping the module alive), or None."""
+    entry = _function_symbol(record_of(module), name)
+    if not entry:
+        return None
     out = ctypes.c_void_p()
-    if LIB.TVMFFIFunctionCreate(None, entry, _nothing_to_release, ctypes.byref(out)):
-        from . import errors
-
-        error = errors.take_raised()
-        raise FFIError("RuntimeError", "could not create a kernel function" if not error else
-                       errors.error_parts(error)[1])
+    # Built in C: calling a kernel function never passes through Python.
+    if LIB.tvm_ffi_runtime_function_with_owner(entry, module, ctypes.byref(out)) != 0:
+        _raise_taken_error("could not create a kernel function")
     return out.value
 
 
 def get_function(module: int, name: bytes, query_imports: bool) -> Optional[int]:
-    """An owned Function for ``name`` in ``module`` (or its imports), or None."""
-    record = record_of(module)
-    entry = _function_symbol(record, name.decode())
-    if entry:
-        return _kernel_function(entry)
-    if query_imports:
-        for imported in record.imports:
-            found = get_function(imported, name, True)
-            if found:
-                return found
+    """An owned Function for ``name`` in ``module`` (then its imports, depth first), or None."""
+    found = _own_function(module, name.decode())
+    if found or not query_imports:
+        return found
+    for imported in imports_of(module):
+        found = get_function(imported, name, True)
+        if found:
+            return found
     return None
 
 
-def _call_string_getter(entry: int) -> bytes:
+def _call_string_getter(entry: int, result: abi.TVMFFIAny) -> None:
+    """Calls an exported ``__tvm_ffi__metadata_/doc_`` getter; its str goes into ``result``."""
     getter = abi.TVMFFISafeCallType(entry)
-    result = abi.TVMFFIAny()
-    if getter(None, None, 0, ctypes.byref(result)) != 0:
-        from . import errors
+    value = abi.TVMFFIAny()
+    if getter(None, None, 0, ctypes.byref(value)) != 0:
+        _raise_taken_error("a metadata getter failed")
+    if value.type_index == TI.kTVMFFIRawStr:
+        strings.store_str_or_bytes(result, ctypes.string_at(value.v_ptr), is_str=True)
+    elif value.type_index in (TI.kTVMFFISmallStr, TI.kTVMFFIStr):
+        ctypes.memmove(ctypes.addressof(result), ctypes.addressof(value), ctypes.sizeof(value))
+    else:
+        from .signatures import type_key_of
 
-        error = errors.take_raised()
-        kind, message, _ = errors.error_parts(error) if error else ("RuntimeError", "failed", "")
-        if error:
-            memory.dec_ref(error)
-        raise FFIError(kind, message)
-    try:
-        return strings.view_bytes(result)
-    finally:
-        if result.type_index >= TI.kTVMFFIStaticObjectBegin:
-            memory.dec_ref(result.v_ptr)
+        if value.type_index >= TI.kTVMFFIStaticObjectBegin:
+            memory.dec_ref(value.v_ptr)
+        raise FFIError("TypeError", f"Cannot convert from type `{type_key_of(value)}` to `str`")
 
 
-def _companion(module: int, prefix: str, name: bytes, query_imports: bool) -> Optional[bytes]:
-    record = record_of(module)
-    entry = _raw_symbol(record, prefix + name.decode())
+def _companion(module: int, prefix: str, name: bytes, query_imports: bool,
+               result: abi.TVMFFIAny) -> bool:
+    """Finds ``prefix + name`` in ``module`` (then its imports) and calls it into ``result``."""
+    entry = module_symbol(record_of(module), prefix + name.decode())
     if entry:
-        return _call_string_getter(entry)
+        _call_string_getter(entry, result)
+        return True
     if query_imports:
-        for imported in record.imports:
-            found = _companion(imported, prefix, name, True)
-            if found is not None:
-                return found
-    return None
+        return any(_companion(imported, prefix, name, True, result)
+                   for imported in imports_of(module))
+    return False
 
 
-# --------------------------------------------------------------- loading
+# ---------------------------------------------------------------- imports
 
 
-def load_library_module(path: str) -> int:
-    """Loads a shared library as a Module (see the module docstring for the conventions)."""
-    if not os.path.exists(path):
-        raise FFIError("RuntimeError", f"Failed to load dynamic shared library {path}: "
-                                       "no such file")
-    try:
-        symbols = read_dynamic_symbols(path)
-    except (OSError, ValueError) as exc:
-        raise FFIError("RuntimeError", f"Failed to load dynamic shared library {path}: {exc}")
-    if not symbols.uses_tvm_ffi():
-        raise FFIError("RuntimeError", f"{path} is not a TVM FFI library: it neither exports "
-                                       "__tvm_ffi_<name> functions nor uses the TVM FFI C API")
-    try:
-        library = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL | os.RTLD_NOW)
-    except OSError as exc:
-        raise FFIError("RuntimeError", f"Failed to load dynamic shared library {path}: {exc}")
-    for name, value in env.context_symbols():
-        if name in symbols.defined:
-            ctypes.c_void_p.in_dll(library, name).value = value
-    module = new_module(ModuleRecord("library", library))
-    if LIBRARY_CTX_SYMBOL in symbols.defined:
-        ctypes.c_void_p.in_dll(library, LIBRARY_CTX_SYMBOL).value = module
-    return module
+def _reaches(start: int, target: int) -> bool:
+    return start == target or any(_reaches(child, target) for child in imports_of(start))
+
+
+def push_import(module: int, other: int) -> None:
+    """Adds ``other`` to ``module``'s imports (``imports_.push_back``), no questions asked."""
+    value = abi.TVMFFIAny(type_index=TI.kTVMFFIModule)
+    value.v_ptr = other
+    with _lock:
+        slot = ctypes.c_void_p.from_address(module + IMPORTS_AT)
+        slot.value = containers.array_push_back(slot.value, value)
 
 
 def import_module(module: int, other: int) -> None:
     """Adds ``other`` to ``module``'s imports, refusing a cycle."""
-    seen, stack = {other}, [other]
-    while stack:
-        for child in record_of(stack.pop()).imports:
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
-    if module in seen:
+    if _reaches(other, module):
         raise FFIError("RuntimeError", "Cyclic dependency detected during import")
-    memory.inc_ref(other)
-    record_of(module).imports.append(other)
+    push_import(module, other)
+
+
+def clear_imports(module: int) -> None:
+    """Empties ``module``'s imports (in place unless the Array is shared)."""
+    with _lock:
+        slot = ctypes.c_void_p.from_address(module + IMPORTS_AT)
+        if memory.strong_count(slot.value) == 1:
+            containers.seq_clear(slot.value)
+        else:
+            fresh = containers.new_array(containers.seq_cell(slot.value).capacity)
+            memory.dec_ref(slot.value)
+            slot.value = fresh
 
 
 @implements("TVMFFIEnvModLookupFromImports")
 def env_mod_lookup_from_imports(library_ctx, func_name, out):
+    if memory.type_index_of(library_ctx) != TI.kTVMFFIModule:
+        raise FFIError("TypeError", "TVMFFIEnvModLookupFromImports: library_ctx is not a module")
     record = record_of(library_ctx)
     with _lock:
         cached = record.lookup_cache.get(func_name)
         if cached is None:
-            for imported in record.imports:
+            for imported in imports_of(library_ctx):
                 cached = get_function(imported, func_name, True)
                 if cached:
                     break
@@ -240,169 +272,267 @@ def env_mod_lookup_from_imports(library_ctx, func_name, out):
     out[0] = cached  # borrowed: the module's cache keeps it alive
 
 
-# ------------------------------------------------------------ ffi.* globals
+# --------------------------------------------------------------- loading
 
 
-def _arg_module(name: str, args, i: int) -> int:
-    if args[i].type_index != TI.kTVMFFIModule:
-        raise FFIError("TypeError", f"{name}: argument {i} must be a Module, got type index "
-                                    f"{args[i].type_index}")
-    return args[i].v_ptr
+def _set_context_symbols(record: ModuleRecord) -> None:
+    for name, value in env.context_symbols():
+        address = module_symbol(record, name)
+        if address:
+            ctypes.c_void_p.from_address(address).value = value or None
 
 
-def _arg_bool(args, i: int) -> bool:
-    return bool(args[i].v_int64) if len(args) > i else False
+class _Reader:
+    """Reads the ``__tvm_ffi__library_bin`` stream; a short read is upstream's failed check."""
+
+    def __init__(self, data: bytes):
+        self.data, self.pos = data, 0
+
+    def u64(self, what: str) -> int:
+        if len(self.data) - self.pos < 8:
+            raise FFIError("InternalError", f"Check failed: stream.Read(&{what}): malformed "
+                                            "library binary")
+        (value,) = struct.unpack_from("<Q", self.data, self.pos)
+        self.pos += 8
+        return value
+
+    def u64_vector(self, what: str) -> List[int]:
+        return [self.u64(what) for _ in range(self.u64(what))]
+
+    def string(self, what: str) -> bytes:
+        size = self.u64(what)
+        if size > len(self.data) - self.pos:
+            raise FFIError("InternalError", f"Check failed: stream.Read(&{what}): malformed "
+                                            "library binary")
+        self.pos += size
+        return self.data[self.pos - size:self.pos]
 
 
-@def_global("ffi.Module.load_from_file.so")
-def _load_so(args, result):
-    set_object(result, load_library_module(functions.arg_str("ffi.Module.load_from_file.so",
-                                                             args, 0).decode()))
+def _load_from_bytes(kind: bytes, data: bytes) -> int:
+    """A module of ``kind`` built by the global ``ffi.Module.load_from_bytes.<kind>`` (owned)."""
+    loader_name = b"ffi.Module.load_from_bytes." + kind
+    entry = functions.GLOBALS.get(loader_name)
+    if entry is None:
+        raise FFIError("RuntimeError", f"Library binary was created using {{{kind.decode()}}} but "
+                                       "a loader of that name is not registered. Make sure to "
+                                       f"have runtime that registers {loader_name.decode()}")
+    return _call_module_loader(entry.func, [(data, False)])
 
 
-@def_global("ffi.ModuleLoadFromFile")
-def _module_load_from_file(args, result):
-    functions.expect_args("ffi.ModuleLoadFromFile", args, 1)
-    path = functions.arg_str("ffi.ModuleLoadFromFile", args, 0).decode()
-    dot = path.rfind(".")
-    if dot < 0:
-        raise FFIError("RuntimeError", f"Failed to get file format from {path}")
-    fmt = path[dot + 1:]
-    if fmt in ("dll", "dylib", "dso"):
-        fmt = "so"
-    loader = functions.GLOBALS.get(f"ffi.Module.load_from_file.{fmt}".encode())
-    if loader is None:
-        raise FFIError("RuntimeError", f"Loader for `.{fmt}` files is not registered, resolved "
-                       f"to (ffi.Module.load_from_file.{fmt}) in the global registry.")
-    set_object(result, load_library_module(path))
+def _call_module_loader(loader: int, texts) -> int:
+    """Calls ``loader`` with str/bytes arguments (``(data, is_str)``); its Module (owned)."""
+    args = (abi.TVMFFIAny * max(1, len(texts)))()
+    for i, (data, is_str) in enumerate(texts):
+        strings.store_str_or_bytes(args[i], data, is_str=is_str)
+    result = abi.TVMFFIAny()
+    try:
+        if functions.call_function(loader, args, len(texts), ctypes.byref(result)) != 0:
+            _raise_taken_error("a module loader failed")
+    finally:
+        for i in range(len(texts)):
+            if args[i].type_index >= TI.kTVMFFIStaticObjectBegin:
+                memory.dec_ref(args[i].v_ptr)
+    if result.type_index != TI.kTVMFFIModule:
+        from .signatures import type_key_of
+
+        if result.type_index >= TI.kTVMFFIStaticObjectBegin:
+            memory.dec_ref(result.v_ptr)
+        raise FFIError("TypeError", f"Cannot convert from type `{type_key_of(result)}` to "
+                                    "`ffi.Module`")
+    return result.v_ptr
 
 
-@def_global("ffi.ModuleGetFunction")
-def _module_get_function(args, result):
-    name = "ffi.ModuleGetFunction"
-    found = get_function(_arg_module(name, args, 0), functions.arg_str(name, args, 1),
-                         _arg_bool(args, 2))
-    if found:
-        set_object(result, found)
+def _process_library_bin(library: int, blob_address: int, ctx_address: Optional[int]) -> int:
+    """Builds the import tree of ``__tvm_ffi__library_bin``; returns its root (owned)."""
+    (size,) = struct.unpack("<Q", ctypes.string_at(blob_address, 8))
+    reader = _Reader(ctypes.string_at(blob_address + 8, size))
+    offsets = reader.u64_vector("import_tree")
+    children = reader.u64_vector("import_tree")
+    if not offsets:
+        raise FFIError("InternalError", "Check failed: stream.Read(&import_tree): malformed "
+                                        "library binary")
+    modules: List[int] = []
+    try:
+        for _ in range(len(offsets) - 1):
+            kind = reader.string("kind")
+            if kind == b"_lib":
+                memory.inc_ref(library)
+                modules.append(library)
+                if ctx_address:
+                    ctypes.c_void_p.from_address(ctx_address).value = library
+            else:
+                modules.append(_load_from_bytes(kind, reader.string("module_bytes")))
+        for i, module in enumerate(modules):
+            for j in range(offsets[i], offsets[i + 1]):
+                if j >= len(children) or children[j] >= len(modules):
+                    raise FFIError("InternalError", "Check failed: child_index < modules.size()")
+                push_import(module, modules[children[j]])
+        memory.inc_ref(modules[0])
+        return modules[0]
+    finally:
+        for module in modules:
+            memory.dec_ref(module)
 
 
-def _companion_global(global_name: str, prefix: str):
-    @def_global(global_name)
-    def lookup(args, result):
-        text = _companion(_arg_module(global_name, args, 0),
-                          prefix, functions.arg_str(global_name, args, 1), _arg_bool(args, 2))
-        if text is not None:
-            strings.store_str_or_bytes(result, text, is_str=True)
+def _finish_library(module: int) -> int:
+    """What every loaded library goes through; returns the module to hand out (owned).
 
-    return lookup
-
-
-_companion_global("ffi.ModuleGetFunctionMetadata", METADATA_PREFIX)
-_companion_global("ffi.ModuleGetFunctionDoc", DOC_PREFIX)
-
-
-@def_global("ffi.ModuleImplementsFunction")
-def _module_implements_function(args, result):
-    name = "ffi.ModuleImplementsFunction"
-    found = get_function(_arg_module(name, args, 0), functions.arg_str(name, args, 1),
-                         _arg_bool(args, 2))
-    if found:
-        memory.dec_ref(found)
-    set_bool(result, bool(found))
+    Consumes the caller's reference to ``module``.
+    """
+    record = record_of(module)
+    blob = module_symbol(record, LIBRARY_BIN_SYMBOL)
+    ctx = module_symbol(record, LIBRARY_CTX_SYMBOL)
+    _set_context_symbols(record)
+    if blob:
+        try:
+            return _process_library_bin(module, blob, ctx)
+        finally:
+            memory.dec_ref(module)
+    if ctx:
+        ctypes.c_void_p.from_address(ctx).value = module
+    return module
 
 
-@def_global("ffi.ModuleGetKind")
-def _module_get_kind(args, result):
-    strings.store_str_or_bytes(result, record_of(_arg_module("ffi.ModuleGetKind", args, 0))
-                               .kind.encode(), is_str=True)
-
-
-@def_global("ffi.ModuleGetPropertyMask")
-def _module_get_property_mask(args, result):
-    record_of(_arg_module("ffi.ModuleGetPropertyMask", args, 0))
-    strings.store_int(result, BINARY_SERIALIZABLE | RUNNABLE)
-
-
-@def_global("ffi.ModuleImportModule")
-def _module_import_module(args, result):
-    import_module(_arg_module("ffi.ModuleImportModule", args, 0),
-                  _arg_module("ffi.ModuleImportModule", args, 1))
-
-
-@def_global("ffi.ModuleClearImports")
-def _module_clear_imports(args, result):
-    record = record_of(_arg_module("ffi.ModuleClearImports", args, 0))
-    imports, record.imports = record.imports, []
-    for handle in imports:
-        memory.dec_ref(handle)
-
-
-_kept_alive: List[int] = []
-
-
-@def_global("ffi.ModuleGlobalsAdd")
-def _module_globals_add(args, result):
-    module = _arg_module("ffi.ModuleGlobalsAdd", args, 0)
-    if module not in _kept_alive:
-        memory.inc_ref(module)
-        _kept_alive.append(module)
-
-
-@def_global("ffi.ModuleGlobalsRemove")
-def _module_globals_remove(args, result):
-    module = _arg_module("ffi.ModuleGlobalsRemove", args, 0)
-    if module in _kept_alive:
-        _kept_alive.remove(module)
-        memory.dec_ref(module)
+def load_library_module(path: str) -> int:
+    """Loads a shared library as a Module (see the module docstring for the conventions)."""
+    handle = _libc.dlopen(path.encode(), os.RTLD_LAZY | os.RTLD_LOCAL)
+    if not handle:
+        why = _libc.dlerror()
+        raise FFIError("InternalError", "Check failed: (lib_handle_ != nullptr) is false: Failed "
+                                        f"to load dynamic shared library {path} "
+                                        f"{why.decode() if why else ''}")
+    return _finish_library(new_module(ModuleRecord("library", dl_handle=handle)))
 
 
 _system_libs: Dict[str, int] = {}
 
 
-@def_global("ffi.SystemLib")
-def _system_lib(args, result):
-    prefix = strings.view_bytes(args[0]).decode() if args else ""
+def system_lib(prefix: str) -> int:
+    """The system library module of ``prefix`` (one per prefix, made on first use); owned."""
     with _lock:
         module = _system_libs.get(prefix)
         if module is None:
-            module = _system_libs[prefix] = new_module(ModuleRecord("library",
-                                                                     symbol_prefix=prefix))
-    memory.inc_ref(module)
-    set_object(result, module)
+            module = _system_libs[prefix] = _finish_library(
+                new_module(ModuleRecord("library", symbol_prefix=prefix)))
+        memory.inc_ref(module)
+        return module
 
 
-# ------------------------------------------------------ the imports_ field
+# ------------------------------------------------------------ ffi.* globals
 
 
-@abi.TVMFFIFieldGetter
-def _imports_getter(field_address, result):
-    module = field_address - _IMPORTS_OFFSET
-    try:
-        from . import containers
-
-        imports = [abi.TVMFFIAny(type_index=TI.kTVMFFIModule) for _ in record_of(module).imports]
-        for view, handle in zip(imports, record_of(module).imports):
-            view.v_ptr = handle
-        set_object(result.contents, containers.array_from_anys(imports))
-        return 0
-    except Exception as error:  # noqa: BLE001 - never let it reach C
-        from . import errors
-
-        errors.raise_error(type(error).__name__, str(error))
-        return -1
-
-
-def _register_imports_field() -> None:
-    info = abi.TVMFFIFieldInfo()
-    name = b"imports_"
-    buffer = ctypes.create_string_buffer(name)
-    info.name = abi.TVMFFIByteArray(ctypes.addressof(buffer), len(name))
-    info.size = ctypes.sizeof(abi.TVMFFIAny)
-    info.alignment = 8
-    info.offset = _IMPORTS_OFFSET
-    info.getter = _imports_getter
-    info.field_static_type_index = TI.kTVMFFIArray
-    TYPES.register_field(TI.kTVMFFIModule, info)
+@typed_global("ffi.ModuleLoadFromFile", ["str"], "ffi.Module")
+def _module_load_from_file(result, path):
+    text = strings.view_bytes(path)
+    dot = text.rfind(b".")
+    if dot < 0:
+        raise FFIError("RuntimeError", f"Failed to get file format from {text.decode()}")
+    fmt = text[dot + 1:]
+    if fmt in (b"dll", b"dylib", b"dso"):
+        fmt = b"so"
+    loader_name = b"ffi.Module.load_from_file." + fmt
+    entry = functions.GLOBALS.get(loader_name)
+    if entry is None:
+        raise FFIError("RuntimeError", f"Loader for `.{fmt.decode()}` files is not registered, "
+                       f"resolved to ({loader_name.decode()}) in the global registry.Ensure that "
+                       "you have loaded the correct runtime code, andthat you are on the correct "
+                       "hardware architecture.")
+    set_object(result, _call_module_loader(entry.func, [(text, True), (fmt, True)]))
 
 
-_register_imports_field()
+@typed_global("ffi.Module.load_from_file.so", ["str", "str"], "ffi.Module")
+def _load_so(result, path, _format):
+    set_object(result, load_library_module(strings.view_bytes(path).decode()))
+
+
+@typed_global("ffi.ModuleImplementsFunction", ["ffi.Module", "str", "bool"], "bool")
+def _module_implements_function(result, module, name, query_imports):
+    found = get_function(module, strings.view_bytes(name), query_imports)
+    if found:
+        memory.dec_ref(found)
+    set_bool(result, bool(found))
+
+
+@typed_global("ffi.ModuleGetFunctionMetadata", ["ffi.Module", "str", "bool"], "Optional<str>")
+def _module_get_function_metadata(result, module, name, query_imports):
+    _companion(module, METADATA_PREFIX, strings.view_bytes(name), query_imports, result)
+
+
+@typed_global("ffi.ModuleGetFunctionDoc", ["ffi.Module", "str", "bool"], "Optional<str>")
+def _module_get_function_doc(result, module, name, query_imports):
+    _companion(module, DOC_PREFIX, strings.view_bytes(name), query_imports, result)
+
+
+@typed_global("ffi.ModuleGetFunction", ["ffi.Module", "str", "bool"], "Optional<ffi.Function>")
+def _module_get_function(result, module, name, query_imports):
+    found = get_function(module, strings.view_bytes(name), query_imports)
+    if found:
+        set_object(result, found)
+
+
+@typed_global("ffi.ModuleGetPropertyMask", ["ffi.Module"], "int")
+def _module_get_property_mask(result, module):
+    strings.store_int(result, BINARY_SERIALIZABLE | RUNNABLE)
+
+
+@typed_global("ffi.ModuleInspectSource", ["ffi.Module", "str"], "str")
+def _module_inspect_source(result, module, fmt):
+    strings.store_str_or_bytes(result, b"", is_str=True)  # a library has no source to show
+
+
+@typed_global("ffi.ModuleGetKind", ["ffi.Module"], "str")
+def _module_get_kind(result, module):
+    strings.store_str_or_bytes(result, record_of(module).kind.encode(), is_str=True)
+
+
+@typed_global("ffi.ModuleGetWriteFormats", ["ffi.Module"], "Array<str>")
+def _module_get_write_formats(result, module):
+    set_object(result, containers.new_array(0))  # a library cannot be written out
+
+
+@typed_global("ffi.ModuleWriteToFile", ["ffi.Module", "str", "str"], "void")
+def _module_write_to_file(result, module, path, fmt):
+    raise FFIError("RuntimeError", f"Module[{record_of(module).kind}] does not support WriteToFile")
+
+
+@typed_global("ffi.ModuleImportModule", ["ffi.Module", "ffi.Module"], "void")
+def _module_import_module(result, module, other):
+    import_module(module, other)
+
+
+@typed_global("ffi.ModuleClearImports", ["ffi.Module"], "void")
+def _module_clear_imports(result, module):
+    clear_imports(module)
+
+
+_kept_alive: List[int] = []
+
+
+@typed_global("ffi.ModuleGlobalsAdd", ["ffi.Module"], "void")
+def _module_globals_add(result, module):
+    with _lock:
+        if module not in _kept_alive:
+            memory.inc_ref(module)
+            _kept_alive.append(module)
+
+
+@typed_global("ffi.ModuleGlobalsRemove", ["ffi.Module"], "void")
+def _module_globals_remove(result, module):
+    with _lock:
+        if module not in _kept_alive:
+            return
+        _kept_alive.remove(module)
+    memory.dec_ref(module)
+
+
+@def_global("ffi.SystemLib")
+def _system_lib(args, result):
+    prefix = b""
+    if args:
+        if args[0].type_index not in (TI.kTVMFFISmallStr, TI.kTVMFFIStr, TI.kTVMFFIRawStr):
+            from .signatures import type_key_of
+
+            raise FFIError("TypeError", f"Cannot convert from type `{type_key_of(args[0])}` to "
+                                        "`str`")
+        prefix = strings.view_bytes(args[0])
+    set_object(result, system_lib(prefix.decode()))

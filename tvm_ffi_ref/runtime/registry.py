@@ -9,12 +9,20 @@ allocated so far. That rule decides which index a type gets, so it is ABI.
 
 The registry starts with exactly the types upstream's library registers at
 load, in the same order, so the same registration sequence yields the same
-indices under either library.
+indices under either library (their reflection records are added by
+``reflection.py``).
+
+Upstream guards registration with internal checks; a failed check throws,
+and where the C function does not catch (``TVMFFITypeGetOrAllocIndex``,
+``TVMFFIGetTypeInfo``) the process ends. This registry makes the same checks
+in the same order and raises what they throw -- kind ``InternalError``, the
+check's own text -- before changing anything; the call then fails cleanly.
 """
 
 from __future__ import annotations
 
 import ctypes
+import sys
 import threading
 from typing import Dict, List, Optional
 
@@ -103,6 +111,21 @@ def _view_text(array: abi.TVMFFIByteArray) -> bytes:
     return ctypes.string_at(array.data, array.size) if array.size else b""
 
 
+def check_failed(condition: str, message: str = "") -> FFIError:
+    """The error upstream's ``TVM_FFI_ICHECK(condition) << message`` throws."""
+    return FFIError("InternalError", f"Check failed: ({condition}) is false: {message}")
+
+
+def check_op_failed(expression: str, lhs: int, rhs: int, message: str = "") -> FFIError:
+    """The error upstream's ``TVM_FFI_ICHECK_LT(lhs, rhs) << message`` (and _EQ, _GT...) throws."""
+    return FFIError("InternalError", f"Check failed: {expression} ({lhs} vs. {rhs}) : {message}")
+
+
+def check_not_null(expression: str) -> FFIError:
+    """The error upstream's ``TVM_FFI_ICHECK_NOTNULL(expression)`` throws."""
+    return FFIError("InternalError", f"Check not null: {expression} ")
+
+
 class TypeEntry:
     """One registered type: its record plus the bookkeeping of its index range."""
 
@@ -118,10 +141,7 @@ class TypeEntry:
         self._arrays: List[object] = []
         self._metadata: Optional[abi.TVMFFITypeMetadata] = None
         ancestors = (ctypes.POINTER(abi.TVMFFITypeInfo) * max(depth, 1))()
-        if depth:
-            if parent is None or parent.info.type_depth + 1 != depth:
-                raise FFIError("RuntimeError", f"type {key.decode()}: depth {depth} does not "
-                                               "match its parent's depth + 1")
+        if depth:  # checked by the caller: the parent exists at depth - 1
             for d in range(parent.info.type_depth):
                 ancestors[d] = parent.info.type_ancestors[d]
             ancestors[depth - 1] = ctypes.pointer(parent.info)
@@ -168,6 +188,10 @@ class AttrColumn:
         self._arrays: List[object] = []
 
     def publish(self) -> None:
+        if not self.values:  # an empty column has no storage: data is NULL, as upstream's
+            self.column.data = None
+            self.column.size = self.column.begin_index = 0
+            return
         array = (abi.TVMFFIAny * len(self.values))(*self.values)
         self._arrays.append(array)
         self.column.data = ctypes.cast(array, ctypes.POINTER(abi.TVMFFIAny))
@@ -202,33 +226,66 @@ class TypeTable:
 
     def get_or_alloc(self, key: bytes, static_index: int, depth: int, num_child_slots: int,
                      can_overflow: bool, parent_index: int) -> int:
-        """``TVMFFITypeGetOrAllocIndex``: the index of ``key``, allocating one if new."""
+        """``TVMFFITypeGetOrAllocIndex``: the index of ``key``, allocating one if new.
+
+        The index is the static one if given, else the next free slot of the
+        parent's reserved run, else (if the parent allows overflow) the next
+        index after everything allocated so far. The checks are upstream's,
+        in its order; the table is only changed once they all pass.
+        """
         with self.lock:
             if key in self.by_key:
                 return self.by_key[key]
             if parent_index == -2:  # query only
                 return -2
-            parent = self.entry(parent_index) if parent_index >= 0 else None
+            size = len(self.entries)  # upstream's type_table_.size()
+            parent = None
+            if parent_index >= 0:
+                if parent_index >= size:
+                    raise check_op_failed("parent_type_index < type_table_.size()", parent_index,
+                                          size, f" type_key={key.decode()}, "
+                                                f"static_index={static_index}")
+                parent = self.entries[parent_index]
             num_slots = num_child_slots + 1
+            from_parent_run = from_counter = False
             if static_index >= 0:
+                if static_index >= size:
+                    raise check_op_failed("static_type_index < type_table_.size()",
+                                          static_index, size)
                 if self.entries[static_index] is not None:
-                    raise FFIError("RuntimeError", f"Conflicting static index {static_index} "
-                                   f"between {self.entries[static_index].key.decode()} and "
-                                   f"{key.decode()}")
+                    raise check_failed("type_table_[static_type_index] == nullptr",
+                                       f"Conflicting static index {static_index} between "
+                                       f"{self.entries[static_index].key.decode()} and "
+                                       f"{key.decode()}")
                 index = static_index
             elif parent is None:
-                raise FFIError("RuntimeError", f"type {key.decode()} needs a parent type")
+                raise check_not_null("parent")
             elif parent.allocated_slots + num_slots <= parent.num_slots:
                 index = parent.info.type_index + parent.allocated_slots
-                parent.allocated_slots += num_slots
+                from_parent_run = True
             elif parent.child_slots_can_overflow:
                 index = self.next_dynamic
+                from_counter = True
+            else:
+                raise check_failed("parent->child_slots_can_overflow",
+                                   f"Reach maximum number of sub-classes for "
+                                   f"{parent.key.decode()}")
+            if parent is not None and index <= parent.info.type_index:
+                raise check_op_failed("allocated_tindex > parent->type_index", index,
+                                      parent.info.type_index)
+            if depth != 0:
+                if parent is None:
+                    raise check_not_null("parent")
+                if depth != parent.info.type_depth + 1:
+                    raise check_op_failed("type_depth == parent->type_depth + 1", depth,
+                                          parent.info.type_depth + 1)
+            # Every check passed: take the index.
+            if from_parent_run:
+                parent.allocated_slots += num_slots
+            elif from_counter:
                 self.next_dynamic += num_slots
                 while len(self.entries) < self.next_dynamic:
                     self.entries.append(None)
-            else:
-                raise FFIError("RuntimeError", "Reach maximum number of sub-classes for "
-                                               f"{parent.key.decode()}")
             if parent is not None and not parent.child_slots_can_overflow:
                 can_overflow = False
             self.entries[index] = TypeEntry(index, depth, key, num_slots, can_overflow, parent,
@@ -237,17 +294,16 @@ class TypeTable:
             return index
 
     def entry(self, index: int) -> TypeEntry:
-        """The entry of a registered index; raises for an unknown one."""
+        """The entry of a registered index; raises upstream's failed check for an unknown one."""
         if 0 <= index < len(self.entries) and self.entries[index] is not None:
             return self.entries[index]
-        raise FFIError("RuntimeError", f"Cannot find type info for type_index={index}")
+        raise check_failed("entry != nullptr", f"Cannot find type info for type_index={index}")
 
     def key_to_index(self, key: bytes) -> int:
         """The index of a registered key; raises for an unknown one."""
         if key not in self.by_key:
             # Upstream reports this through a failed internal check; same kind and text.
-            raise FFIError("InternalError", "Check failed: (it != type_key2index_.end()) is "
-                                            f"false: Cannot find type `{key.decode()}`")
+            raise check_failed("it != type_key2index_.end()", f"Cannot find type `{key.decode()}`")
         return self.by_key[key]
 
     def type_key(self, index: int) -> str:
@@ -269,8 +325,18 @@ class TypeTable:
             entry = self.entry(index)
             name = _view_text(field.name)
             if any(_view_text(existing.name) == name for existing in entry.fields):
-                raise FFIError("RuntimeError", f'Duplicate field name "{name.decode()}" in type '
+                raise check_failed("std::string_view(existing.name.data, existing.name.size) != "
+                                   "new_name", f'Duplicate field name "{name.decode()}" in type '
                                                f'"{entry.key.decode()}"')
+            for d in range(entry.info.type_depth):
+                ancestor = entry.info.type_ancestors[d].contents
+                if any(_view_text(ancestor.fields[i].name) == name
+                       for i in range(ancestor.num_fields)):
+                    # Upstream only warns: a child should not re-register an inherited field.
+                    print(f'[WARNING] Field "{name.decode()}" in type "{entry.key.decode()}" '
+                          f'duplicates an ancestor field in '
+                          f'"{_view_text(ancestor.type_key).decode()}". Child types should not '
+                          "re-register inherited fields.", file=sys.stderr)
             copy = abi.TVMFFIFieldInfo()
             ctypes.pointer(copy)[0] = field
             copy.name = self.pool.bytes(name)
@@ -303,9 +369,13 @@ class TypeTable:
         with self.lock:
             entry = self.entry(index)
             if entry.has_metadata:
-                raise FFIError("RuntimeError", f"Overriding {entry.key.decode()}: its metadata "
-                               "is already registered (two ObjectDef<T>() for one T, or a "
-                               "type key used twice)")
+                raise FFIError("RuntimeError", f"Overriding {entry.key.decode()}, possible "
+                               "causes:\n"
+                               "- two ObjectDef<T>() calls for the same T \n"
+                               "- when we forget to assign _type_key to ObjectRef<Y> that "
+                               "inherits from T\n"
+                               "- another type with the same key is already registered\n"
+                               "Cross check the reflection registration.")
             copy = abi.TVMFFITypeMetadata()
             ctypes.pointer(copy)[0] = metadata
             copy.doc = self.pool.bytes(_view_text(metadata.doc))
@@ -319,11 +389,17 @@ class TypeTable:
                 column.publish()
             if index == TI.kTVMFFINone:  # only make sure the column exists
                 return
+            if index < 0:
+                # Upstream resizes the column to index + 1 entries: std::vector refuses a
+                # negative size with length_error (at -1 it writes out of bounds instead).
+                raise FFIError("InternalError", "vector::_M_fill_insert")
             while len(column.values) <= index:
                 column.values.append(abi.TVMFFIAny())
             if column.values[index].type_index != TI.kTVMFFINone:
                 raise FFIError("RuntimeError", f"TypeAttr `{name.decode()}` is already "
-                               f"registered for type index {index}")
+                               f"registered for type index {index}. To update the stored "
+                               "value, register a mutable container (e.g., Dict/List) once and "
+                               "mutate it in place on subsequent calls.")
             column.values[index] = self.pool.owned_any(value)
             column.publish()
 
@@ -377,6 +453,10 @@ def type_register_metadata(index, metadata):
 
 @implements("TVMFFITypeRegisterAttr")
 def type_register_attr(index, name, value):
+    if not value:  # tolerated for the sentinel index 0, which only makes sure the column exists
+        if index != TI.kTVMFFINone:
+            raise FFIError("ValueError", "TVMFFITypeRegisterAttr: attr_value must not be NULL")
+        value = ctypes.pointer(abi.TVMFFIAny())
     TYPES.register_attr(index, _text(name), value.contents)
 
 

@@ -10,6 +10,11 @@ The wrapper enforces the one rule a Python slot must never break: no
 exception may cross into C (ctypes would return garbage). An exception becomes
 a raised TVM FFI error of the same kind, and the slot returns its failure
 value: -1, or NULL for pointer results.
+
+It also refuses a NULL for a pointer the function must be given
+(:data:`REQUIRED_POINTERS`): upstream dereferences those unchecked and the
+process crashes; both runtimes of this project raise ``ValueError("<function>:
+<parameter> must not be NULL")`` instead, naming the first such parameter.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import atexit
 import ctypes
 import sys
 import traceback
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from .. import abi
 from .._lib import LIB
@@ -27,6 +32,42 @@ from .._lib import LIB
 RUNTIME_NAME = "tvm_ffi_ref"
 
 _implementations: Dict[str, Callable] = {}
+
+#: The pointer parameters a runtime's functions must not be given as NULL, by
+#: function, as the header names them. (Optional ones -- an ``opt_out_*``, a
+#: ``deleter``, a Function's ``self`` -- and the built-ins' are not listed.)
+REQUIRED_POINTERS: Dict[str, Tuple[str, ...]] = {
+    "TVMFFIObjectCreateOpaque": ("out",),
+    "TVMFFITypeKeyToIndex": ("type_key", "out_tindex"),
+    "TVMFFIFunctionGetGlobal": ("name", "out"),
+    "TVMFFIFunctionSetGlobal": ("name", "f"),
+    "TVMFFIFunctionSetGlobalFromMethodInfo": ("method_info",),
+    "TVMFFIAnyViewToOwnedAny": ("any_view", "out"),
+    "TVMFFIErrorCreate": ("out",),
+    "TVMFFIErrorCreateWithCauseAndExtraContext": ("out",),
+    "TVMFFITensorFromDLPack": ("from", "out"),
+    "TVMFFITensorToDLPack": ("from", "out"),
+    "TVMFFITensorFromDLPackVersioned": ("from", "out"),
+    "TVMFFITensorToDLPackVersioned": ("from", "out"),
+    "TVMFFITensorCreateUnsafeView": ("source", "prototype", "out"),
+    "TVMFFIStringFromByteArray": ("input", "out"),
+    "TVMFFIBytesFromByteArray": ("input", "out"),
+    "TVMFFIBigIntFromByteArray": ("input", "out"),
+    "TVMFFIBigIntGetContentByteArray": ("value",),
+    "TVMFFIDataTypeFromString": ("str", "out"),
+    "TVMFFIDataTypeToString": ("dtype", "out"),
+    "TVMFFITypeRegisterField": ("info",),
+    "TVMFFITypeRegisterMethod": ("info",),
+    "TVMFFITypeRegisterMetadata": ("metadata",),
+    "TVMFFITypeRegisterAttr": ("attr_name",),  # attr_value: see registry.type_register_attr
+    "TVMFFIGetTypeAttrColumn": ("attr_name",),
+    "TVMFFITypeGetOrAllocIndex": ("type_key",),
+    "TVMFFIEnvTensorAlloc": ("prototype", "out"),
+    "TVMFFIEnvRegisterCAPI": ("name",),
+    "TVMFFIEnvModLookupFromImports": ("library_ctx", "func_name", "out"),
+    "TVMFFIEnvModRegisterContextSymbol": ("name",),
+    "TVMFFIEnvModRegisterSystemLibSymbol": ("name",),
+}
 #: Observers called as ``observer(slot_name, args)`` before each slot runs (the checker's hook).
 observers: List[Callable] = []
 
@@ -42,6 +83,14 @@ class FFIError(Exception):
         super().__init__(message)
         self.kind = kind
         self.message = message
+
+
+class ErrorAlreadyRaised(Exception):
+    """Raised inside a slot when a callee failed and already left its error in the raised slot.
+
+    The slot then fails with that error as it is (same object, same backtrace),
+    as C code returning a callee's -1 would.
+    """
 
 
 def implements(name: str) -> Callable[[Callable], Callable]:
@@ -75,15 +124,22 @@ def _wrap(slot: abi.CFunction, fn: Callable):
     failure = _failure_value(slot)
     returns_status = slot.restype in ("int", "int32_t")
     name = slot.name
+    required = [(i, param) for i, (_, param) in enumerate(slot.params)
+                if param in REQUIRED_POINTERS.get(name, ())]
 
     def call(*args):
         try:
             for observer in observers:
                 observer(name, args)
+            for i, param in required:
+                if not args[i]:
+                    raise FFIError("ValueError", f"{name}: {param} must not be NULL")
             result = fn(*args)
             if returns_status and result is None:
                 return 0
             return result
+        except ErrorAlreadyRaised:
+            pass
         except FFIError as error:
             _report(error.kind, f"{error.message}")
         except Exception as error:  # noqa: BLE001 - every error must become a raised one

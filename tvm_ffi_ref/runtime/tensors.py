@@ -273,12 +273,12 @@ def _require_tensor(handle: Optional[int], function: str) -> int:
         from .registry import TYPES
 
         try:
-            derived = TYPES.is_instance(index, TI.kTVMFFITensor)
+            got = TYPES.type_key(index)
         except FFIError:
-            derived = False
-        if not derived:
-            raise FFIError("TypeError", f"{function}: expected a Tensor object (type index "
-                                        f"{int(TI.kTVMFFITensor)}), got type index {index}")
+            raise FFIError("TypeError", f"{function}: expected a ffi.Tensor, got type index "
+                                        f"{index}") from None
+        if not TYPES.is_instance(index, TI.kTVMFFITensor):
+            raise FFIError("TypeError", f"{function}: expected a ffi.Tensor, got {got}")
     return handle
 
 
@@ -359,8 +359,6 @@ def new_unsafe_view(source: int, prototype: abi.DLTensor) -> int:
 
 @implements("TVMFFITensorCreateUnsafeView")
 def tensor_create_unsafe_view(source, prototype, out):
-    if not prototype:
-        raise FFIError("ValueError", "TVMFFITensorCreateUnsafeView: prototype must not be NULL")
     out[0] = new_unsafe_view(source, prototype.contents)
 
 
