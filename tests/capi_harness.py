@@ -35,10 +35,16 @@ ABI_PATH = os.path.join(ROOT, "tvm_ffi_ref", "abi.py")
 
 RUNTIMES = ("bare", "ref", "fast", "upstream")
 
+# A front end registers Python's signal functions with the environment when it
+# is imported; a runtime test starts from the bare state upstream's library has.
+_BARE_ENV = ("for _name in (b'PyErr_CheckSignals', b'PyGILState_Ensure', b'PyGILState_Release'):\n"
+             "    lib.TVMFFIEnvRegisterCAPI(_name, None)")
+
 _LOADERS = {
     "bare": f"lib = ctypes.CDLL({libinfo.library_path()!r}, mode=ctypes.RTLD_GLOBAL)",
-    "ref": "import tvm_ffi_ref\nlib = tvm_ffi_ref.LIB",
-    "fast": "import tvm_ffi_fast\nfrom tvm_ffi_common import libinfo\nlib = libinfo.load_library()",
+    "ref": "import tvm_ffi_ref\nlib = tvm_ffi_ref.LIB\n" + _BARE_ENV,
+    "fast": "import tvm_ffi_fast\nfrom tvm_ffi_common import libinfo\nlib = libinfo.load_library()\n"
+            + _BARE_ENV,
     "upstream": (
         "lib = ctypes.CDLL({path!r}, mode=ctypes.RTLD_GLOBAL)"
     ),

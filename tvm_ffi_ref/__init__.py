@@ -27,6 +27,12 @@ from ._lib import LIB
 #: process (this front end then shares it).
 INSTALL_STATUS = abi.TVMFFIRuntimeInstallStatus(runtime.install())
 
+# Kernels reach Python's signal handling through the environment API, so that
+# Ctrl-C during a long kernel call becomes KeyboardInterrupt, as upstream does.
+for _name in ("PyErr_CheckSignals", "PyGILState_Ensure", "PyGILState_Release"):
+    LIB.TVMFFIEnvRegisterCAPI(_name.encode(),
+                              ctypes.cast(getattr(ctypes.pythonapi, _name), ctypes.c_void_p))
+
 from . import dtype as _dtype_module  # noqa: E402 - the API needs the runtime installed
 from .container import Array, Dict, List, Map  # noqa: E402
 from .convert import convert  # noqa: E402

@@ -102,6 +102,12 @@ def raise_last_error() -> None:
     err = take_last_error()
     if err is None:
         raise rules.missing_error_violation()
+    if err.kind == "EnvErrorAlreadySet":  # the error is Python's own, e.g. Ctrl-C
+        from .shortcuts import take_pending_signal_error
+
+        pending = take_pending_signal_error()
+        if pending is not None:
+            raise pending
     raise err.py_error()
 
 

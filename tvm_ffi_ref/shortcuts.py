@@ -145,3 +145,25 @@ def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,
 
         raise_last_error()
     return out.value
+
+
+_py_err_occurred = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyErr_Occurred", ctypes.pythonapi))
+
+
+def take_pending_signal_error():
+    """The Python exception a failed ``TVMFFIEnvCheckSignals`` left for this thread, or None.
+
+    A kernel that sees the check fail returns an ``EnvErrorAlreadySet``
+    error: the real error (``KeyboardInterrupt``, say) is Python's own. The
+    reference runtime keeps it aside; another runtime leaves it set in the
+    interpreter, where a ctypes call that checks for errors picks it up.
+    """
+    if ENABLED:
+        from .runtime import env
+
+        return env.take_pending_signal_error()
+    try:
+        _py_err_occurred()
+    except BaseException as pending:  # noqa: BLE001 - it is what we are looking for
+        return pending
+    return None

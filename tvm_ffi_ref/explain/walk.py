@@ -157,7 +157,7 @@ def known_code() -> Dict[int, str]:
     if _KNOWN_CODE is not None:
         return _KNOWN_CODE
     from .. import function, pyobject
-    from ..runtime import containers, errors, maps, memory, modules, tensors
+    from ..runtime import containers, errors, maps, memory, tensors
 
     def address(callback) -> int:
         return ctypes.cast(callback, ctypes.c_void_p).value
@@ -176,7 +176,6 @@ def known_code() -> Dict[int, str]:
         address(function._python_deleter): "tvm_ffi_ref.function._python_deleter",
         address(pyobject._release_pyobject): "tvm_ffi_ref.pyobject._release_pyobject "
                                              "(Py_DecRef)",
-        address(modules._nothing_to_release): "tvm_ffi_ref.runtime.modules._nothing_to_release",
         tensors._EXPORTED_DELETER[False]: "tvm_ffi_ref.runtime.tensors._exported_deleter",
         tensors._EXPORTED_DELETER[True]: "tvm_ffi_ref.runtime.tensors."
                                          "_exported_versioned_deleter",

@@ -135,7 +135,9 @@ from typing import Callable, Dict, Generator, List, Optional, Sequence, Set, Tup
 
 from .. import abi
 from . import anyvalue, errors, functions, memory, strings, tensors
-from .anyhash import bigint_words, custom_entry
+from .anyhash import custom_entry
+from .global_functions import kwargs_object
+from .strings import bigint_words
 from .containers import seq_items, shape_dims
 from .dtype import format_dtype
 from .hashing import MASK64, stable_hash_bytes, stable_hash_combine
@@ -972,19 +974,6 @@ def recursive_compare(lhs: abi.TVMFFIAny, rhs: abi.TVMFFIAny, eq_only: bool) -> 
 
 # ---------------------------------------------------------- the KWARGS sentinel
 
-_kwargs = None
-
-
-def kwargs_object() -> int:
-    """The process's "keyword arguments follow" sentinel (a bare ``ffi.Object``), borrowed.
-
-    ``ffi.GetKwargsObject`` returns it; a generated ``__ffi_init__`` finds it
-    among positional arguments. It prints as ``<KWARGS>``.
-    """
-    global _kwargs
-    if _kwargs is None:
-        _kwargs = memory.new_object(TI.kTVMFFIObject, memory.HEADER_SIZE)
-    return _kwargs
 
 
 # -------------------------------------------------- columns, hooks, globals
@@ -1041,9 +1030,3 @@ _define_comparison("ffi.RecursiveLt", False, lambda c: c < 0)
 _define_comparison("ffi.RecursiveLe", False, lambda c: c <= 0)
 _define_comparison("ffi.RecursiveGt", False, lambda c: c > 0)
 _define_comparison("ffi.RecursiveGe", False, lambda c: c >= 0)
-
-
-@typed_global("ffi.GetKwargsObject", [], "ffi.Object")
-def _get_kwargs_object(result):
-    memory.inc_ref(kwargs_object())
-    functions.set_object(result, kwargs_object())

@@ -65,9 +65,18 @@ def _singleton(name: str) -> int:
         return _singletons[name]
 
 
+def kwargs_object() -> int:
+    """The process's "keyword arguments follow" marker (a bare ``ffi.Object``), borrowed.
+
+    ``ffi.GetKwargsObject`` returns it; a generated ``__ffi_init__`` finds it
+    among positional arguments, and ``ffi.ReprPrint`` prints it as ``<KWARGS>``.
+    """
+    return _singleton("kwargs")
+
+
 @typed_global("ffi.GetKwargsObject", [], "ffi.Object")
 def _get_kwargs_object(result):
-    address = _singleton("kwargs")
+    address = kwargs_object()
     memory.inc_ref(address)
     set_object(result, address)
 

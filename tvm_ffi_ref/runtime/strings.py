@@ -119,6 +119,14 @@ def bigint_words_view(address: int):
     return memory.cell_address(address) + _WORD, count * _WORD
 
 
+def bigint_words(value: abi.TVMFFIAny) -> bytes:
+    """The two's-complement int64 words of an Int or BigInt value, least significant first."""
+    if value.type_index == TI.kTVMFFIInt:
+        return (value.v_int64 & ((1 << 64) - 1)).to_bytes(8, "little")
+    pointer, size = bigint_words_view(value.v_ptr)
+    return ctypes.string_at(pointer, size)
+
+
 def store_int(out: abi.TVMFFIAny, value: int) -> None:
     """Writes an owned integer: ``kTVMFFIInt`` when it fits, else a BigInt object."""
     out.zero_padding = 0

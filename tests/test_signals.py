@@ -1,0 +1,52 @@
+"""Ctrl-C during a long kernel call raises KeyboardInterrupt, under every front end."""
+
+import pytest
+
+from frontend_harness import FRONTENDS_UNDER_TEST
+from subprocess_utils import run_python
+
+SPIN_C = r"""
+#define _POSIX_C_SOURCE 199309L
+#include <tvm/ffi/extra/c_env_api.h>
+#include <time.h>
+/* Spins until the environment reports a pending signal, as a long kernel should. */
+TVM_FFI_DLL_EXPORT int __tvm_ffi_spin(void* self, const TVMFFIAny* args, int32_t n,
+                                      TVMFFIAny* result) {
+  struct timespec pause = {0, 1000000};
+  int i;
+  (void)self, (void)args, (void)n;
+  for (i = 0; i < 20000; ++i) {
+    if (TVMFFIEnvCheckSignals() != 0) {
+      TVMFFIErrorSetRaisedFromCStr("EnvErrorAlreadySet", "a signal is pending in the caller");
+      return -1;
+    }
+    nanosleep(&pause, 0);
+  }
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = i;
+  return 0;
+}
+"""
+
+IMPORTS = {"upstream": "import tvm_ffi as api", "ref": "import tvm_ffi_ref as api",
+           "fast": "import tvm_ffi_fast as api"}
+
+
+@pytest.mark.parametrize("frontend", ["upstream"] + [f for f in FRONTENDS_UNDER_TEST
+                                                     if f in IMPORTS])
+def test_ctrl_c_interrupts_a_kernel_that_checks_signals(kernels, frontend):
+    path = kernels.build("spin", SPIN_C, language="c")
+    out = run_python(f"""
+    import os, signal, threading, time
+    {IMPORTS[frontend]}
+    spin = api.load_module({path!r}).spin
+    threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    start = time.time()
+    try:
+        spin()
+        print("finished")
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt", time.time() - start < 10)
+    print(spin.__class__.__name__ and "alive")
+    """)
+    assert out.splitlines() == ["KeyboardInterrupt True", "alive"]
