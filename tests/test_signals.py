@@ -50,3 +50,29 @@ def test_ctrl_c_interrupts_a_kernel_that_checks_signals(kernels, frontend):
     print(spin.__class__.__name__ and "alive")
     """)
     assert out.splitlines() == ["KeyboardInterrupt True", "alive"]
+
+
+def test_interrupts_inside_runtime_callbacks_are_deferred_not_lost():
+    """Where Ctrl-C lands decides whether it is raised now or kept for the caller."""
+    import sys
+
+    from tvm_ffi_ref.runtime import interrupts
+
+    def user_code():
+        return sys._getframe()
+
+    @interrupts.callback_entry
+    def runtime_callback(then=None):
+        return then() if then else sys._getframe()
+
+    @interrupts.user_callback_entry
+    def front_end_callback(then=None):
+        return then() if then else sys._getframe()
+
+    must_defer = interrupts._must_defer
+    assert not must_defer(user_code())                       # plain Python: raise now
+    assert must_defer(runtime_callback())                    # inside a runtime callback
+    assert must_defer(runtime_callback(user_code))           # below it, whatever runs
+    assert must_defer(front_end_callback())                  # at a user callback's entry
+    assert not must_defer(front_end_callback(user_code))     # in user code: its try converts
+    assert must_defer(front_end_callback(lambda: runtime_callback()))

@@ -32,6 +32,7 @@ INSTALL_STATUS = abi.TVMFFIRuntimeInstallStatus(runtime.install())
 for _name in ("PyErr_CheckSignals", "PyGILState_Ensure", "PyGILState_Release"):
     LIB.TVMFFIEnvRegisterCAPI(_name.encode(),
                               ctypes.cast(getattr(ctypes.pythonapi, _name), ctypes.c_void_p))
+runtime.interrupts.install_sigint_handler()
 
 from . import dtype as _dtype_module  # noqa: E402 - the API needs the runtime installed
 from .container import Array, Dict, List, Map  # noqa: E402

@@ -20,6 +20,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from . import abi, error, rules
 from ._lib import LIB
+from .runtime import interrupts
 from .convert import CallScope, borrowed_to_python, pack_args, to_owned_any, to_python
 from .object import Object, register_class, wrap_owned
 
@@ -113,6 +114,14 @@ def raise_last_error() -> None:
 
 def finish_call(status: int, result: abi.TVMFFIAny) -> Any:
     """The Python value of a completed call, or the exception it raised."""
+    try:
+        return _outcome(status, result)
+    finally:
+        if interrupts.take_deferred():  # Ctrl-C that landed while the runtime ran as a C callback
+            raise KeyboardInterrupt  # noqa: B012 - it replaces the call's own outcome, as Ctrl-C does
+
+
+def _outcome(status: int, result: abi.TVMFFIAny) -> Any:
     if status == 0:
         violation = rules.result_violation(result)
         if violation is not None:
@@ -189,6 +198,7 @@ _next_callback_id = [1]
 
 
 @abi.TVMFFISafeCallType
+@interrupts.user_callback_entry
 def _python_safe_call(handle, args, num_args, result):
     # ``handle`` is our callback id (the ``self`` given to TVMFFIFunctionCreate).
     try:
@@ -208,6 +218,7 @@ def exception_to_error_raised(exception: BaseException) -> None:
 
 
 @ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+@interrupts.callback_entry
 def _python_deleter(handle):
     with _callbacks_lock:
         _callbacks.pop(handle, None)

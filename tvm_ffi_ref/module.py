@@ -124,10 +124,26 @@ def load_module(path: Union[str, "os.PathLike[str]"], keep_module_alive: bool = 
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(f"load_module: path must be a str or os.PathLike, got "
                         f"{type(path).__name__}")
-    module = _api("ModuleLoadFromFile")(os.fspath(path))
+    path = os.fsdecode(path)
+    _refuse_non_tvm_ffi_library(path)
+    module = _api("ModuleLoadFromFile")(path)
     if keep_module_alive:
         _api("ModuleGlobalsAdd")(module)
     return module
+
+
+def _refuse_non_tvm_ffi_library(path: str) -> None:
+    # Loading a shared library that is no kernel library (libm, say) would
+    # succeed and then find no function at all: say so at once, with the path.
+    from .elf_symbols import read_dynamic_symbols
+
+    try:
+        symbols = read_dynamic_symbols(path)
+    except (OSError, ValueError):
+        return  # not readable as ELF: the loader's own error names the problem
+    if not symbols.uses_tvm_ffi():
+        raise RuntimeError(f"{path} is not a TVM FFI library: it neither exports "
+                           "__tvm_ffi_<name> functions nor uses the TVM FFI C API")
 
 
 def system_lib(symbol_prefix: str = "") -> Module:

@@ -19,6 +19,7 @@ kernel prints cannot corrupt it.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import pickle
 import select
@@ -284,6 +285,9 @@ def main(argv=None) -> int:
         if not api.runtime.installed():
             raise RuntimeError(f"the reference runtime could not be installed (another runtime, "
                                f"{api.runtime_name()!r}, serves this process)")
+        # Resolve every symbol now: a library that cannot be would otherwise fail
+        # only when a kernel first calls the missing function.
+        ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
         module = api.load_module(path)
     except BaseException as exc:  # noqa: BLE001 - reported to the checker
         write_message(out_fd, {"done": True, "ok": False, "error": f"{exc}"})

@@ -195,30 +195,53 @@ def _probe_call(handle, args, num_args, result):  # pragma: no cover - never cal
     return 0
 
 
-def _library_function_code() -> Dict[int, str]:
-    """Addresses of ``libtvm_ffi.so``'s Function trampoline and deleter, from a probe Function."""
+def _probe_function(make) -> Optional[Tuple[int, int]]:
+    """(trampoline, deleter) of a Function ``make(out)`` builds in ``libtvm_ffi.so``."""
     out = ctypes.c_void_p()
-    if LIB.TVMFFIFunctionCreate(1, _probe_call, _probe_release, ctypes.byref(out)):
+    if make(ctypes.byref(out)):
         handle = ctypes.c_void_p()
         LIB.TVMFFIErrorMoveFromRaised(ctypes.byref(handle))
         if handle.value:
             LIB.TVMFFIObjectDecRef(handle)
-        return {}
+        return None
     try:
         cell = abi.TVMFFIFunctionCell.from_address(out.value + HEADER_SIZE)
         header = abi.TVMFFIObject.from_address(out.value)
-        trampoline = ctypes.cast(cell.safe_call, ctypes.c_void_p).value
-        deleter = ctypes.cast(header.deleter, ctypes.c_void_p).value
+        return (ctypes.cast(cell.safe_call, ctypes.c_void_p).value,
+                ctypes.cast(header.deleter, ctypes.c_void_p).value)
     finally:
         LIB.TVMFFIObjectDecRef(out.value)
-    return {trampoline: "libtvm_ffi.so's trampoline: calls target(self, args, num_args, result)",
-            deleter: "libtvm_ffi.so's Function deleter: calls release(self), frees the object"}
 
 
-def library_function_trampoline() -> Optional[int]:
-    """The ``safe_call`` that ``TVMFFIFunctionCreate`` puts in the cell of closures it makes."""
+def _library_function_code() -> Dict[int, str]:
+    """Addresses of ``libtvm_ffi.so``'s Function trampolines and deleters, from probe Functions."""
+    known: Dict[int, str] = {}
+    closure = _probe_function(lambda out: LIB.TVMFFIFunctionCreate(1, _probe_call, _probe_release,
+                                                                   out))
+    if closure:
+        known[closure[0]] = CLOSURE_TRAMPOLINE
+        known[closure[1]] = "libtvm_ffi.so's Function deleter: calls release(self), frees the object"
+    owned = _probe_function(lambda out: LIB.tvm_ffi_runtime_function_with_owner(_probe_call, None,
+                                                                               out))
+    if owned:
+        known[owned[0]] = OWNED_TRAMPOLINE
+        known[owned[1]] = ("libtvm_ffi.so's kernel-function deleter: releases the owning module, "
+                           "frees the object")
+    return known
+
+
+CLOSURE_TRAMPOLINE = "libtvm_ffi.so's trampoline: calls target(self, args, num_args, result)"
+OWNED_TRAMPOLINE = "libtvm_ffi.so's kernel trampoline: calls target(NULL, args, num_args, result)"
+
+
+def library_function_trampoline(kind: str = CLOSURE_TRAMPOLINE) -> Optional[int]:
+    """The ``safe_call`` ``libtvm_ffi.so`` puts in the cell of Functions it makes.
+
+    ``kind`` is :data:`CLOSURE_TRAMPOLINE` (``TVMFFIFunctionCreate`` closures)
+    or :data:`OWNED_TRAMPOLINE` (a module's kernel functions).
+    """
     for address, name in known_code().items():
-        if name.startswith("libtvm_ffi.so's trampoline"):
+        if name == kind:
             return address
     return None
 
@@ -587,14 +610,24 @@ class Walker:
                                  "a C++ entry, usable only by the same C++ runtime")
         region.sections.append(Section("cell", "TVMFFIFunctionCell",
                                        [C["safe_call"], C["cpp_call"]]))
-        if C["safe_call"].pointer and C["safe_call"].pointer == library_function_trampoline():
+        safe_call = C["safe_call"].pointer
+        if safe_call and safe_call == library_function_trampoline(CLOSURE_TRAMPOLINE):
             region.code = "c_api/src/builtins.c (builtin_function_create)"
-            at = HEADER_SIZE + ctypes.sizeof(abi.TVMFFIFunctionCell)
             names = [("self", "the closure's data: what target gets as its handle"),
                      ("target", "the safe-call function the trampoline forwards to"),
                      ("release", "called with self when the function dies")]
-            section = Section("closure", "libtvm_ffi.so's own fields",
-                              note="made by TVMFFIFunctionCreate; not part of the ABI")
+            note = "made by TVMFFIFunctionCreate; not part of the ABI"
+        elif safe_call and safe_call == library_function_trampoline(OWNED_TRAMPOLINE):
+            region.code = "c_api/src/builtins.c (tvm_ffi_runtime_function_with_owner)"
+            names = [("self", "the module it came from, kept alive while the function lives"),
+                     ("target", "the kernel's exported safe-call, called with a NULL handle"),
+                     ("release", "unused (NULL)")]
+            note = "a kernel function of a loaded module; not part of the ABI"
+        else:
+            names = []
+        if names:
+            at = HEADER_SIZE + ctypes.sizeof(abi.TVMFFIFunctionCell)
+            section = Section("closure", "libtvm_ffi.so's own fields", note=note)
             for i, (name, meaning) in enumerate(names):
                 raw = read(address + at + 8 * i, 8)
                 value = int.from_bytes(raw, "little")

@@ -43,6 +43,7 @@ import sys
 import threading
 from typing import Dict, List, Optional, Tuple
 
+from . import interrupts
 from .slots import FFIError, implements
 from .threads import this_thread
 
@@ -162,6 +163,9 @@ def check_signals() -> int:
         check = _env_capi["PyErr_CheckSignals"]
         ensure = _env_capi["PyGILState_Ensure"]
         release = _env_capi["PyGILState_Release"]
+    if interrupts.take_deferred():  # Ctrl-C arrived while the runtime itself was running
+        this_thread().pending_signal_error = KeyboardInterrupt()
+        return -1
     if check is None:
         return 0
     if ensure is None or release is None:
@@ -179,6 +183,9 @@ def check_signals() -> int:
     finally:
         if state:
             _GILRelease(release)(state)
+    if status == 0 and interrupts.take_deferred():  # the check ran our deferring handler
+        this_thread().pending_signal_error = KeyboardInterrupt()
+        status = -1
     return -1 if status != 0 else 0
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence
 
 from .. import abi
-from . import memory, strings
+from . import interrupts, memory, strings
 from .slots import ErrorAlreadyRaised, FFIError, implements
 
 TI = abi.TVMFFITypeIndex
@@ -65,6 +65,7 @@ def new_python_function(impl: PackedImpl, on_destroy: Optional[Callable[[], None
     from . import errors
 
     @abi.TVMFFISafeCallType
+    @interrupts.callback_entry
     def safe_call(handle, args, num_args, result):
         try:
             impl([args[i] for i in range(num_args)], result.contents)

@@ -20,6 +20,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from .. import abi
 from .._lib import LIB
+from . import interrupts
 
 _libc = ctypes.CDLL(None)
 _libc.malloc.restype = ctypes.c_void_p
@@ -89,6 +90,7 @@ def _release_elements(address: int) -> None:
 
 
 @abi.TVMFFIObjectDeleter
+@interrupts.callback_entry
 def _object_deleter(address, flags):
     # An exception must not cross into C; report it as the interpreter would.
     try:

@@ -27,6 +27,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from .. import abi
 from .._lib import LIB
+from . import interrupts
 
 #: The name this runtime installs under.
 RUNTIME_NAME = "tvm_ffi_ref"
@@ -127,6 +128,7 @@ def _wrap(slot: abi.CFunction, fn: Callable):
     required = [(i, param) for i, (_, param) in enumerate(slot.params)
                 if param in REQUIRED_POINTERS.get(name, ())]
 
+    @interrupts.callback_entry
     def call(*args):
         try:
             for observer in observers:
