@@ -1,0 +1,216 @@
+"""Hypothesis strategies that make *recipes*: plain data every worker turns into the same value.
+
+A recipe is a tuple whose first item is a tag (``child.build`` is the
+interpreter). Recipes, not values, are generated because the value must be
+constructed inside each front end's own process. The strategies lean on the
+boundaries the ABI draws: int64 and beyond (BigInt), 7 and 8 bytes (small
+string vs. String object), NaN payloads and -0.0, map sizes around the small
+map's 4 slots, string keys longer than one 8-byte hash word.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from hypothesis import strategies as st
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+# ---------------------------------------------------------------- scalars
+
+ints = st.one_of(
+    st.integers(INT64_MIN, INT64_MAX),
+    st.sampled_from([0, 1, -1, INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1,
+                     1 << 31, -(1 << 31), (1 << 32) - 1, 1 << 62]),
+    # just beyond int64 on either side, and far beyond: BigInt objects
+    st.integers(INT64_MAX + 1, INT64_MAX + 1000),
+    st.integers(INT64_MIN - 1000, INT64_MIN - 1),
+    st.integers(1 << 63, 1 << 300),
+    st.integers(-(1 << 300), -(1 << 63) - 1),
+    st.sampled_from([1 << 64, -(1 << 64), (1 << 64) - 1, (1 << 127), -(1 << 127) - 1,
+                     (1 << 128) - 1, -(1 << 128)]),
+).map(lambda v: ("int", v))
+
+
+def _bits(value: float) -> int:
+    return struct.unpack("<Q", struct.pack("<d", value))[0]
+
+
+_EXP_ALL_ONES = 0x7FF0000000000000
+#: NaNs with arbitrary sign and payload (quiet and signalling), and infinities.
+nan_bits = st.builds(lambda sign, payload: (sign << 63) | _EXP_ALL_ONES | payload,
+                     st.integers(0, 1), st.integers(1, (1 << 52) - 1))
+floats = st.one_of(
+    st.floats(allow_nan=False).map(_bits),
+    st.sampled_from([_bits(0.0), _bits(-0.0), _bits(float("inf")), _bits(float("-inf")),
+                     _bits(float("nan")), 1, (1 << 63) | 1, _bits(5e-324), _bits(1.7976931348623157e308)]),
+    nan_bits,
+    st.integers(0, (1 << 64) - 1),  # any bit pattern at all
+).map(lambda bits: ("float", bits))
+
+bools = st.booleans().map(lambda b: ("bool", b))
+nones = st.just(("none",))
+
+#: Characters of 1, 2, 3 and 4 UTF-8 bytes, NUL, and surrogate-free text.
+_chars = st.one_of(st.sampled_from(["a", "Z", "0", "\x00", "\x7f", "\u00e9", "\u4e16", "\U0001f389", " "]),
+                   st.characters(blacklist_categories=("Cs",)))
+
+
+def _text_with_byte_length(n: int):
+    """ASCII text of exactly ``n`` bytes (so byte-length boundaries are hit exactly)."""
+    return st.text(st.characters(min_codepoint=0, max_codepoint=127), min_size=n, max_size=n)
+
+
+texts = st.one_of(
+    st.sampled_from(["", "a", "abcdefg", "abcdefgh", "\x00", "a\x00b\x00c\x00d", "\u00e9\u00e9\u00e9",
+                     "\u00e9\u00e9\u00e9\u00e9", "\U0001f389\U0001f389", "x" * 1000]),
+    st.integers(0, 16).flatmap(_text_with_byte_length),  # around the 7/8-byte boundary
+    st.text(_chars, max_size=12),
+    st.text(_chars, min_size=20, max_size=300),  # long, non-ASCII
+)
+strs = texts.map(lambda s: ("str", s))
+
+byte_strings = st.one_of(
+    st.integers(0, 16).flatmap(lambda n: st.binary(min_size=n, max_size=n)),
+    st.binary(min_size=17, max_size=200),
+    st.sampled_from([b"", b"\x00", b"\x00" * 7, b"\x00" * 8, b"\xff" * 7, b"\xff" * 8]),
+)
+bytes_values = st.one_of(byte_strings.map(lambda b: ("bytes", b)),
+                         byte_strings.map(lambda b: ("bytearray", b)))
+
+#: dtype strings upstream accepts (``dtype_strings`` in ``test_runtime_state`` widens this).
+DTYPE_BASES = ["int", "uint", "float", "bfloat", "bool", "handle", "float8_e3m4", "float8_e4m3",
+               "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+               "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn",
+               "float4_e2m1fn"]
+SIMPLE_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                 "float16", "float32", "float64", "bfloat16", "bool", "handle", "int1", "int4",
+                 "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "float6_e2m3fn",
+                 "float8_e8m0fnu", "int32x4", "float32x8", "uint8x16", "int64x2", "float16x2"]
+dtypes = st.sampled_from(SIMPLE_DTYPES).map(lambda name: ("dtype", name))
+
+#: The NumPy dtypes upstream's argument setter accepts (``numpy.dtype`` objects).
+NUMPY_ARG_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                    "float16", "float32", "float64"]
+#: NumPy dtypes it rejects (``numpy.dtype("bool")`` among them).
+NUMPY_REJECTED_DTYPES = ["bool", "complex64", "complex128", "float128", "object", ">i4", "U3",
+                         "datetime64[s]"]
+numpy_dtypes = st.sampled_from(NUMPY_ARG_DTYPES + NUMPY_REJECTED_DTYPES).map(
+    lambda name: ("npdtype", name))
+
+DEVICE_NAMES = ["cpu", "cuda", "opencl", "vulkan", "metal", "vpi", "rocm", "ext_dev", "webgpu",
+                "hexagon", "maia", "trn"]
+devices = st.builds(lambda name, index: ("device", name, index),
+                    st.sampled_from(DEVICE_NAMES),
+                    st.one_of(st.integers(0, 8), st.integers(0, (1 << 31) - 1)))
+
+void_pointers = st.one_of(st.integers(0, (1 << 64) - 1), st.sampled_from([0, 1, 4096])).map(
+    lambda v: ("voidp", v))
+
+EXCEPTION_NAMES = ["ValueError", "TypeError", "KeyError", "IndexError", "RuntimeError",
+                   "AttributeError", "AssertionError", "ZeroDivisionError",
+                   "NotImplementedError", "ConformanceError"]
+messages = st.one_of(st.sampled_from(["", "boom", "multi\nline", "\u00e9t\u00e9"]),
+                     st.text(_chars, max_size=40))
+exceptions = st.builds(lambda cls, msg: ("exception", cls, msg),
+                       st.sampled_from(EXCEPTION_NAMES), messages)
+
+shapes = st.lists(st.one_of(st.integers(0, 16), st.integers(INT64_MIN, INT64_MAX)),
+                  max_size=6).map(lambda dims: ("Shape", dims))
+
+numpy_scalars = st.one_of(
+    st.builds(lambda v: ("npscalar", "int32", v), st.integers(-(1 << 31), (1 << 31) - 1)),
+    st.builds(lambda v: ("npscalar", "uint64", v), st.integers(0, (1 << 64) - 1)),
+    st.builds(lambda v: ("npscalar", "float32", v), st.floats(width=32, allow_nan=False)),
+    st.builds(lambda v: ("npscalar", "float64", v), st.floats(allow_nan=False)),
+    st.builds(lambda v: ("npscalar", "bool", v), st.booleans()),
+)
+
+opaques = st.integers(0, 100).map(lambda tag: ("opaque", tag))
+
+# ---------------------------------------------------------------- arrays
+
+#: Every NumPy dtype that crosses as a Tensor (DLPack-exportable).
+NDARRAY_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                  "uint64", "float16", "float32", "float64", "complex64", "complex128"]
+
+
+@st.composite
+def ndarray_recipes(draw, tag: str = "ndarray", max_dims: int = 4):
+    """A NumPy array of any supported dtype, 0-d to 4-d, maybe sliced (strides, offset) or transposed."""
+    dtype = draw(st.sampled_from(NDARRAY_DTYPES))
+    ndim = draw(st.integers(0, max_dims))
+    shape = [draw(st.integers(0 if draw(st.booleans()) else 1, 5)) for _ in range(ndim)]
+    view = []
+    if ndim and draw(st.booleans()):
+        for dim in shape:
+            if draw(st.booleans()):
+                start = draw(st.integers(0, max(0, dim)))
+                stop = draw(st.integers(start, max(start, dim)))
+                step = draw(st.integers(1, 3))
+                view.append((start, stop, step))
+            else:
+                view.append(None)
+    if ndim >= 2 and draw(st.booleans()):
+        view.append("T")
+    seed = draw(st.integers(0, 1000))
+    return (tag, dtype, shape, view, seed)
+
+
+ndarrays = ndarray_recipes()
+tensors = ndarray_recipes(tag="tensor")
+
+# ---------------------------------------------------------------- callables
+
+
+def callables(values):
+    """Python callables with a behaviour the worker reproduces (see ``child.make_callback``)."""
+    return st.one_of(
+        st.just(("callable", ("identity",))),
+        values.map(lambda v: ("callable", ("return", v))),
+        st.builds(lambda cls, msg: ("callable", ("raise", cls, msg)),
+                  st.sampled_from(EXCEPTION_NAMES), messages),
+        st.integers(0, 9).map(lambda tag: ("callable", ("record", tag))),
+    )
+
+
+# ---------------------------------------------------------------- nesting
+
+#: Keys whose hash is by value under every runtime (object keys hash by
+#: address, which differs between processes, so they would make dense-map
+#: layouts incomparable).
+long_keys = st.one_of(st.integers(9, 40).flatmap(_text_with_byte_length),
+                      st.text(_chars, min_size=9, max_size=30)).map(lambda s: ("str", s))
+map_keys = st.one_of(
+    strs, long_keys, long_keys,
+    st.integers(-50, 50).map(lambda v: ("int", v)), ints, floats, bools, nones,
+    byte_strings.map(lambda b: ("bytes", b)), dtypes,
+)
+
+scalars = st.one_of(ints, floats, bools, nones, strs, bytes_values, dtypes, devices, shapes)
+leaves = st.one_of(scalars, ints, strs, floats, numpy_dtypes, void_pointers, exceptions,
+                   numpy_scalars, opaques, ndarrays)
+
+
+def _extend(children):
+    items = st.lists(children, max_size=6)
+    pairs = st.lists(st.tuples(map_keys, children), max_size=12)
+    return st.one_of(
+        items.map(lambda xs: ("list", xs)),
+        items.map(lambda xs: ("tuple", xs)),
+        pairs.map(lambda kv: ("dict", kv)),
+        items.map(lambda xs: ("Array", xs)),
+        items.map(lambda xs: ("List", xs)),
+        pairs.map(lambda kv: ("Map", kv)),
+        pairs.map(lambda kv: ("Dict", kv)),
+        children.map(lambda x: ("converted", x)),
+    )
+
+
+nested = st.recursive(leaves, _extend, max_leaves=20)
+
+#: Every encodable Python value (and a few the encoder must reject).
+values = st.one_of(scalars, leaves, nested, callables(scalars), tensors)
+
+#: Values that are plain data (no callables, tensors or opaque objects): good map values.
+plain_values = st.recursive(scalars, _extend, max_leaves=10)
