@@ -421,8 +421,16 @@ def op_convert(env: Env, recipes: List[Any]) -> List[Any]:
     return _each_value(env, recipes, lambda value: env.api.convert(value))
 
 
+def is_ffi_object(env: Env, value: Any) -> bool:
+    """Whether ``value`` wraps a TVM FFI object (upstream's Function, Tensor, Error and
+    OpaquePyObject classes do not derive from ``api.Object``)."""
+    api = env.api
+    return isinstance(value, (api.Object, api.Function, api.Tensor)) or (
+        type(value).__name__ in ("Error", "OpaquePyObject") and hasattr(value, "same_as"))
+
+
 def _counts(env: Env, registers: List[Any]) -> List[Any]:
-    objects = [r for r in registers if isinstance(r, env.api.Object)]
+    objects = [r for r in registers if is_ffi_object(env, r)]
     return json.loads(str(env.probe.strong_counts(*objects))) if objects else []
 
 
@@ -432,7 +440,7 @@ def _arg(env: Env, registers: List[Any], recipe: Any) -> Any:
     return build(env, recipe)
 
 
-def op_program(env: Env, program: Dict[str, Any]) -> List[Any]:
+def run_program(env: Env, program: Dict[str, Any]) -> List[Any]:
     """Runs a generated call sequence (see ``strategies.programs``); one record per step.
 
     ``program["init"]`` recipes fill the first registers; each step is
@@ -477,11 +485,13 @@ def op_program(env: Env, program: Dict[str, Any]) -> List[Any]:
             out.append(["counts", _counts(env, registers)])
     out.append(["callback-log", list(CALLBACK_LOG)])
     CALLBACK_LOG.clear()
+    # C++ may still hold references: release them, and count once more.
+    out.append(["release", attempt(env, lambda: env.calls.release()), _counts(env, registers)])
     registers.clear()
     return out
 
 
-def op_container(env: Env, program: Dict[str, Any]) -> List[Any]:
+def run_container(env: Env, program: Dict[str, Any]) -> List[Any]:
     """Builds a container and applies generated operations, Python- and C++-side.
 
     ``program["make"]`` is ``("py", recipe)`` (the recipe makes an api.Array,
@@ -551,12 +561,18 @@ def op_container(env: Env, program: Dict[str, Any]) -> List[Any]:
             # C++ reads or mutates the container in place (inline header code).
             fn = getattr(calls, name[4:])
             run(lambda: fn(c, *[arg(r) for r in op[1:]]))
-        elif name == "cpp_rebuild":
-            pass
         else:
             raise ValueError(f"unknown container op {op!r}")
     out.append(["final", env.dump(box[0])[0]])
     return out
+
+
+def op_program(env: Env, programs: List[Any]) -> List[Any]:
+    return [run_program(env, p) for p in programs]
+
+
+def op_container(env: Env, programs: List[Any]) -> List[Any]:
+    return [run_container(env, p) for p in programs]
 
 
 # ---- runtime state: types and dtypes --------------------------------------

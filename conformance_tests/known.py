@@ -9,7 +9,8 @@ the entry is deleted from here (and the properties cover the input again).
 A recipe node is matched in a *context*: ``"arg"`` (the value is passed to a
 kernel, or built) or ``"convert"`` (the value goes through ``api.convert``:
 the top of a ``test_convert`` case, or the inside of a ``("converted", x)``
-recipe).
+recipe). A container operation (``test_containers``) is matched as a node in
+the context ``"op:<container kind>"`` (``"op:Array"``, ``"op:Dict"``, ...).
 """
 
 from __future__ import annotations
@@ -41,6 +42,12 @@ def walk(recipe: Any, context: str = "arg") -> Iterator[Tuple[Any, str]]:
 _NUMPY_ARG_DTYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                      "float16", "float32", "float64"}
 
+def _is_sequence(recipe: Any) -> bool:
+    while recipe[0] == "converted":
+        recipe = recipe[1]
+    return recipe[0] in ("list", "tuple", "Array", "List")
+
+
 KNOWN: List[Divergence] = [
     Divergence(
         "numpy-dtype-argument",
@@ -55,9 +62,12 @@ KNOWN: List[Divergence] = [
     ),
     Divergence(
         "convert-str-bytes-class",
-        "api.convert(str) returns upstream's String (a str subclass backed by an object) and "
-        "api.convert(bytes/bytearray) its Bytes, whatever the length; ref returns a plain str "
-        "or bytes.",
+        "api.convert(str) returns upstream's core.String and api.convert(bytes/bytearray) its "
+        "core.Bytes whatever the length, with no object behind them (each pass makes a fresh "
+        "String/Bytes object, like a plain str); ref returns a plain str/bytes up to 7 bytes, "
+        "and beyond that a String/Bytes holding the object it made, which every later pass "
+        "shares (so reference counts differ: Array([convert(b'0123456789')]) holds a copy "
+        "upstream, the same object in ref).",
         lambda r, ctx: ctx == "convert" and r[0] in ("str", "bytes", "bytearray"),
         "result = type(api.convert('abc')) is str",
     ),
@@ -77,7 +87,45 @@ KNOWN: List[Divergence] = [
                                             or (r[0] == "npscalar" and r[1] == "bool")),
         "result = type(api.convert(object())).__name__",
     ),
+    Divergence(
+        "convert-identity",
+        "api.convert(x) of a value that already is an FFI object returns x itself upstream "
+        "(`convert(a) is a` for Array, List, Map, Dict, Shape, String, Bytes); upstream's "
+        "Function, Tensor and Error are not core.Object, so convert wraps a Function in a new "
+        "Python-callback Function, re-imports a Tensor by DLPack (a new Tensor object) and "
+        "turns an Error into an OpaquePyObject. ref returns a new wrapper of the same object "
+        "(one more strong reference while both live) in every case.",
+        lambda r, ctx: ctx == "convert" and r[0] in ("Array", "List", "Map", "Dict", "Shape",
+                                                     "tensor", "converted"),
+        "a = api.Array([1])\nresult = api.convert(a) is a",
+    ),
+    Divergence(
+        "sequence-recursive-eq",
+        "`x in arr` for an Array/List `arr` and a sequence `x` (and Array/List ==, != and "
+        "hash) call the global ffi.RecursiveEq / ffi.RecursiveHash, which the ref runtime "
+        "does not register: ValueError('Cannot find global function ffi.RecursiveEq'). "
+        "Upstream answers (`[] in Array([[]])` is True).",
+        lambda r, ctx: ctx in ("op:Array", "op:List") and r[0] == "py_contains"
+        and _is_sequence(r[1]),
+        "result = [] in api.Array([[]])",
+    ),
+    Divergence(
+        "list-extend-capacity",
+        "List.extend(values) is `self[len:len] = values` upstream: one ffi.ListReplaceSlice, "
+        "which grows the capacity to exactly what is needed; ref appends one by one "
+        "(ffi.ListAppend), doubling the capacity, so the List's TVMFFISeqCell.capacity "
+        "differs (3 vs 4 after extending an empty C++-made List by 3 items).",
+        lambda r, ctx: ctx == "op:List" and r[0] == "py_extend" and len(r[1]) > 0,
+        "lst = api.List()\nlst.extend([1, 2, 3])\n"
+        "result = api.load_module(PROBE).dump(lst)  # capacity 3 upstream, 4 in ref",
+    ),
 ]
+
+
+def container_op_divergent(kind: str, op: Any) -> bool:
+    """Whether a container operation on a container of ``kind`` hits a known divergence."""
+    return any(d.matches(op, "op:" + kind) for d in KNOWN) or any(
+        hits_known_divergence(item) for item in op[1:] if isinstance(item, tuple))
 
 
 def hits_known_divergence(recipe: Any, context: str = "arg") -> bool:

@@ -63,7 +63,8 @@ def _text_with_byte_length(n: int):
 
 texts = st.one_of(
     st.sampled_from(["", "a", "abcdefg", "abcdefgh", "\x00", "a\x00b\x00c\x00d", "\u00e9\u00e9\u00e9",
-                     "\u00e9\u00e9\u00e9\u00e9", "\U0001f389\U0001f389", "x" * 1000]),
+                     "\u00e9\u00e9\u00e9\u00e9", "\U0001f389\U0001f389"]),
+    st.integers(500, 3000).map(lambda n: "x" * n),
     st.integers(0, 16).flatmap(_text_with_byte_length),  # around the 7/8-byte boundary
     st.text(_chars, max_size=12),
     st.text(_chars, min_size=20, max_size=300),  # long, non-ASCII
@@ -203,7 +204,9 @@ def _extend(children):
         items.map(lambda xs: ("List", xs)),
         pairs.map(lambda kv: ("Map", kv)),
         pairs.map(lambda kv: ("Dict", kv)),
-        children.map(lambda x: ("converted", x)),
+        # api.convert of plain Python containers: the Array/Map it makes is then passed on.
+        st.one_of(items.map(lambda xs: ("list", xs)), items.map(lambda xs: ("tuple", xs)),
+                  pairs.map(lambda kv: ("dict", kv))).map(lambda x: ("converted", x)),
     )
 
 
@@ -214,3 +217,163 @@ values = st.one_of(scalars, leaves, nested, callables(scalars), tensors)
 
 #: Values that are plain data (no callables, tensors or opaque objects): good map values.
 plain_values = st.recursive(scalars, _extend, max_leaves=10)
+
+
+# ---------------------------------------------------------------- call programs
+
+#: A register reference: the i-th value the program holds (modulo their number).
+registers = st.integers(0, 15).map(lambda i: ("reg", i))
+
+_int_like = st.one_of(ints, st.integers(-100, 100).map(lambda v: ("int", v)), bools, floats, strs,
+                      nones, numpy_scalars)
+_str_like = st.one_of(strs, bytes_values, ints, nones)
+_seq_like = st.one_of(st.lists(st.one_of(ints, strs, floats), max_size=5).map(lambda xs: ("list", xs)),
+                      st.lists(ints, max_size=5).map(lambda xs: ("Array", xs)),
+                      st.lists(ints, max_size=5).map(lambda xs: ("tuple", xs)),
+                      st.lists(plain_values, max_size=4).map(lambda xs: ("List", xs)),
+                      ints, strs, nones)
+_map_like = st.one_of(st.lists(st.tuples(map_keys, plain_values), max_size=8).map(lambda kv: ("dict", kv)),
+                      st.lists(st.tuples(map_keys, plain_values), max_size=8).map(lambda kv: ("Map", kv)),
+                      ints, nones, strs)
+_dtype_like = st.one_of(dtypes, numpy_dtypes, st.sampled_from(SIMPLE_DTYPES + ["int", "float", "nope"]).map(
+    lambda s: ("str", s)), ints)
+_device_like = st.one_of(devices, st.sampled_from(["cpu", "cuda:1", "cuda", "rocm:3", "bogus:1", ""]).map(
+    lambda s: ("str", s)), ints)
+_tensor_like = st.one_of(ndarrays, tensors, ints, nones)
+
+
+def _callback(depth_values):
+    return st.one_of(
+        callables(depth_values),
+        st.builds(lambda fn, extra: ("callable", ("reenter", fn, extra)),
+                  st.sampled_from(["pair", "echo", "add_int", "concat", "hold"]), depth_values),
+    )
+
+
+def _call(name, *args):
+    return st.tuples(st.just("call"), st.just(name), st.tuples(*args).map(list))
+
+
+def _maybe_reg(strategy):
+    return st.one_of(strategy, strategy, registers)
+
+
+_small_values = st.one_of(scalars, st.lists(ints, max_size=3).map(lambda xs: ("list", xs)))
+_callbacks = _callback(_small_values)
+
+#: One call into the ``calls`` kernel: well-typed arguments mostly, wrong ones often enough.
+calls = st.one_of(
+    _call("echo", _maybe_reg(values)),
+    _call("add_int", _maybe_reg(_int_like), _maybe_reg(_int_like)),
+    _call("mul_float", _maybe_reg(st.one_of(floats, _int_like)), _maybe_reg(floats)),
+    _call("not_bool", _maybe_reg(st.one_of(bools, _int_like))),
+    _call("concat", _maybe_reg(_str_like), _maybe_reg(_str_like)),
+    _call("str_len", _maybe_reg(_str_like)),
+    _call("bytes_twice", _maybe_reg(st.one_of(bytes_values, strs))),
+    _call("dtype_text", _maybe_reg(_dtype_like)),
+    _call("device_parts", _maybe_reg(_device_like)),
+    _call("optional_int", _maybe_reg(st.one_of(nones, ints, strs))),
+    _call("int_or_str", _maybe_reg(st.one_of(ints, strs, floats, nones))),
+    _call("tensor_info", _maybe_reg(_tensor_like)),
+    _call("shape_of", _maybe_reg(_tensor_like)),
+    _call("make_shape", _maybe_reg(_seq_like)),
+    _call("shape_sum", _maybe_reg(st.one_of(shapes, _seq_like))),
+    _call("array_len", _maybe_reg(_seq_like)),
+    _call("array_get", _maybe_reg(_seq_like), _maybe_reg(st.integers(-6, 6).map(lambda v: ("int", v)))),
+    _call("sum_ints", _maybe_reg(_seq_like)),
+    _call("map_at", _maybe_reg(_map_like), _maybe_reg(map_keys)),
+    _call("map_len", _maybe_reg(_map_like)),
+    _call("map_with", _maybe_reg(_map_like), map_keys, plain_values),
+    _call("pair", _maybe_reg(values), _maybe_reg(values)),
+    _call("call", _maybe_reg(_callbacks), st.lists(_maybe_reg(_small_values), max_size=3).map(
+        lambda xs: ("list", xs))),
+    _call("call_twice", _maybe_reg(_callbacks), _maybe_reg(_small_values)),
+    _call("call_each", st.lists(_callbacks, max_size=3).map(lambda xs: ("list", xs)), _small_values),
+    _call("raise_error", st.one_of(st.sampled_from(EXCEPTION_NAMES + ["CustomKind", ""]).map(
+        lambda s: ("str", s)), strs), st.one_of(messages.map(lambda m: ("str", m)), ints)),
+    _call("hold", _maybe_reg(values)),
+    _call("held", st.integers(-3, 3).map(lambda v: ("int", v))),
+    _call("release"),
+    # wrong arity: upstream's typed wrapper reports it
+    st.tuples(st.just("call"), st.sampled_from(["add_int", "echo", "concat", "release"]),
+              st.lists(_small_values, max_size=4)),
+)
+
+steps = st.one_of(calls, calls, calls,
+                  st.integers(0, 15).map(lambda i: ("drop", i)),
+                  st.just(("counts",)))
+
+programs = st.fixed_dictionaries({
+    "init": st.lists(st.one_of(values, st.lists(ints, max_size=3).map(lambda xs: ("List", xs))),
+                     max_size=4),
+    "steps": st.lists(steps, min_size=1, max_size=10),
+})
+
+
+# ---------------------------------------------------------------- container programs
+
+_small_ints = st.integers(-8, 8)
+
+
+@st.composite
+def container_programs(draw):
+    """A container (made in Python or by C++) and operations on it, from both sides.
+
+    Keys of lookups and mutations are mostly keys already in the map, so hits,
+    misses, overwrites and erasures (with their metadata and links) all occur.
+    """
+    kind = draw(st.sampled_from(["Map", "Dict", "Array", "List"]))
+    is_map = kind in ("Map", "Dict")
+    if is_map:
+        size = draw(st.one_of(st.integers(0, 6), st.integers(0, 40)))
+        pairs = draw(st.lists(st.tuples(map_keys, plain_values), min_size=size, max_size=size))
+        keys = [k for k, _ in pairs]
+        if draw(st.booleans()):
+            make = ("py", (kind, pairs))
+        else:
+            make = ("cpp", kind.lower(), [x for kv in pairs for x in kv])
+        key = st.one_of(st.sampled_from(keys), map_keys) if keys else map_keys
+    else:
+        items = draw(st.lists(plain_values, max_size=draw(st.sampled_from([3, 8, 20]))))
+        if draw(st.booleans()):
+            make = ("py", (kind, items))
+        else:
+            make = ("cpp", kind.lower(), items)
+        key = _small_ints.map(lambda i: ("int", i))
+    reads = [st.just(("py_items",)), st.just(("py_len",)), st.just(("dump",)),
+             st.tuples(st.just("py_get"), key), st.tuples(st.just("py_contains"), plain_values)]
+    if is_map:
+        lookup = "cpp_map_lookup" if kind == "Map" else "cpp_dict_lookup"
+        reads += [st.tuples(st.just("py_getdefault"), key), st.tuples(st.just(lookup), key),
+                  st.tuples(st.just("py_contains"), key), st.tuples(st.just("cpp_map_count"), key),
+                  st.just(("cpp_map_items",) if kind == "Map" else ("cpp_dict_items",)),
+                  st.tuples(st.just("cpp_map_with"), key, plain_values)]
+    else:
+        reads += [st.tuples(st.just("py_slice"), st.one_of(st.none(), _small_ints),
+                            st.one_of(st.none(), _small_ints),
+                            st.one_of(st.none(), st.sampled_from([1, 2, -1, 3]))),
+                  st.just(("cpp_seq_items",)), st.just(("cpp_list_items",))]
+    writes = []
+    if kind == "Dict":
+        writes = [st.tuples(st.just("py_set"), key, plain_values),
+                  st.tuples(st.just("py_del"), key), st.tuples(st.just("py_pop"), key),
+                  st.tuples(st.just("cpp_dict_set"), key, plain_values),
+                  st.tuples(st.just("cpp_dict_erase"), key), st.just(("py_clear",)),
+                  st.just(("cpp_dict_clear",))]
+    elif kind == "List":
+        writes = [st.tuples(st.just("py_set"), key, plain_values), st.tuples(st.just("py_del"), key),
+                  st.tuples(st.just("py_append"), plain_values),
+                  st.tuples(st.just("py_insert"), _small_ints, plain_values),
+                  st.tuples(st.just("py_pop"), st.one_of(st.none(), key)),
+                  st.just(("py_clear",)), st.just(("py_reverse",)),
+                  st.tuples(st.just("py_extend"), st.lists(plain_values, max_size=4)),
+                  st.tuples(st.just("cpp_list_push"), plain_values),
+                  st.tuples(st.just("cpp_list_insert"), key, plain_values),
+                  st.tuples(st.just("cpp_list_erase"), key),
+                  st.tuples(st.just("cpp_list_set"), key, plain_values),
+                  st.just(("cpp_list_pop_back",)),
+                  st.tuples(st.just("cpp_list_reserve"), st.integers(0, 40).map(lambda n: ("int", n)))]
+    # Writes weigh double: mutation sequences are what move a map between its forms.
+    op = st.one_of(*(reads + writes + writes))
+    ops = draw(st.lists(op, max_size=draw(st.sampled_from([4, 12, 30]))))
+    return {"make": make, "ops": ops}

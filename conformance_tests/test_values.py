@@ -18,7 +18,7 @@ exactly as upstream returns them.
 
 from __future__ import annotations
 
-from hypothesis import example, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from . import strategies as S
@@ -31,6 +31,7 @@ BATCH = st.lists
 
 def _check_dump(pool, recipes):
     recipes = without_known_divergences(recipes)
+    assume(recipes)
     assert_agree(pool.run("dump", recipes), recipes, "values encode differently")
 
 
@@ -86,6 +87,7 @@ def test_callable_encoding(pool, recipes):
           ("dict", [(k, ("int", i)) for i, k in enumerate(_LONG_KEYS)])])
 def test_echo_roundtrip(pool, recipes):
     recipes = without_known_divergences(recipes)
+    assume(recipes)
     assert_agree(pool.run("echo", recipes), recipes, "values come back from C++ differently")
 
 
@@ -93,4 +95,5 @@ def test_echo_roundtrip(pool, recipes):
 @given(BATCH(S.values, min_size=1, max_size=4))
 def test_convert(pool, recipes):
     recipes = without_known_divergences(recipes, context="convert")
+    assume(recipes)
     assert_agree(pool.run("convert", recipes), recipes, "api.convert differs")

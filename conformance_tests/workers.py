@@ -82,6 +82,7 @@ class Worker:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+            self.process.stdout.close()
             self.process = None
         if getattr(self, "stderr_file", None) is not None:
             self.stderr_file.close()

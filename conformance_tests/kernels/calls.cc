@@ -60,7 +60,14 @@ String IntOrStr(Variant<int64_t, String> value) {
   if (auto as_int = value.as<int64_t>()) return String("int:" + std::to_string(*as_int));
   return String("str:" + std::string(value.get<String>()));
 }
+// Typed ObjectRef parameters accept None as a null reference: say so instead of crashing.
+template <typename T>
+void RequireDefined(const T& ref, const char* what) {
+  if (!ref.defined()) throw tvm::ffi::Error("ValueError", std::string("null ") + what, "");
+}
+
 Array<Any> TensorInfo(Tensor t) {
+  RequireDefined(t, "tensor");
   const DLTensor* dl = t.GetDLTensorPtr();
   Array<Any> shape, strides;
   for (int i = 0; i < dl->ndim; ++i) {
@@ -75,7 +82,10 @@ Array<Any> TensorInfo(Tensor t) {
   out.push_back(t.IsContiguous());
   return out;
 }
-Shape ShapeOf(Tensor t) { return Shape(t.shape().begin(), t.shape().end()); }
+Shape ShapeOf(Tensor t) {
+  RequireDefined(t, "tensor");
+  return Shape(t.shape().begin(), t.shape().end());
+}
 Shape MakeShape(Array<int64_t> dims) { return Shape(dims.begin(), dims.end()); }
 int64_t ShapeSum(Shape shape) {
   int64_t total = 0;
@@ -103,15 +113,22 @@ Array<Any> Pair(Any a, Any b) { return Array<Any>{a, b}; }
 // ---- callbacks --------------------------------------------------------------
 
 Any Call(Function f, Array<Any> args) {
+  RequireDefined(f, "function");
   std::vector<AnyView> views(args.begin(), args.end());
   Any result;
   f.CallPacked(views.data(), static_cast<int32_t>(views.size()), &result);
   return result;
 }
-Any CallTwice(Function f, Any x) { return f(f(x)); }
+Any CallTwice(Function f, Any x) {
+  RequireDefined(f, "function");
+  return f(f(x));
+}
 Any CallEach(Array<Function> fs, Any x) {
   Array<Any> out;
-  for (Function f : fs) out.push_back(f(x));
+  for (Function f : fs) {
+    RequireDefined(f, "function");
+    out.push_back(f(x));
+  }
   return out;
 }
 

@@ -43,12 +43,16 @@ std::string Q(const std::string& text) { return "\"" + text + "\""; }  // text i
 std::string I(int64_t v) { return std::to_string(v); }
 std::string U(uint64_t v) { return std::to_string(v); }
 
-// Where a pointer found in an object points, relative to that object.
-std::string Where(const void* object, size_t object_extent, const void* target) {
+// Where a pointer found in an object points: NULL, exactly at the inline
+// storage the layout reserves for it ("inline", at the given offset from the
+// object's start), or elsewhere ("ext"). Only exact equality counts as
+// inline: a separate buffer that happens to follow the object in memory is
+// "ext" as it should be.
+std::string Where(const void* object, size_t inline_offset, const void* target) {
   if (target == nullptr) return Q("null");
-  const char* base = static_cast<const char*>(object);
-  const char* p = static_cast<const char*>(target);
-  if (p >= base && p < base + object_extent) return Q("self+" + U(static_cast<uint64_t>(p - base)));
+  if (static_cast<const char*>(target) == static_cast<const char*>(object) + inline_offset) {
+    return Q("inline+" + U(inline_offset));
+  }
   return Q("ext");
 }
 
@@ -73,20 +77,21 @@ std::string DumpAny(const TVMFFIAny* value, State* state);
 std::string DumpBytesCell(const char* obj, std::string* body) {
   const TVMFFIByteArray* cell = reinterpret_cast<const TVMFFIByteArray*>(obj + kHeader);
   *body += ",\"size\":" + U(cell->size);
-  *body += ",\"data\":" + Where(obj, kHeader + sizeof(TVMFFIByteArray) + cell->size + 1, cell->data);
+  *body += ",\"data\":" + Where(obj, kHeader + sizeof(TVMFFIByteArray), cell->data);
   // The content and its terminating NUL (the header promises one).
   *body += ",\"content\":" + Q(cell->data ? Hex(cell->data, cell->size + 1) : "");
   return *body;
 }
 
-std::string DumpDLTensor(const char* obj, const DLTensor* t, size_t extent) {
+std::string DumpDLTensor(const DLTensor* t) {
   std::string out = "{\"device\":[" + I(t->device.device_type) + "," + I(t->device.device_id) + "]";
   out += ",\"ndim\":" + I(t->ndim);
   out += ",\"dtype\":[" + I(t->dtype.code) + "," + I(t->dtype.bits) + "," + I(t->dtype.lanes) + "]";
   out += ",\"byte_offset\":" + U(t->byte_offset);
   out += ",\"data\":" + Q(t->data ? "nonnull" : "null");
-  out += ",\"shape_at\":" + Where(obj, extent, t->shape);
-  out += ",\"strides_at\":" + Where(obj, extent, t->strides);
+  // Where shape and strides are stored is the producer's business; NULL or not is ABI.
+  out += ",\"shape_ptr\":" + Q(t->shape ? "set" : "null");
+  out += ",\"strides_ptr\":" + Q(t->strides ? "set" : "null");
   std::string shape, strides;
   int64_t count = 1;
   for (int i = 0; i < t->ndim; ++i) {
@@ -121,9 +126,8 @@ std::string DumpDLTensor(const char* obj, const DLTensor* t, size_t extent) {
 
 std::string DumpSeq(const char* obj, State* state) {
   const TVMFFISeqCell* cell = reinterpret_cast<const TVMFFISeqCell*>(obj + kHeader);
-  size_t extent = kHeader + sizeof(TVMFFISeqCell) + static_cast<size_t>(cell->capacity) * sizeof(TVMFFIAny);
   std::string out = ",\"size\":" + I(cell->size) + ",\"capacity\":" + I(cell->capacity);
-  out += ",\"data\":" + Where(obj, extent, cell->data);
+  out += ",\"data\":" + Where(obj, kHeader + sizeof(TVMFFISeqCell), cell->data);
   out += ",\"data_deleter\":" + Q(cell->data_deleter ? "set" : "null");
   out += ",\"items\":[";
   const TVMFFIAny* items = static_cast<const TVMFFIAny*>(cell->data);
@@ -157,7 +161,7 @@ std::string DumpMap(const char* obj, State* state) {
   if (f->slots & kSmallTag) {
     uint64_t slots = f->slots & ~kSmallTag;
     out += ",\"form\":\"small\",\"size\":" + U(f->size) + ",\"slots\":" + U(slots);
-    out += ",\"data\":" + Where(obj, kHeader + sizeof(MapFields) + slots * 32, f->data);
+    out += ",\"data\":" + Where(obj, kHeader + sizeof(MapFields), f->data);
     out += ",\"data_deleter\":" + Q(f->data_deleter ? "set" : "null") + ",\"items\":[";
     const TVMFFIAny* kv = static_cast<const TVMFFIAny*>(f->data);
     for (uint64_t i = 0; i < f->size; ++i) {
@@ -230,14 +234,14 @@ std::string DumpObject(const TVMFFIObject* header, State* state) {
     case kTVMFFIShape: {
       const TVMFFIShapeCell* cell = reinterpret_cast<const TVMFFIShapeCell*>(obj + kHeader);
       out += ",\"size\":" + U(cell->size);
-      out += ",\"data\":" + Where(obj, kHeader + sizeof(TVMFFIShapeCell) + cell->size * 8, cell->data);
+      out += ",\"data\":" + Where(obj, kHeader + sizeof(TVMFFIShapeCell), cell->data);
       out += ",\"dims\":[";
       for (size_t i = 0; i < cell->size; ++i) out += (i ? "," : "") + I(cell->data[i]);
       out += "]";
       break;
     }
     case kTVMFFITensor:
-      out += ",\"tensor\":" + DumpDLTensor(obj, reinterpret_cast<const DLTensor*>(obj + kHeader), 256);
+      out += ",\"tensor\":" + DumpDLTensor(reinterpret_cast<const DLTensor*>(obj + kHeader));
       break;
     case kTVMFFIArray:
     case kTVMFFIList:
@@ -273,7 +277,7 @@ std::string DumpAny(const TVMFFIAny* value, State* state) {
       break;
     }
     case kTVMFFIDLTensorPtr:
-      out += ",\"dltensor\":" + (value->v_ptr ? DumpDLTensor(nullptr, static_cast<const DLTensor*>(value->v_ptr), 0) : Q("null"));
+      out += ",\"dltensor\":" + (value->v_ptr ? DumpDLTensor(static_cast<const DLTensor*>(value->v_ptr)) : Q("null"));
       break;
     case kTVMFFIObjectRValueRef: {
       TVMFFIObject* const* slot = static_cast<TVMFFIObject* const*>(value->v_ptr);
