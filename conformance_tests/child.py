@@ -620,35 +620,52 @@ def type_info_record(env: Env, index: int) -> Any:
             "fields": fields, "methods": methods, "has_metadata": bool(info.metadata)}
 
 
-def op_register_types(env: Env, registrations: List[Any]) -> Any:
+def op_register_types(env: Env, job: Dict[str, Any]) -> Any:
     """Runs ``TVMFFITypeGetOrAllocIndex`` for each ``(key, parent, child_slots, overflow)``.
 
-    ``parent`` is a position in this list (-1: ``ffi.Object``); the parent's
-    depth and index come from the records made so far. Returns each
-    registration's index (or error) and then the type info record of each.
+    Keys get ``job["prefix"]`` (unique per case, so earlier cases in the same
+    worker cannot interfere). ``parent`` is a position in the list (-1:
+    ``ffi.Object``); the parent's depth comes from its record. Dynamic indices
+    are reported relative to the first index the sequence allocated, since
+    the front ends' packages register different numbers of types at import
+    (upstream's core loads libtvm_ffi_testing.so); static ones as they are.
     """
     keep: list = []
     indices: List[int] = []
     out: List[Any] = []
-    for key, parent, child_slots, overflow in registrations:
+    prefix = job["prefix"]
+    for key, parent, child_slots, overflow in job["registrations"]:
         if parent < 0 or parent >= len(indices) or indices[parent] < 0:
             parent_index = 64
         else:
             parent_index = indices[parent]
         parent_info = env.lib.TVMFFIGetTypeInfo(parent_index).contents
         index = env.lib.TVMFFITypeGetOrAllocIndex(
-            ctypes.byref(_byte_array(env, key.encode(), keep)), -1,
+            ctypes.byref(_byte_array(env, (prefix + key).encode(), keep)), -1,
             parent_info.type_depth + 1, child_slots, 1 if overflow else 0, parent_index)
         indices.append(index)
         out.append([key, index, _take_error(env)])
+    dynamic = [i for i in indices if i >= 128]
+    base = min(dynamic) if dynamic else 0
+
+    def rel(index: int) -> Any:
+        return ["dyn", index - base] if index >= 128 else index
+
+    for record in out:
+        record[1] = rel(record[1])
     lookups = []
-    for key, _, _, _ in registrations:
+    for key, _, _, _ in job["registrations"]:
         found = ctypes.c_int32(-7)
-        status = env.lib.TVMFFITypeKeyToIndex(ctypes.byref(_byte_array(env, key.encode(), keep)),
-                                              ctypes.byref(found))
-        lookups.append([status, found.value, _take_error(env)])
-    return {"registered": out, "lookups": lookups,
-            "infos": [type_info_record(env, i) for i in sorted(set(i for i in indices if i >= 0))]}
+        status = env.lib.TVMFFITypeKeyToIndex(
+            ctypes.byref(_byte_array(env, (prefix + key).encode(), keep)), ctypes.byref(found))
+        lookups.append([status, rel(found.value), _take_error(env)])
+    infos = []
+    for index in sorted(set(i for i in indices if i >= 0)):
+        info = type_info_record(env, index)
+        info["type_index"] = rel(info["type_index"])
+        info["ancestors"] = [rel(a) for a in info["ancestors"]]
+        infos.append(info)
+    return {"registered": out, "lookups": lookups, "infos": infos}
 
 
 def op_type_infos(env: Env, indices: List[int]) -> Any:

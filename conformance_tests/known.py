@@ -43,9 +43,10 @@ _NUMPY_ARG_DTYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint
                      "float16", "float32", "float64"}
 
 def _is_sequence(recipe: Any) -> bool:
+    """Whether the recipe builds a collections.abc.Sequence other than str and bytes."""
     while recipe[0] == "converted":
         recipe = recipe[1]
-    return recipe[0] in ("list", "tuple", "Array", "List")
+    return recipe[0] in ("list", "tuple", "Array", "List", "bytearray", "Shape")
 
 
 KNOWN: List[Divergence] = [
@@ -100,8 +101,30 @@ KNOWN: List[Divergence] = [
         "a = api.Array([1])\nresult = api.convert(a) is a",
     ),
     Divergence(
+        "dtype-scalable-lanes",
+        "api.dtype('float32xvscalex4').lanes is -4 upstream (DLDataType.lanes read as int16: "
+        "scalable vectors store -factor); ref gives 65532. Applies to any dtype whose lanes "
+        "field has its top bit set, however it was made.",
+        lambda r, ctx: (r[0] == "dtype-text" and "xvscale" in r[1])
+        or (r[0] == "dtype-triple" and r[3] >= 0x8000),
+        "result = api.dtype('float32xvscalex4').lanes",
+    ),
+    Divergence(
+        "builtin-type-reflection",
+        "The TVMFFITypeInfo records of ffi.Module (73), ffi.VisitInterrupt (77), ffi.BigInt "
+        "(78) and the types registered at load (128 ffi.EnumState .. 137 ffi.StructuralKey) "
+        "carry upstream's reflection: fields (e.g. ffi.Module.imports_ of size 8, "
+        "ffi.EnumState.entries/indexes/attrs, ffi.reflection.AccessPath.parent/step/depth), "
+        "methods (__ffi_init__, AccessPath._root ...) and a metadata record. ref registers "
+        "the keys, indices and hashes but no fields/methods/metadata for 77, 78 and 128..137, "
+        "no metadata for 73, and gives ffi.Module.imports_ size 16.",
+        lambda r, ctx: r[0] == "type-info" and r[1] in (73, 77, 78) + tuple(range(128, 138)),
+        "result = TYPE_INFO(133)  # fields, methods, metadata of ffi.reflection.AccessPath",
+    ),
+    Divergence(
         "sequence-recursive-eq",
-        "`x in arr` for an Array/List `arr` and a sequence `x` (and Array/List ==, != and "
+        "`x in arr` for an Array/List `arr` and a sequence `x` that is not str/bytes (a list, "
+        "tuple, bytearray, Shape, Array ...), and Array/List ==, != and "
         "hash) call the global ffi.RecursiveEq / ffi.RecursiveHash, which the ref runtime "
         "does not register: ValueError('Cannot find global function ffi.RecursiveEq'). "
         "Upstream answers (`[] in Array([[]])` is True).",

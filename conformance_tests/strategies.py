@@ -377,3 +377,64 @@ def container_programs(draw):
     op = st.one_of(*(reads + writes + writes))
     ops = draw(st.lists(op, max_size=draw(st.sampled_from([4, 12, 30]))))
     return {"make": make, "ops": ops}
+
+
+# ---------------------------------------------------------------- runtime state
+
+
+@st.composite
+def type_registrations(draw):
+    """A registration sequence ``(key suffix, parent position, child slots, can overflow)``.
+
+    Upstream's allocator: a type with ``n`` child slots owns a pool of ``n + 1``
+    indices (its own first); a child with ``c`` slots takes ``c + 1`` from its
+    parent's pool while they last, then (only if the parent may overflow, which
+    a child of a non-overflowing parent never may) ``c + 1`` fresh indices.
+    Upstream *aborts the process* when neither works, which is no behaviour
+    to compare (``test_exhausted_child_slots`` covers ours), so parents are
+    chosen among those that can take the child. A later entry may repeat an
+    earlier key: GetOrAlloc returns the first index whatever the arguments.
+    """
+    count = draw(st.integers(1, 12))
+    entries = []
+    pool = []  # [allocated, size, can_overflow] per fresh entry; None for repeats
+    for i in range(count):
+        if entries and draw(st.integers(0, 5)) == 0:
+            earlier = entries[draw(st.integers(0, len(entries) - 1))]
+            entries.append(earlier)
+            pool.append(None)
+            continue
+        child_slots = draw(st.integers(0, 4))
+        candidates = [-1] + [j for j, p in enumerate(pool)
+                             if p is not None and (p[0] + child_slots + 1 <= p[1] or p[2])]
+        parent = draw(st.sampled_from(candidates))
+        can_overflow = draw(st.booleans())
+        if parent >= 0:
+            p = pool[parent]
+            if p[0] + child_slots + 1 <= p[1]:
+                p[0] += child_slots + 1
+            can_overflow = can_overflow and p[2]
+        entries.append((f"T{i}", parent, child_slots, can_overflow))
+        pool.append([1, child_slots + 1, can_overflow])
+    return entries
+
+
+#: dtype strings: upstream's grammar (base, bits, lanes, scalable lanes) and its near misses.
+dtype_texts = st.one_of(
+    st.builds(lambda base, bits, lanes: base + bits + lanes,
+              st.sampled_from(DTYPE_BASES),
+              st.one_of(st.just(""), st.integers(0, 300).map(str), st.sampled_from(["8", "16", "32", "64"])),
+              st.one_of(st.just(""), st.integers(0, 70000).map(lambda n: f"x{n}"),
+                        st.integers(1, 20).map(lambda n: f"xvscalex{n}"),
+                        st.sampled_from(["x", "x0", "x-1", "xvscale", "xvscalex", "x4x4"]))),
+    st.sampled_from(SIMPLE_DTYPES + ["void", "", "int", "float", "uint", "custom[foo]32",
+                                     "complex64", "Int32", " int32", "int32 ", "float32x"]),
+    st.text(st.sampled_from(list("intuflobax0123456789_ev[]")), max_size=14),
+    st.text(_chars, max_size=10),
+)
+
+dtype_triples = st.tuples(
+    st.one_of(st.integers(0, 20), st.sampled_from([63, 64, 127, 128, 129, 200, 255])),
+    st.one_of(st.sampled_from([0, 1, 4, 6, 8, 16, 32, 64, 128, 255]), st.integers(0, 255)),
+    st.one_of(st.sampled_from([0, 1, 2, 4, 16, 65535, 65532, 65534]), st.integers(0, 65535)),
+)
