@@ -763,6 +763,69 @@ def op_decode(env: Env, cases: List[Any]) -> Any:
     return out
 
 
+def op_snippet(env: Env, sources: List[str]) -> List[Any]:
+    """Runs Python snippets (minimal reproductions); each assigns ``result``.
+
+    Names: ``api``, ``np``, ``probe``, ``calls``, ``TYPE_INFO(index)`` (a type
+    info record), ``FORGE(type_index, padding, payload, obj=None, status=0)``
+    (a forged result, decoded by the front end).
+    """
+    def forge(type_index, padding, payload, obj=None, status=0):
+        raw = struct.pack("<iIQ", type_index, padding, payload & ((1 << 64) - 1))
+        return env.probe.forge(raw, obj, status)
+
+    out = []
+    for source in sources:
+        scope = {"api": env.api, "np": env.np, "probe": env.probe, "calls": env.calls,
+                 "TYPE_INFO": lambda index: type_info_record(env, index), "FORGE": forge}
+        def run():
+            exec(compile(source, "<snippet>", "exec"), scope)
+            return scope["result"]
+        out.append(attempt(env, run))
+    return out
+
+
+def _quiet_crashes() -> None:
+    """In a forked child: die at once on a crash (no symbolized backtrace first)."""
+    libc = ctypes.CDLL(None)
+    libc.signal.restype = ctypes.c_void_p
+    libc.signal.argtypes = [ctypes.c_int, ctypes.c_void_p]
+    for sig in (11, 6, 7):  # SIGSEGV, SIGABRT, SIGBUS: the default action
+        libc.signal(sig, None)
+    os.environ["TVM_TRACEBACK_LIMIT"] = "0"
+
+
+def op_decode_isolated(env: Env, cases: List[Any]) -> Any:
+    """``op_decode`` for each case in a forked child of this worker, so a case that crashes
+    the front end costs one fork, not the worker: ``["crash", "signal N"]`` or
+    ``["crash", "exit status N"]`` for such a case."""
+    out = []
+    for case in cases:
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: decode, report, and leave without cleanup
+            os.close(read_fd)
+            _quiet_crashes()
+            try:
+                data = pickle.dumps(op_decode(env, [case])[0])
+            except BaseException as error:  # noqa: BLE001
+                data = pickle.dumps(["harness-raises"] + raised(error)[1:])
+            with os.fdopen(write_fd, "wb") as f:
+                f.write(data)
+            os._exit(0)
+        os.close(write_fd)
+        with os.fdopen(read_fd, "rb") as f:
+            data = f.read()
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            out.append(["crash", f"signal {os.WTERMSIG(status)}"])
+        elif os.WEXITSTATUS(status) != 0 or not data:
+            out.append(["crash", f"exit status {os.WEXITSTATUS(status)}"])
+        else:
+            out.append(pickle.loads(data))
+    return out
+
+
 OPS = {name[3:]: fn for name, fn in globals().items() if name.startswith("op_")}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -50,13 +51,19 @@ def _tests_conftest():
 def conformance_kernels(tmp_path_factory):
     """The conformance kernels, compiled once: name -> library path."""
     shared = _tests_conftest()
-    builder = shared.KernelBuilder(str(tmp_path_factory.mktemp("conformance-kernels")),
-                                   shared.upstream_package_dir())
-    paths = {}
-    for name, filename in KERNEL_SOURCES.items():
+    # CONFORMANCE_KERNEL_DIR reuses a directory of already compiled kernels (the
+    # mutation test hands its own to the suites it runs); builds are cached by source.
+    directory = os.environ.get("CONFORMANCE_KERNEL_DIR") or str(
+        tmp_path_factory.mktemp("conformance-kernels"))
+    builder = shared.KernelBuilder(directory, shared.upstream_package_dir())
+
+    def build(item):
+        name, filename = item
         with open(os.path.join(HERE, "kernels", filename)) as f:
-            paths[name] = builder.build(f"conformance_{name}", f.read())
-    return paths
+            return name, builder.build(f"conformance_{name}", f.read())
+
+    with ThreadPoolExecutor(max_workers=2) as executor:  # CI machines have two cores
+        return dict(executor.map(build, KERNEL_SOURCES.items()))
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,8 @@ the context ``"op:<container kind>"`` (``"op:Array"``, ``"op:Dict"``, ...).
 
 from __future__ import annotations
 
+import re
+import struct
 from typing import Any, Callable, Iterator, List, NamedTuple, Tuple
 
 
@@ -49,6 +51,15 @@ def _is_sequence(recipe: Any) -> bool:
     return recipe[0] in ("list", "tuple", "Array", "List", "bytearray", "Shape")
 
 
+def _lanes_field_negative(text: str) -> bool:
+    """Whether a dtype string sets the top bit of DLDataType.lanes (scalable, or >= 32768)."""
+    match = re.search(r"x(\d+)$", text)
+    return "xvscale" in text or (match is not None and 32768 <= int(match.group(1)) < 65536)
+
+
+#: DLDeviceType values upstream's Device can name.
+_NAMED_DEVICE_TYPES = set(range(1, 5)) | set(range(7, 19))
+
 KNOWN: List[Divergence] = [
     Divergence(
         "numpy-dtype-argument",
@@ -58,8 +69,7 @@ KNOWN: List[Divergence] = [
         "and in convert(); ref encodes bool and float128 as dtypes and words the other errors "
         "`unknown dtype ...`.",
         lambda r, ctx: r[0] == "npdtype" and r[1] not in _NUMPY_ARG_DTYPES,
-        "api.get_global_func('ffi.String')  # any function works\n"
-        "result = str(api.convert(np.dtype('bool')))",
+        "result = calls.echo(np.dtype('bool'))",
     ),
     Divergence(
         "convert-str-bytes-class",
@@ -70,7 +80,7 @@ KNOWN: List[Divergence] = [
         "shares (so reference counts differ: Array([convert(b'0123456789')]) holds a copy "
         "upstream, the same object in ref).",
         lambda r, ctx: ctx == "convert" and r[0] in ("str", "bytes", "bytearray"),
-        "result = type(api.convert('abc')) is str",
+        "result = [type(api.convert('abc')).__name__, type(api.convert(b'0123456789')).__name__]",
     ),
     Divergence(
         "convert-numpy-scalar",
@@ -104,8 +114,8 @@ KNOWN: List[Divergence] = [
         "dtype-scalable-lanes",
         "api.dtype('float32xvscalex4').lanes is -4 upstream (DLDataType.lanes read as int16: "
         "scalable vectors store -factor); ref gives 65532. Applies to any dtype whose lanes "
-        "field has its top bit set, however it was made.",
-        lambda r, ctx: (r[0] == "dtype-text" and "xvscale" in r[1])
+        "field has its top bit set, however it was made ('intx32768'.lanes: -32768 vs 32768).",
+        lambda r, ctx: (r[0] == "dtype-text" and _lanes_field_negative(r[1]))
         or (r[0] == "dtype-triple" and r[3] >= 0x8000),
         "result = api.dtype('float32xvscalex4').lanes",
     ),
@@ -119,7 +129,15 @@ KNOWN: List[Divergence] = [
         "the keys, indices and hashes but no fields/methods/metadata for 77, 78 and 128..137, "
         "no metadata for 73, and gives ffi.Module.imports_ size 16.",
         lambda r, ctx: r[0] == "type-info" and r[1] in (73, 77, 78) + tuple(range(128, 138)),
-        "result = TYPE_INFO(133)  # fields, methods, metadata of ffi.reflection.AccessPath",
+        "result = [TYPE_INFO(73), TYPE_INFO(133)]",
+    ),
+    Divergence(
+        "device-str-unknown-type",
+        "str() of an api.Device whose device_type has no name (0, 5, 6, 19, ... as a kernel "
+        "may return) raises KeyError(<device_type>) upstream; ref returns 'unknown:<id>'.",
+        lambda r, ctx: r[0] == "forged" and struct.unpack("<iIii", r[1])[0] == 6
+        and struct.unpack("<iIii", r[1])[2] not in _NAMED_DEVICE_TYPES,
+        "result = str(FORGE(6, 0, 0))  # a kernel returning the DLDevice {0, 0}",
     ),
     Divergence(
         "sequence-recursive-eq",
@@ -139,8 +157,8 @@ KNOWN: List[Divergence] = [
         "(ffi.ListAppend), doubling the capacity, so the List's TVMFFISeqCell.capacity "
         "differs (3 vs 4 after extending an empty C++-made List by 3 items).",
         lambda r, ctx: ctx == "op:List" and r[0] == "py_extend" and len(r[1]) > 0,
-        "lst = api.List()\nlst.extend([1, 2, 3])\n"
-        "result = api.load_module(PROBE).dump(lst)  # capacity 3 upstream, 4 in ref",
+        "lst = calls.make_list(api.Array([]))\nlst.extend([1, 2, 3])\n"
+        "result = probe.dump(lst)  # its TVMFFISeqCell.capacity: 3 upstream, 4 in ref",
     ),
 ]
 

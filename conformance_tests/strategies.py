@@ -438,3 +438,89 @@ dtype_triples = st.tuples(
     st.one_of(st.sampled_from([0, 1, 4, 6, 8, 16, 32, 64, 128, 255]), st.integers(0, 255)),
     st.one_of(st.sampled_from([0, 1, 2, 4, 16, 65535, 65532, 65534]), st.integers(0, 65535)),
 )
+
+
+# ---------------------------------------------------------------- forged results
+
+#: Object recipes and the type index of the object each makes.
+OBJECT_RECIPES = [
+    (st.lists(ints, max_size=3).map(lambda xs: ("Array", xs)), 71),
+    (st.lists(ints, max_size=3).map(lambda xs: ("List", xs)), 75),
+    (st.lists(st.tuples(strs, ints), max_size=3).map(lambda kv: ("Map", kv)), 72),
+    (st.lists(st.tuples(strs, ints), max_size=3).map(lambda kv: ("Dict", kv)), 76),
+    (st.text(_chars, min_size=8, max_size=20).filter(lambda s: len(s.encode()) > 7).map(
+        lambda s: ("str", s)), 65),
+    (st.binary(min_size=8, max_size=20).map(lambda b: ("bytes", b)), 66),
+    (st.integers(1 << 63, 1 << 200).map(lambda v: ("int", v)), 78),
+    (st.lists(st.integers(0, 9), max_size=4).map(lambda d: ("Shape", d)), 69),
+    (st.just(("callable", ("identity",))), 68),
+    (st.integers(0, 9).map(lambda t: ("opaque", t)), 74),
+    (st.builds(lambda m: ("exception", "ValueError", m), messages), 67),
+    (ndarray_recipes(tag="tensor", max_dims=2), 70),
+]
+#: Type indices registered under every front end (static ones and those registered at load).
+REGISTERED_OBJECT_INDICES = list(range(64, 79)) + list(range(128, 138))
+#: Indices registered under none (79..127 are never allocated; huge ones are beyond any table).
+UNREGISTERED_OBJECT_INDICES = st.one_of(st.integers(79, 127), st.integers(100_000, (1 << 31) - 1))
+
+
+def _raw(type_index: int, padding: int, payload: int) -> bytes:
+    return struct.pack("<iIQ", type_index, padding, payload)
+
+
+_paddings = st.one_of(st.just(0), st.integers(0, (1 << 32) - 1))
+_payloads = st.one_of(st.just(0), st.integers(0, (1 << 64) - 1), floats.map(lambda r: r[1]),
+                      st.integers(-(1 << 63), (1 << 63) - 1).map(lambda v: v & ((1 << 64) - 1)))
+_small_content = st.one_of(
+    texts.map(lambda s: s.encode()[:8]), st.binary(max_size=8)).map(
+    lambda b: int.from_bytes(b.ljust(8, b"\0"), "little"))
+
+
+@st.composite
+def forged_results(draw):
+    """``(raw 16 bytes, object recipe or None, status)`` for ``probe.forge``: results a kernel
+    could return, valid (any POD payload and padding, small strings of 0-7 bytes, objects of
+    their own type) and invalid (borrowed-only kinds, lengths over 7, type indices no type
+    has, object indices that contradict the header, NULL objects, bad statuses)."""
+    kind = draw(st.sampled_from(["pod", "pod", "small", "small", "borrowed", "bad-index",
+                                 "object", "object", "mismatch", "null-object", "unregistered",
+                                 "dltensor", "status"]))
+    pad = draw(_paddings)
+    if kind == "pod":
+        index = draw(st.sampled_from([0, 1, 2, 3, 4, 5, 6, 13]))
+        payload = draw(_payloads)
+        if index == 6 and draw(st.booleans()):  # mostly devices with a name
+            payload = draw(st.integers(0, 20)) | (draw(st.integers(0, (1 << 32) - 1)) << 32)
+        return (_raw(index, pad, payload), None, 0)
+    if kind == "small":
+        length = draw(st.one_of(st.integers(0, 7), st.integers(0, 7), st.integers(8, 300),
+                                st.sampled_from([8, 9, (1 << 32) - 1])))
+        return (_raw(draw(st.sampled_from([11, 12])), length, draw(_small_content)), None, 0)
+    if kind == "borrowed":
+        return (_raw(draw(st.sampled_from([8, 9, 10])), pad, draw(_payloads)), None, 0)
+    if kind == "bad-index":
+        index = draw(st.one_of(st.integers(14, 63), st.integers(-(1 << 31), -1)))
+        return (_raw(index, pad, draw(_payloads)), None, 0)
+    if kind in ("object", "mismatch", "unregistered"):
+        recipe_strategy, own_index = draw(st.sampled_from(OBJECT_RECIPES))
+        recipe = draw(recipe_strategy)
+        if kind == "object":
+            index = own_index
+        elif kind == "mismatch":
+            index = draw(st.sampled_from([i for i in REGISTERED_OBJECT_INDICES if i != own_index]))
+        else:
+            index = draw(UNREGISTERED_OBJECT_INDICES)
+        return (_raw(index, pad, 0), recipe, 0)
+    if kind == "null-object":
+        return (_raw(draw(st.sampled_from(REGISTERED_OBJECT_INDICES)), pad, 0), None, 0)
+    if kind == "dltensor":
+        return (_raw(7, pad, 0), draw(ndarray_recipes(tag="tensor", max_dims=2)), 0)
+    status = draw(st.sampled_from([1, 2, 5, -1, -2, -3, (1 << 31) - 1, -(1 << 31)]))
+    return (_raw(draw(st.sampled_from([0, 1, 3])), 0, draw(_payloads)), None, status)
+
+
+#: The object a forged result's recipe makes, by recipe tag: its own type index.
+def object_index_of(recipe) -> int:
+    tag = recipe[0]
+    return {"Array": 71, "List": 75, "Map": 72, "Dict": 76, "str": 65, "bytes": 66, "int": 78,
+            "Shape": 69, "callable": 68, "opaque": 74, "exception": 67, "tensor": 70}[tag]

@@ -22,7 +22,7 @@ from .known import hits_known_divergence
 from .profiles import conformance
 
 
-@conformance(examples=100)
+@conformance(examples=400)
 @given(S.programs)
 @example({"init": [("List", [("int", 1)])],
           "steps": [("call", "hold", [("reg", 0)]), ("counts",),

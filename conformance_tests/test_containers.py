@@ -26,7 +26,7 @@ from .profiles import conformance
 _LONG_KEYS = [("str", f"a-key-longer-than-one-word-{i}") for i in range(20)]
 
 
-@conformance(examples=80)
+@conformance(examples=300)
 @given(S.container_programs())
 @example({"make": ("py", ("Dict", [(k, ("int", i)) for i, k in enumerate(_LONG_KEYS)])),
           "ops": [("dump",), ("cpp_dict_lookup", _LONG_KEYS[3]), ("py_del", _LONG_KEYS[0]),

@@ -32,7 +32,7 @@ from .profiles import conformance
 _cases = itertools.count()
 
 
-@conformance(examples=60)
+@conformance(examples=150)
 @given(S.type_registrations())
 @example([("T0", -1, 3, False), ("T1", 0, 0, False), ("T2", 0, 1, True), ("T3", 2, 0, True),
           ("T0", -1, 0, True), ("T5", -1, 2, True), ("T6", 5, 4, True), ("T7", 5, 0, False)])
@@ -60,7 +60,7 @@ def test_exhausted_child_slots(pool):
             "C", -1, ["RuntimeError", "Reach maximum number of sub-classes for conformance.exhausted.P"]]
 
 
-@conformance(examples=100)
+@conformance(examples=300)
 @given(st.lists(S.dtype_texts, min_size=1, max_size=10))
 @example(["int8", "float32x4", "bfloat16", "float8_e4m3fn", "bool", "handle", "void", "",
           "int", "int32x", "int99999", "float32x70000", "custom[foo]32", "nope"])
@@ -70,7 +70,7 @@ def test_dtype_strings(pool, texts):
     assert_agree(pool.run("dtype_strings", texts), texts, "dtype strings differ")
 
 
-@conformance(examples=60)
+@conformance(examples=200)
 @given(st.lists(S.dtype_triples, min_size=1, max_size=10))
 def test_dtype_triples(pool, triples):
     triples = [t for t in triples if not hits_known_divergence(("dtype-triple",) + tuple(t))]

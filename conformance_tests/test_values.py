@@ -38,7 +38,7 @@ def _check_dump(pool, recipes):
 _LONG_KEYS = [("str", f"a-key-longer-than-one-word-{i}") for i in range(12)]
 
 
-@conformance(examples=60)
+@conformance(examples=300)
 @given(BATCH(st.one_of(S.ints, S.floats, S.bools, S.nones), min_size=1, max_size=8))
 @example([("int", (1 << 63)), ("int", -(1 << 63) - 1), ("float", 0x8000000000000000),
           ("float", 0x7FF0000000000001), ("float", 0xFFF8000000000123)])
@@ -46,7 +46,7 @@ def test_scalar_encoding(pool, recipes):
     _check_dump(pool, recipes)
 
 
-@conformance(examples=60)
+@conformance(examples=300)
 @given(BATCH(st.one_of(S.strs, S.bytes_values), min_size=1, max_size=8))
 @example([("str", "abcdefg"), ("str", "abcdefgh"), ("bytes", b"1234567"), ("bytes", b"12345678"),
           ("str", "\u00e9\u00e9\u00e9"), ("str", "\u00e9\u00e9\u00e9\u00e9"), ("str", "a\x00b")])
@@ -54,20 +54,20 @@ def test_string_encoding(pool, recipes):
     _check_dump(pool, recipes)
 
 
-@conformance(examples=40)
+@conformance(examples=300)
 @given(BATCH(st.one_of(S.dtypes, S.numpy_dtypes, S.devices, S.void_pointers, S.shapes,
                        S.numpy_scalars, S.exceptions, S.opaques), min_size=1, max_size=8))
 def test_misc_encoding(pool, recipes):
     _check_dump(pool, recipes)
 
 
-@conformance(examples=60)
+@conformance(examples=200)
 @given(BATCH(st.one_of(S.ndarrays, S.tensors), min_size=1, max_size=4))
 def test_ndarray_encoding(pool, recipes):
     _check_dump(pool, recipes)
 
 
-@conformance(examples=80)
+@conformance(examples=250)
 @given(BATCH(S.nested, min_size=1, max_size=3))
 @example([("dict", [(k, ("int", i)) for i, k in enumerate(_LONG_KEYS)]),
           ("Map", [(k, ("str", "v" * i)) for i, k in enumerate(_LONG_KEYS[:5])])])
@@ -75,13 +75,13 @@ def test_container_encoding(pool, recipes):
     _check_dump(pool, recipes)
 
 
-@conformance(examples=40)
+@conformance(examples=150)
 @given(BATCH(S.callables(S.plain_values), min_size=1, max_size=4))
 def test_callable_encoding(pool, recipes):
     _check_dump(pool, recipes)
 
 
-@conformance(examples=80)
+@conformance(examples=300)
 @given(BATCH(S.values, min_size=1, max_size=4))
 @example([("str", "abcdefgh"), ("bytes", b"12345678"), ("int", 1 << 64),
           ("dict", [(k, ("int", i)) for i, k in enumerate(_LONG_KEYS)])])
@@ -91,7 +91,7 @@ def test_echo_roundtrip(pool, recipes):
     assert_agree(pool.run("echo", recipes), recipes, "values come back from C++ differently")
 
 
-@conformance(examples=60)
+@conformance(examples=200)
 @given(BATCH(S.values, min_size=1, max_size=4))
 def test_convert(pool, recipes):
     recipes = without_known_divergences(recipes, context="convert")

@@ -326,7 +326,9 @@ TVM_FFI_DLL_EXPORT int __tvm_ffi_strong_counts(void*, const TVMFFIAny* args, int
 
 // forge(raw: bytes of 16, obj: any, status: int): the result decoder's input.
 // When obj is an object, its pointer replaces the payload and the result owns
-// one new reference to it. A status of -1 leaves nothing raised.
+// one new reference to it; when raw claims kTVMFFIDLTensorPtr and obj is a
+// Tensor, the payload points at the tensor's DLTensor instead (borrowed). A
+// status of -1 leaves nothing raised.
 TVM_FFI_DLL_EXPORT int __tvm_ffi_forge(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   if (num_args != 3) {
     TVMFFIErrorSetRaisedFromCStr("TypeError", "forge(raw, obj, status) takes 3 arguments");
@@ -348,7 +350,10 @@ TVM_FFI_DLL_EXPORT int __tvm_ffi_forge(void*, const TVMFFIAny* args, int32_t num
     return -1;
   }
   std::memcpy(result, data, 16);
-  if (args[1].type_index >= kTVMFFIStaticObjectBegin) {
+  if (result->type_index == kTVMFFIDLTensorPtr && args[1].type_index == kTVMFFITensor) {
+    // A borrowed view of the tensor's own DLTensor (it follows the object header).
+    result->v_ptr = reinterpret_cast<char*>(args[1].v_obj) + kHeader;
+  } else if (args[1].type_index >= kTVMFFIStaticObjectBegin) {
     result->v_obj = args[1].v_obj;
     TVMFFIObjectIncRef(args[1].v_obj);
   }
