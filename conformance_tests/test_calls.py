@@ -14,7 +14,7 @@ must equal upstream's record.
 
 from __future__ import annotations
 
-from hypothesis import assume, example, given
+from hypothesis import assume, event, example, given
 
 from . import strategies as S
 from .compare import assert_agree
@@ -31,4 +31,9 @@ from .profiles import conformance
                     ("call", "add_int", [("str", "x"), ("int", 1)])]})
 def test_call_program(pool, program):
     assume(not hits_known_divergence((program["init"], program["steps"])))
-    assert_agree(pool.run("program", [program]), program, "call sequences differ")
+    (records,) = assert_agree(pool.run("program", [program]), program, "call sequences differ")
+    for record in records:  # what was exercised, for --hypothesis-show-statistics
+        if len(record) == 3 and isinstance(record[1], list) and record[0] not in ("release",):
+            event(f"{record[0]}: {record[1][0]}{' ' + record[1][1] if record[1][0] == 'raises' else ''}")
+    if records[-2][1]:
+        event("a Python callback was called from C++")

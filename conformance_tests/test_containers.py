@@ -16,7 +16,7 @@ the data lives. Every record must equal upstream's.
 
 from __future__ import annotations
 
-from hypothesis import assume, example, given
+from hypothesis import assume, event, example, given
 
 from . import strategies as S
 from .compare import assert_agree
@@ -40,4 +40,7 @@ def test_container_program(pool, program):
     kind = make[1][0] if make[0] == "py" else make[1].capitalize()
     assume(not hits_known_divergence(make))
     assume(not any(container_op_divergent(kind, op) for op in program["ops"]))
-    assert_agree(pool.run("container", [program]), program, "containers differ")
+    (records,) = assert_agree(pool.run("container", [program]), program, "containers differ")
+    final = records[-1][1].get("obj", {}) if isinstance(records[-1][1], dict) else {}
+    event(f"{kind} made in {'Python' if make[0] == 'py' else 'C++'}, "
+          f"ends {final.get('form', '')} with {final.get('size')} items".replace("  ", " "))

@@ -19,8 +19,8 @@ from .known import KNOWN
 
 @pytest.mark.parametrize(
     "divergence",
-    [pytest.param(d, id=d.id, marks=pytest.mark.xfail(strict=True, raises=AssertionError,
-                                                       reason=d.summary))
+    [pytest.param(d, id=d.id, marks=pytest.mark.xfail(
+        strict=True, raises=AssertionError, reason=f"known bug {d.id} (conformance_tests/known.py)"))
      for d in KNOWN])
 def test_known_divergence_reproduces(pool, divergence):
     replies = pool.run("snippet", [divergence.repro])
