@@ -57,6 +57,18 @@ def _lanes_field_negative(text: str) -> bool:
     return "xvscale" in text or (match is not None and 32768 <= int(match.group(1)) < 65536)
 
 
+def _calls(program_node: Any, name: str) -> bool:
+    return any(step[0] == "call" and step[1] == name for step in program_node[2])
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        bytes(data).decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
 #: DLDeviceType values upstream's Device can name.
 _NAMED_DEVICE_TYPES = set(range(1, 5)) | set(range(7, 19))
 
@@ -138,6 +150,16 @@ KNOWN: List[Divergence] = [
         lambda r, ctx: r[0] == "forged" and struct.unpack("<iIii", r[1])[0] == 6
         and struct.unpack("<iIii", r[1])[2] not in _NAMED_DEVICE_TYPES,
         "result = str(FORGE(6, 0, 0))  # a kernel returning the DLDevice {0, 0}",
+    ),
+    Divergence(
+        "error-message-invalid-utf8",
+        "An error whose message is not valid UTF-8 (a kernel's DLDataType parameter given "
+        "bytes b'\\x80': 'unknown dtype `\\x80`') raises UnicodeDecodeError upstream, "
+        "where the message is decoded; ref decodes with errors='replace' and raises the "
+        "error's own class (ValueError 'unknown dtype `\ufffd`').",
+        lambda r, ctx: r[0] == "program" and _calls(r, "dtype_text")
+        and any(n[0] in ("bytes", "bytearray") and not _utf8(n[1]) for n, _ in walk(r[1:])),
+        "result = calls.dtype_text(b'\\x80')",
     ),
     Divergence(
         "sequence-recursive-eq",

@@ -30,7 +30,7 @@ from .profiles import conformance
                     ("call", "raise_error", [("str", "KeyError"), ("str", "missing")]),
                     ("call", "add_int", [("str", "x"), ("int", 1)])]})
 def test_call_program(pool, program):
-    assume(not hits_known_divergence((program["init"], program["steps"])))
+    assume(not hits_known_divergence(("program", program["init"], program["steps"])))
     (records,) = assert_agree(pool.run("program", [program]), program, "call sequences differ")
     for record in records:  # what was exercised, for --hypothesis-show-statistics
         if len(record) == 3 and isinstance(record[1], list) and record[0] not in ("release",):
