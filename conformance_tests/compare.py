@@ -15,7 +15,7 @@ from . import config
 _LIMIT = 600
 
 
-def _short(value: Any) -> str:
+def short(value: Any) -> str:
     text = json.dumps(value, default=repr, ensure_ascii=False)
     return text if len(text) <= _LIMIT else text[:_LIMIT] + f"... ({len(text)} chars)"
 
@@ -60,14 +60,14 @@ def assert_agree(replies: Dict[str, Any], case: Any, what: str = "") -> Any:
         if got != expected:
             path, theirs, ours = first_difference(expected, got) or ("/", expected, got)
             problems.append(f"{frontend} differs from upstream at {path}:\n"
-                            f"  upstream: {_short(theirs)}\n  {frontend}: {_short(ours)}")
+                            f"  upstream: {short(theirs)}\n  {frontend}: {short(ours)}")
             # For a batch, the whole entry of the first differing case too.
             if isinstance(case, list) and isinstance(expected, list) and isinstance(got, list) \
                     and len(case) == len(expected) == len(got):
                 index = next(i for i, (x, y) in enumerate(zip(expected, got)) if x != y)
-                problems.append(f"  the case: {_short(case[index])}\n"
-                                f"  upstream's whole reply: {_short(expected[index])}\n"
-                                f"  {frontend}'s whole reply: {_short(got[index])}")
+                problems.append(f"  the case: {short(case[index])}\n"
+                                f"  upstream's whole reply: {short(expected[index])}\n"
+                                f"  {frontend}'s whole reply: {short(got[index])}")
     if problems:
-        raise AssertionError(f"{what}\ncase: {_short(case)}\n" + "\n".join(problems))
+        raise AssertionError(f"{what}\ncase: {short(case)}\n" + "\n".join(problems))
     return expected

@@ -18,7 +18,8 @@ INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 # ---------------------------------------------------------------- scalars
 
-ints = st.one_of(
+ints = st.deferred(lambda: _ints)
+_ints = st.one_of(
     st.integers(INT64_MIN, INT64_MAX),
     st.sampled_from([0, 1, -1, INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1,
                      1 << 31, -(1 << 31), (1 << 32) - 1, 1 << 62]),
@@ -182,15 +183,20 @@ def callables(values):
 #: layouts incomparable).
 long_keys = st.one_of(st.integers(9, 40).flatmap(_text_with_byte_length),
                       st.text(_chars, min_size=9, max_size=30)).map(lambda s: ("str", s))
-map_keys = st.one_of(
+map_keys = st.deferred(lambda: st.one_of(
     strs, long_keys, long_keys,
     st.integers(-50, 50).map(lambda v: ("int", v)), ints, floats, bools, nones,
     byte_strings.map(lambda b: ("bytes", b)), dtypes,
-)
+))
 
-scalars = st.one_of(ints, floats, bools, nones, strs, bytes_values, dtypes, devices, shapes)
-leaves = st.one_of(scalars, ints, strs, floats, numpy_dtypes, void_pointers, exceptions,
-                   numpy_scalars, opaques, ndarrays)
+def _named(strategy):
+    """``strategy`` behind a short repr (hypothesis prints strategy reprs in its events)."""
+    return st.deferred(lambda: strategy)
+
+
+scalars = _named(st.one_of(ints, floats, bools, nones, strs, bytes_values, dtypes, devices, shapes))
+leaves = _named(st.one_of(scalars, ints, strs, floats, numpy_dtypes, void_pointers, exceptions,
+                          numpy_scalars, opaques, ndarrays))
 
 
 def _extend(children):
@@ -210,13 +216,13 @@ def _extend(children):
     )
 
 
-nested = st.recursive(leaves, _extend, max_leaves=20)
+nested = _named(st.recursive(leaves, _extend, max_leaves=20))
 
 #: Every encodable Python value (and a few the encoder must reject).
-values = st.one_of(scalars, leaves, nested, callables(scalars), tensors)
+values = _named(st.one_of(scalars, leaves, nested, callables(scalars), tensors))
 
 #: Values that are plain data (no callables, tensors or opaque objects): good map values.
-plain_values = st.recursive(scalars, _extend, max_leaves=10)
+plain_values = _named(st.recursive(scalars, _extend, max_leaves=10))
 
 
 # ---------------------------------------------------------------- call programs
@@ -262,7 +268,7 @@ _small_values = st.one_of(scalars, st.lists(ints, max_size=3).map(lambda xs: ("l
 _callbacks = _callback(_small_values)
 
 #: One call into the ``calls`` kernel: well-typed arguments mostly, wrong ones often enough.
-calls = st.one_of(
+calls = _named(st.one_of(
     _call("echo", _maybe_reg(values)),
     _call("add_int", _maybe_reg(_int_like), _maybe_reg(_int_like)),
     _call("mul_float", _maybe_reg(st.one_of(floats, _int_like)), _maybe_reg(floats)),
@@ -297,17 +303,17 @@ calls = st.one_of(
     # wrong arity: upstream's typed wrapper reports it
     st.tuples(st.just("call"), st.sampled_from(["add_int", "echo", "concat", "release"]),
               st.lists(_small_values, max_size=4)),
-)
+))
 
 steps = st.one_of(calls, calls, calls,
                   st.integers(0, 15).map(lambda i: ("drop", i)),
                   st.just(("counts",)))
 
-programs = st.fixed_dictionaries({
+programs = _named(st.fixed_dictionaries({
     "init": st.lists(st.one_of(values, st.lists(ints, max_size=3).map(lambda xs: ("List", xs))),
                      max_size=4),
     "steps": st.lists(steps, min_size=1, max_size=10),
-})
+}))
 
 
 # ---------------------------------------------------------------- container programs

@@ -27,16 +27,16 @@ long-lived workers: a crash there fails the test.
 
 from __future__ import annotations
 
+import struct
+
 from hypothesis import assume, event, example, given
 from hypothesis import strategies as st
 
 from . import config
 from . import strategies as S
-from .compare import _short, is_crash
+from .compare import short, is_crash
 from .known import hits_known_divergence
 from .profiles import conformance
-
-import struct
 
 _OWNED_ONLY_VIOLATIONS = {8, 9, 10}
 
@@ -87,7 +87,7 @@ def test_decode_forged_results(pool, cases):
     problems = []
     for frontend, reply in ours.items():
         if is_crash(reply):
-            problems.append(f"{frontend} crashed decoding {_short(cases)}:\n{reply[1]}\n{reply[2]}")
+            problems.append(f"{frontend} crashed decoding {short(cases)}:\n{reply[1]}\n{reply[2]}")
     if not problems:
         for i, case in enumerate(cases):
             outcome = expected_outcome(case)
@@ -100,17 +100,17 @@ def test_decode_forged_results(pool, cases):
             for frontend in config.FRONTENDS:
                 got = ours[frontend][i]
                 if got != ours[first][i]:
-                    problems.append(f"case {i} {_short(case)}: {frontend} {_short(got)} "
-                                    f"but {first} {_short(ours[first][i])}")
+                    problems.append(f"case {i} {short(case)}: {frontend} {short(got)} "
+                                    f"but {first} {short(ours[first][i])}")
                 if outcome[0] == "invalid":
                     if got[:2] != ["raises", "ABIViolation"] or got[-1] != outcome[1]:
-                        problems.append(f"case {i} {_short(case)} breaks rule {outcome[1]!r}: "
-                                        f"{frontend} gave {_short(got)}")
+                        problems.append(f"case {i} {short(case)} breaks rule {outcome[1]!r}: "
+                                        f"{frontend} gave {short(got)}")
                 elif outcome[0] == "pending":
                     if got[0] != "raises":
-                        problems.append(f"case {i} {_short(case)}: status -2 must raise, "
-                                        f"{frontend} gave {_short(got)}")
+                        problems.append(f"case {i} {short(case)}: status -2 must raise, "
+                                        f"{frontend} gave {short(got)}")
                 elif theirs[0] != "crash" and got != theirs:
-                    problems.append(f"case {i} {_short(case)} is valid: {frontend} decoded "
-                                    f"{_short(got)}, upstream {_short(theirs)}")
+                    problems.append(f"case {i} {short(case)} is valid: {frontend} decoded "
+                                    f"{short(got)}, upstream {short(theirs)}")
     assert not problems, "\n".join(problems)

@@ -12,6 +12,8 @@
   misses, ``api.dtype(s)`` (its str, type code, bits, lanes) and the C API
   round trip ``TVMFFIDataTypeFromString``/``TVMFFIDataTypeToString`` give
   the same values, or the same error kind and message.
+* ``test_dtype_grammar_exhaustive``: the same for every base name with every
+  common bit width and lane suffix.
 * ``test_dtype_triples``: ``TVMFFIDataTypeToString`` of arbitrary
   ``(code, bits, lanes)`` and ``api.dtype`` of the printed name agree.
 """
@@ -67,6 +69,15 @@ def test_exhausted_child_slots(pool):
 def test_dtype_strings(pool, texts):
     texts = [t for t in texts if not hits_known_divergence(("dtype-text", t))]
     assume(texts)
+    assert_agree(pool.run("dtype_strings", texts), texts, "dtype strings differ")
+
+
+def test_dtype_grammar_exhaustive(pool):
+    """Every base name with every common bit width and lane suffix, in one batch."""
+    texts = [base + bits + lanes for base in S.DTYPE_BASES
+             for bits in ("", "1", "4", "6", "8", "16", "32", "64", "128")
+             for lanes in ("", "x1", "x2", "x4", "x16", "xvscalex4")]
+    texts = [t for t in texts if not hits_known_divergence(("dtype-text", t))]
     assert_agree(pool.run("dtype_strings", texts), texts, "dtype strings differ")
 
 
