@@ -1,0 +1,860 @@
+"""The worker process: one front end, fed cases over a pipe.
+
+Run as ``python child.py <frontend> <config.json>`` by :mod:`workers`. The
+process imports exactly one front end as ``api`` (``tvm_ffi`` for
+"upstream", ``tvm_ffi_ref`` for "ref", ``tvm_ffi_fast`` for "fast"), loads the
+conformance kernels with ``api.load_module`` and then answers requests until
+its stdin closes.
+
+Framing: each message is an 8-byte little-endian length and a pickle. A
+request is ``(op, payload)``; the reply is ``("ok", result)`` or
+``("harness-error", traceback)`` when this file itself failed (a bug in the
+suite, never a front-end result). The front end's own exceptions are results:
+``["raises", class name, first line of the message]``.
+
+Everything a case does is described by plain data (*recipes*, see
+:func:`build`) so that every worker constructs the very same Python values
+from the same description. This file imports nothing from the project except,
+by file path, ``tvm_ffi_ref/abi.py`` (a pure description of the C structs),
+so the upstream worker never loads our library.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import json
+import os
+import pickle
+import struct
+import sys
+import traceback
+from typing import Any, Dict, List
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# --------------------------------------------------------------------------
+# framing
+# --------------------------------------------------------------------------
+
+
+def _read_exact(stream, size: int) -> bytes:
+    chunks, got = [], 0
+    while got < size:
+        chunk = stream.read(size - got)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def read_message(stream) -> Any:
+    """The next message, or None at end of stream."""
+    header = _read_exact(stream, 8)
+    if len(header) < 8:
+        return None
+    (size,) = struct.unpack("<Q", header)
+    data = _read_exact(stream, size)
+    if len(data) < size:
+        return None
+    return pickle.loads(data)
+
+
+def write_message(stream, message: Any) -> None:
+    data = pickle.dumps(message, protocol=4)
+    stream.write(struct.pack("<Q", len(data)) + data)
+    stream.flush()
+
+
+# --------------------------------------------------------------------------
+# the environment of one front end
+# --------------------------------------------------------------------------
+
+
+class Env:
+    """What every handler uses: ``api``, ``np``, ``lib`` (ctypes, C API bound), kernels."""
+
+    def __init__(self, frontend: str, config: Dict[str, Any]):
+        self.frontend = frontend
+        mutant = os.environ.get("CONFORMANCE_REF_PATH")
+        if frontend == "ref" and mutant:
+            sys.path.insert(0, mutant)
+        if frontend == "upstream":
+            import tvm_ffi as api
+            lib_path = os.path.join(os.path.dirname(api.__file__), "lib", "libtvm_ffi.so")
+        elif frontend == "ref":
+            import tvm_ffi_ref as api
+            from tvm_ffi_common import libinfo
+            lib_path = libinfo.library_path()
+        elif frontend == "fast":
+            import tvm_ffi_fast as api
+            from tvm_ffi_common import libinfo
+            lib_path = libinfo.library_path()
+        else:
+            raise ValueError(f"unknown front end {frontend!r}")
+        import numpy
+
+        self.api = api
+        self.np = numpy
+        spec = importlib.util.spec_from_file_location(
+            "conformance_abi", os.path.join(ROOT, "tvm_ffi_ref", "abi.py"))
+        self.abi = importlib.util.module_from_spec(spec)
+        sys.modules["conformance_abi"] = self.abi
+        spec.loader.exec_module(self.abi)
+        # A CDLL object of our own: binding argtypes on it leaves the front
+        # end's own handle (if it has one) untouched.
+        self.lib = self.abi.bind(ctypes.CDLL(lib_path, mode=ctypes.RTLD_GLOBAL))
+        self.lib_path = lib_path
+        self.kernels = {name: api.load_module(path) for name, path in config["kernels"].items()}
+        self.probe = self.kernels["probe"]
+        self.calls = self.kernels.get("calls")
+
+    def dump(self, *values: Any) -> Any:
+        """The probe's JSON report of ``values`` as the front end passes them."""
+        return json.loads(str(self.probe.dump(*values)))
+
+
+# --------------------------------------------------------------------------
+# recipes: plain data -> Python values
+# --------------------------------------------------------------------------
+
+
+class Opaque:
+    """A Python object no rule converts: it travels as an OpaquePyObject."""
+
+    def __init__(self, tag: int):
+        self.tag = tag
+
+    def __repr__(self) -> str:
+        return f"Opaque({self.tag})"
+
+
+class ConformanceError(RuntimeError):
+    """An exception class nobody registers: crosses as kind "RuntimeError" (or its name)."""
+
+
+EXCEPTIONS = {
+    cls.__name__: cls
+    for cls in (ValueError, TypeError, KeyError, IndexError, RuntimeError, AttributeError,
+                AssertionError, ZeroDivisionError, NotImplementedError, MemoryError,
+                ConformanceError)
+}
+
+
+def float_from_bits(bits: int) -> float:
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
+
+
+def bits_of_float(value: float) -> int:
+    return struct.unpack("<Q", struct.pack("<d", value))[0]
+
+
+def make_ndarray(np, dtype: str, shape, view, seed: int):
+    """A NumPy array of ``dtype``: a base array of ``shape`` filled from ``seed``, then ``view``.
+
+    ``view`` is a list of per-axis ``(start, stop, step)`` slices (None: the
+    whole axis), optionally followed by ``"T"`` (transpose).
+    """
+    rng = np.random.default_rng(seed)
+    count = int(np.prod(shape)) if shape else 1
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        base = rng.integers(0, 2, size=count).astype(dt)
+    else:
+        raw = rng.integers(0, 256, size=count * dt.itemsize, dtype=np.uint8).tobytes()
+        base = np.frombuffer(raw, dtype=dt).copy()
+    base = base.reshape(shape)
+    slices = []
+    transpose = False
+    for item in view:
+        if item == "T":
+            transpose = True
+        else:
+            slices.append(slice(*item) if item is not None else slice(None))
+    out = base[tuple(slices)] if slices else base
+    return out.T if transpose else out
+
+
+def build(env: Env, recipe: Any) -> Any:
+    """The Python value a recipe describes (see ``strategies.py`` for the recipes)."""
+    api, np = env.api, env.np
+    tag = recipe[0]
+    if tag == "none":
+        return None
+    if tag == "bool":
+        return bool(recipe[1])
+    if tag == "int":
+        return int(recipe[1])
+    if tag == "float":
+        return float_from_bits(recipe[1])
+    if tag == "str":
+        return recipe[1]
+    if tag == "bytes":
+        return bytes(recipe[1])
+    if tag == "bytearray":
+        return bytearray(recipe[1])
+    if tag == "dtype":
+        return api.dtype(recipe[1])
+    if tag == "npdtype":
+        return np.dtype(recipe[1])
+    if tag == "device":
+        return api.device(recipe[1], recipe[2])
+    if tag == "list":
+        return [build(env, item) for item in recipe[1]]
+    if tag == "tuple":
+        return tuple(build(env, item) for item in recipe[1])
+    if tag == "dict":
+        return {build(env, k): build(env, v) for k, v in recipe[1]}
+    if tag == "Array":
+        return api.Array([build(env, item) for item in recipe[1]])
+    if tag == "List":
+        return api.List([build(env, item) for item in recipe[1]])
+    if tag == "Map":
+        return api.Map({build(env, k): build(env, v) for k, v in recipe[1]})
+    if tag == "Dict":
+        return api.Dict({build(env, k): build(env, v) for k, v in recipe[1]})
+    if tag == "Shape":
+        return api.Shape(tuple(recipe[1]))
+    if tag == "ndarray":
+        return make_ndarray(np, *recipe[1:])
+    if tag == "tensor":
+        return api.from_dlpack(make_ndarray(np, *recipe[1:]))
+    if tag == "npscalar":
+        return np.dtype(recipe[1]).type(recipe[2])
+    if tag == "voidp":
+        return ctypes.c_void_p(recipe[1])
+    if tag == "exception":
+        return EXCEPTIONS[recipe[1]](recipe[2])
+    if tag == "opaque":
+        return Opaque(recipe[1])
+    if tag == "callable":
+        return make_callback(env, recipe[1])
+    if tag == "converted":
+        return api.convert(build(env, recipe[1]))
+    raise ValueError(f"unknown recipe {recipe!r}")
+
+
+#: What the Python callbacks of the current program received, in order.
+CALLBACK_LOG: List[Any] = []
+
+
+def make_callback(env: Env, behaviour: Any):
+    """A Python callable: ``("return", recipe)``, ``("raise", class, message)``,
+    ``("identity",)``, ``("record", tag)`` (logs what it received, returns the
+    number of arguments) or ``("reenter", kernel function, extra recipe)``
+    (calls the kernel with its arguments plus one built value)."""
+    kind = behaviour[0]
+
+    if kind == "return":
+        def callback(*args):
+            return build(env, behaviour[1])
+    elif kind == "raise":
+        def callback(*args):
+            raise EXCEPTIONS[behaviour[1]](behaviour[2])
+    elif kind == "identity":
+        def callback(*args):
+            return args[0] if args else None
+    elif kind == "record":
+        def callback(*args):
+            CALLBACK_LOG.append([behaviour[1], [normalize(env, a) for a in args]])
+            return len(args)
+    elif kind == "reenter":
+        def callback(*args):
+            return getattr(env.calls, behaviour[1])(*args, build(env, behaviour[2]))
+    else:
+        raise ValueError(f"unknown callback behaviour {behaviour!r}")
+    return callback
+
+
+# --------------------------------------------------------------------------
+# normalization: front-end values -> plain data, compared exactly
+# --------------------------------------------------------------------------
+
+
+def first_line(text: str) -> str:
+    lines = str(text).splitlines()
+    return lines[0] if lines else ""
+
+
+def raised(error: BaseException) -> List[Any]:
+    return ["raises", type(error).__name__, first_line(str(error))]
+
+
+def normalize(env: Env, value: Any, depth: int = 0) -> Any:
+    """Plain data for a result; floats by their bits, str/bytes with exactness of class.
+
+    Objects that are not containers are reported by the probe (type key,
+    header and body), so two front ends agree only if the objects agree.
+    """
+    api, np = env.api, env.np
+    if depth > 40:
+        return ["too-deep"]
+
+    def norm(v):
+        return normalize(env, v, depth + 1)
+
+    if isinstance(value, BaseException):
+        return ["exception", type(value).__name__, first_line(str(value))]
+    if value is None:
+        return ["none"]
+    if isinstance(value, bool):
+        return ["bool", value]
+    if isinstance(value, int) and not isinstance(value, np.generic):
+        return ["int", int(value)]
+    if isinstance(value, float) and not isinstance(value, np.generic):
+        return ["float", bits_of_float(value)]
+    if isinstance(value, api.dtype):
+        return ["dtype", str(value)]
+    if isinstance(value, str):
+        # A long string a kernel returns is a str subclass; a short one a plain str.
+        return ["str" if type(value) is str else "String", str(value)]
+    if isinstance(value, (bytes, bytearray)):
+        return ["bytes" if type(value) is bytes else "Bytes", bytes(value).hex()]
+    if isinstance(value, api.Device):
+        return ["device", str(value)]
+    if isinstance(value, api.Shape):
+        return ["shape", [int(d) for d in value]]
+    if isinstance(value, api.List):
+        return ["list", [norm(item) for item in value]]
+    if isinstance(value, api.Array):
+        return ["array", [norm(item) for item in value]]
+    if isinstance(value, api.Dict):
+        return ["dict", [[norm(k), norm(v)] for k, v in value.items()]]
+    if isinstance(value, api.Map):
+        return ["map", [[norm(k), norm(v)] for k, v in value.items()]]
+    if isinstance(value, api.Tensor):
+        array = np.from_dlpack(value)
+        return ["tensor", str(value.dtype), [int(d) for d in value.shape],
+                [int(s) for s in value.strides], str(value.device),
+                np.ascontiguousarray(array).tobytes().hex()]
+    if isinstance(value, np.ndarray):
+        return ["ndarray", str(value.dtype), list(value.shape),
+                np.ascontiguousarray(value).tobytes().hex()]
+    if isinstance(value, np.generic):
+        return ["npscalar", str(value.dtype), value.tobytes().hex()]
+    if isinstance(value, ctypes.c_void_p):
+        return ["voidp", value.value]
+    # Upstream's Error and OpaquePyObject classes do not derive from api.Object: go by name.
+    if type(value).__name__ == "Error" and hasattr(value, "kind") and hasattr(value, "message"):
+        return ["error-object", str(value.kind), str(value.message), env.dump(value)[0]]
+    if type(value).__name__ == "OpaquePyObject" and hasattr(value, "pyobject"):
+        return ["opaque-object", norm(value.pyobject())]
+    if isinstance(value, api.Function):
+        return ["function"]
+    if isinstance(value, api.Module):
+        return ["module"]
+    if isinstance(value, api.Object):
+        return ["object", env.dump(value)[0]]
+    if isinstance(value, tuple):
+        return ["pytuple", [norm(item) for item in value]]
+    if isinstance(value, list):
+        return ["pylist", [norm(item) for item in value]]
+    if isinstance(value, dict):
+        return ["pydict", [[norm(k), norm(v)] for k, v in value.items()]]
+    if isinstance(value, Opaque):
+        return ["opaque", value.tag]
+    return ["pyobject", type(value).__name__]
+
+
+def attempt(env: Env, thunk) -> Any:
+    """``normalize(thunk())``, or the exception it raised, as a result."""
+    try:
+        value = thunk()
+    except Exception as error:  # noqa: BLE001 - the exception is the result
+        return raised(error)
+    try:
+        return normalize(env, value)
+    except Exception as error:  # noqa: BLE001
+        return ["normalize-raises"] + raised(error)[1:]
+
+
+# --------------------------------------------------------------------------
+# handlers
+# --------------------------------------------------------------------------
+
+
+def op_hello(env: Env, payload: Any) -> Any:
+    name = getattr(env.api, "runtime_name", None)
+    return {"frontend": env.frontend, "module": os.path.abspath(env.api.__file__),
+            "runtime": name() if callable(name) else "upstream", "lib": env.lib_path}
+
+
+def op_dump(env: Env, recipes: List[Any]) -> List[Any]:
+    """For each recipe: the probe's report of the value as passed to a kernel."""
+    out = []
+    for recipe in recipes:
+        try:
+            value = build(env, recipe)
+        except Exception as error:  # noqa: BLE001
+            out.append(["build-raises"] + raised(error)[1:])
+            continue
+        try:
+            out.append(["dump", env.dump(value)[0]])
+        except Exception as error:  # noqa: BLE001
+            out.append(raised(error))
+        del value
+    return out
+
+
+def _each_value(env: Env, recipes: List[Any], thunk) -> List[Any]:
+    out = []
+    for recipe in recipes:
+        try:
+            value = build(env, recipe)
+        except Exception as error:  # noqa: BLE001
+            out.append(["build-raises"] + raised(error)[1:])
+            continue
+        out.append(attempt(env, lambda: thunk(value)))
+        del value
+    return out
+
+
+def op_echo(env: Env, recipes: List[Any]) -> List[Any]:
+    """For each recipe: the value after a round trip through ``calls.echo`` (C++ ``Any -> Any``)."""
+    return _each_value(env, recipes, lambda value: env.calls.echo(value))
+
+
+def op_convert(env: Env, recipes: List[Any]) -> List[Any]:
+    """For each recipe: ``api.convert`` of the value."""
+    return _each_value(env, recipes, lambda value: env.api.convert(value))
+
+
+def is_ffi_object(env: Env, value: Any) -> bool:
+    """Whether ``value`` wraps a TVM FFI object (upstream's Function, Tensor, Error and
+    OpaquePyObject classes do not derive from ``api.Object``)."""
+    api = env.api
+    return isinstance(value, (api.Object, api.Function, api.Tensor)) or (
+        type(value).__name__ in ("Error", "OpaquePyObject") and hasattr(value, "same_as"))
+
+
+def _counts(env: Env, registers: List[Any]) -> List[Any]:
+    objects = [r for r in registers if is_ffi_object(env, r)]
+    return json.loads(str(env.probe.strong_counts(*objects))) if objects else []
+
+
+def _arg(env: Env, registers: List[Any], recipe: Any) -> Any:
+    if recipe[0] == "reg":
+        return registers[recipe[1] % len(registers)] if registers else None
+    return build(env, recipe)
+
+
+def run_program(env: Env, program: Dict[str, Any]) -> List[Any]:
+    """Runs a generated call sequence (see ``strategies.programs``); one record per step.
+
+    ``program["init"]`` recipes fill the first registers; each step is
+    ``("call", function, [arg recipes or ("reg", i)])`` (its result becomes a
+    new register), ``("drop", i)`` or ``("counts",)``. Every record ends with
+    the strong counts of all object registers, so reference counting is
+    compared after every step.
+    """
+    CALLBACK_LOG.clear()
+    registers: List[Any] = []
+    out: List[Any] = []
+    for recipe in program["init"]:
+        try:
+            registers.append(build(env, recipe))
+        except Exception as error:  # noqa: BLE001
+            registers.append(None)
+            out.append(["init-raises"] + raised(error)[1:])
+    out.append(["init", _counts(env, registers)])
+    for step in program["steps"]:
+        kind = step[0]
+        if kind == "call":
+            _, name, arg_recipes = step
+            try:
+                args = [_arg(env, registers, r) for r in arg_recipes]
+            except Exception as error:  # noqa: BLE001
+                out.append(["args-raise"] + raised(error)[1:])
+                continue
+            result: Any = None
+            try:
+                result = getattr(env.calls, name)(*args)
+                record = normalize(env, result)
+            except Exception as error:  # noqa: BLE001
+                record = raised(error)
+            del args
+            registers.append(result)
+            out.append([name, record, _counts(env, registers)])
+        elif kind == "drop":
+            if registers:
+                registers.pop(step[1] % len(registers))
+            out.append(["drop", _counts(env, registers)])
+        elif kind == "counts":
+            out.append(["counts", _counts(env, registers)])
+    out.append(["callback-log", list(CALLBACK_LOG)])
+    CALLBACK_LOG.clear()
+    # C++ may still hold references: release them, and count once more.
+    out.append(["release", attempt(env, lambda: env.calls.release()), _counts(env, registers)])
+    registers.clear()
+    return out
+
+
+def run_container(env: Env, program: Dict[str, Any]) -> List[Any]:
+    """Builds a container and applies generated operations, Python- and C++-side.
+
+    ``program["make"]`` is ``("py", recipe)`` (the recipe makes an api.Array,
+    List, Map or Dict) or ``("cpp", "map"|"dict"|"array"|"list", [recipes])``
+    (built by C++ code compiled from upstream's headers, pairs flattened for
+    maps). Each op returns a record; ``("dump",)`` records the probe's full
+    layout report of the container.
+    """
+    api, calls = env.api, env.calls
+    out: List[Any] = []
+    make = program["make"]
+    try:
+        if make[0] == "py":
+            box = [build(env, make[1])]
+        else:
+            items = [build(env, r) for r in make[2]]
+            box = [getattr(calls, "make_" + make[1])(api.Array(items))]
+    except Exception as error:  # noqa: BLE001
+        return [["make-raises"] + raised(error)[1:]]
+    out.append(["made", env.dump(box[0])[0]])
+
+    def arg(recipe):
+        return build(env, recipe)
+
+    for op in program["ops"]:
+        name = op[0]
+        c = box[0]
+
+        def run(thunk):
+            out.append([name, attempt(env, thunk)])
+
+        if name == "dump":
+            out.append(["dump", env.dump(c)[0]])
+        elif name == "py_items":
+            run(lambda: list(c.items()) if hasattr(c, "items") else list(c))
+        elif name == "py_len":
+            run(lambda: len(c))
+        elif name == "py_get":
+            run(lambda: c[arg(op[1])])
+        elif name == "py_getdefault":
+            run(lambda: c.get(arg(op[1]), "<missing>"))
+        elif name == "py_contains":
+            run(lambda: arg(op[1]) in c)
+        elif name == "py_set":
+            def setitem():
+                c[arg(op[1])] = arg(op[2])
+            run(setitem)
+        elif name == "py_del":
+            def delitem():
+                del c[arg(op[1])]
+            run(delitem)
+        elif name == "py_pop":
+            run(lambda: c.pop(arg(op[1])) if op[1] is not None else c.pop())
+        elif name == "py_append":
+            run(lambda: c.append(arg(op[1])))
+        elif name == "py_insert":
+            run(lambda: c.insert(op[1], arg(op[2])))
+        elif name == "py_clear":
+            run(lambda: c.clear())
+        elif name == "py_reverse":
+            run(lambda: c.reverse())
+        elif name == "py_extend":
+            run(lambda: c.extend([arg(r) for r in op[1]]))
+        elif name == "py_slice":
+            run(lambda: c[op[1]:op[2]:op[3]])
+        elif name.startswith("cpp_"):
+            # C++ reads or mutates the container in place (inline header code).
+            fn = getattr(calls, name[4:])
+            run(lambda: fn(c, *[arg(r) for r in op[1:]]))
+        else:
+            raise ValueError(f"unknown container op {op!r}")
+    out.append(["final", env.dump(box[0])[0]])
+    return out
+
+
+def op_program(env: Env, programs: List[Any]) -> List[Any]:
+    return [run_program(env, p) for p in programs]
+
+
+def op_container(env: Env, programs: List[Any]) -> List[Any]:
+    return [run_container(env, p) for p in programs]
+
+
+# ---- runtime state: types and dtypes --------------------------------------
+
+
+def _byte_array(env: Env, data: bytes, keep: list):
+    buffer = ctypes.create_string_buffer(data, len(data) + 1)
+    keep.append(buffer)
+    return env.abi.TVMFFIByteArray(ctypes.addressof(buffer), len(data))
+
+
+def _take_error(env: Env) -> Any:
+    handle = ctypes.c_void_p()
+    env.lib.TVMFFIErrorMoveFromRaised(ctypes.byref(handle))
+    if not handle.value:
+        return None
+    cell = env.abi.TVMFFIErrorCell.from_address(handle.value + 24)
+    kind = ctypes.string_at(cell.kind.data, cell.kind.size).decode("utf-8", "replace")
+    message = ctypes.string_at(cell.message.data, cell.message.size).decode("utf-8", "replace")
+    env.lib.TVMFFIObjectDecRef(handle)
+    return [kind, first_line(message)]
+
+
+def type_info_record(env: Env, index: int) -> Any:
+    """A ``TVMFFITypeInfo`` as plain data (pointers by what they point at)."""
+    pointer = env.lib.TVMFFIGetTypeInfo(index)
+    if not pointer:
+        return ["no-type-info", _take_error(env)]
+    info = pointer.contents
+    key = ctypes.string_at(info.type_key.data, info.type_key.size).decode()
+    ancestors = [info.type_ancestors[i].contents.type_index for i in range(info.type_depth)]
+    fields = []
+    for i in range(info.num_fields):
+        field = info.fields[i]
+        fields.append([ctypes.string_at(field.name.data, field.name.size).decode(),
+                       int(field.flags), int(field.size), int(field.alignment), int(field.offset),
+                       int(field.field_static_type_index)])
+    methods = []
+    for i in range(info.num_methods):
+        method = info.methods[i]
+        methods.append([ctypes.string_at(method.name.data, method.name.size).decode(),
+                        int(method.flags)])
+    return {"type_index": info.type_index, "type_depth": info.type_depth, "type_key": key,
+            "type_key_hash": info.type_key_hash, "ancestors": ancestors,
+            "fields": fields, "methods": methods, "has_metadata": bool(info.metadata)}
+
+
+def op_register_types(env: Env, job: Dict[str, Any]) -> Any:
+    """Runs ``TVMFFITypeGetOrAllocIndex`` for each ``(key, parent, child_slots, overflow)``.
+
+    Keys get ``job["prefix"]`` (unique per case, so earlier cases in the same
+    worker cannot interfere). ``parent`` is a position in the list (-1:
+    ``ffi.Object``); the parent's depth comes from its record. Dynamic indices
+    are reported relative to the first index the sequence allocated, since
+    the front ends' packages register different numbers of types at import
+    (upstream's core loads libtvm_ffi_testing.so); static ones as they are.
+    """
+    keep: list = []
+    indices: List[int] = []
+    out: List[Any] = []
+    prefix = job["prefix"]
+    for key, parent, child_slots, overflow in job["registrations"]:
+        if parent < 0 or parent >= len(indices) or indices[parent] < 0:
+            parent_index = 64
+        else:
+            parent_index = indices[parent]
+        parent_info = env.lib.TVMFFIGetTypeInfo(parent_index).contents
+        index = env.lib.TVMFFITypeGetOrAllocIndex(
+            ctypes.byref(_byte_array(env, (prefix + key).encode(), keep)), -1,
+            parent_info.type_depth + 1, child_slots, 1 if overflow else 0, parent_index)
+        indices.append(index)
+        out.append([key, index, _take_error(env)])
+    dynamic = [i for i in indices if i >= 128]
+    base = min(dynamic) if dynamic else 0
+
+    def rel(index: int) -> Any:
+        return ["dyn", index - base] if index >= 128 else index
+
+    for record in out:
+        record[1] = rel(record[1])
+    lookups = []
+    for key, _, _, _ in job["registrations"]:
+        found = ctypes.c_int32(-7)
+        status = env.lib.TVMFFITypeKeyToIndex(
+            ctypes.byref(_byte_array(env, (prefix + key).encode(), keep)), ctypes.byref(found))
+        lookups.append([status, rel(found.value), _take_error(env)])
+    infos = []
+    for index in sorted(set(i for i in indices if i >= 0)):
+        info = type_info_record(env, index)
+        info["type_index"] = rel(info["type_index"])
+        info["ancestors"] = [rel(a) for a in info["ancestors"]]
+        infos.append(info)
+    return {"registered": out, "lookups": lookups, "infos": infos}
+
+
+def op_type_infos(env: Env, indices: List[int]) -> Any:
+    return [type_info_record(env, i) for i in indices]
+
+
+def op_dtype_strings(env: Env, texts: List[str]) -> Any:
+    """For each string: ``api.dtype`` (name, fields) and the C API parse/print round trip."""
+    api = env.api
+    out = []
+    keep: list = []
+    for text in texts:
+        def via_api():
+            d = api.dtype(text)
+            return [str(d), int(d.type_code), int(d.bits), int(d.lanes)]
+        try:
+            api_result = ["ok", via_api()]
+        except Exception as error:  # noqa: BLE001
+            api_result = raised(error)
+        dt = env.abi.DLDataType()
+        data = text.encode("utf-8", "surrogatepass")
+        status = env.lib.TVMFFIDataTypeFromString(ctypes.byref(_byte_array(env, data, keep)),
+                                                  ctypes.byref(dt))
+        if status != 0:
+            capi = ["error", status, _take_error(env)]
+        else:
+            capi = ["ok", [dt.code, dt.bits, dt.lanes], _dtype_to_string(env, dt)]
+        out.append([api_result, capi])
+    return out
+
+
+def _dtype_to_string(env: Env, dt) -> Any:
+    result = env.abi.TVMFFIAny()
+    status = env.lib.TVMFFIDataTypeToString(ctypes.byref(dt), ctypes.byref(result))
+    if status != 0:
+        return ["error", status, _take_error(env)]
+    index = result.type_index
+    if index == 11:  # kTVMFFISmallStr
+        text = bytes(result.v_bytes)[:result.small_str_len]
+    elif index == 65:  # kTVMFFIStr
+        cell = env.abi.TVMFFIByteArray.from_address(result.v_ptr + 24)
+        text = ctypes.string_at(cell.data, cell.size)
+        env.lib.TVMFFIObjectDecRef(result.v_ptr)
+    else:
+        return ["unexpected-type-index", index]
+    return ["ok", index, text.decode("utf-8", "replace")]
+
+
+def op_dtype_triples(env: Env, triples: List[Any]) -> Any:
+    """``TVMFFIDataTypeToString`` of arbitrary (code, bits, lanes), and ``api.dtype`` back."""
+    out = []
+    for code, bits, lanes in triples:
+        dt = env.abi.DLDataType(code, bits, lanes)
+        printed = _dtype_to_string(env, dt)
+        back = None
+        if printed[0] == "ok":
+            try:
+                d = env.api.dtype(printed[2])
+                back = ["ok", int(d.type_code), int(d.bits), int(d.lanes)]
+            except Exception as error:  # noqa: BLE001
+                back = raised(error)
+        out.append([printed, back])
+    return out
+
+
+def op_decode(env: Env, cases: List[Any]) -> Any:
+    """Feeds forged results to the front end's result decoder (see ``probe.cc`` forge).
+
+    Each case is ``(raw 16 bytes, object recipe or None, status)``. The result
+    is the normalized decoded value or the exception raised, plus, for our
+    front ends, the ABI rule named by an ``ABIViolation``.
+    """
+    forge = env.probe.forge
+    out = []
+    for raw, obj_recipe, status in cases:
+        try:
+            obj = build(env, obj_recipe) if obj_recipe is not None else None
+        except Exception as error:  # noqa: BLE001
+            out.append(["build-raises"] + raised(error)[1:])
+            continue
+        try:
+            value = forge(bytes(raw), obj, status)
+        except Exception as error:  # noqa: BLE001
+            record = raised(error)
+            rule = getattr(error, "rule", None)
+            if rule is not None:
+                record.append(rule)
+            out.append(record)
+            continue
+        try:
+            out.append(["value", normalize(env, value)])
+        except Exception as error:  # noqa: BLE001
+            out.append(["normalize-raises"] + raised(error)[1:])
+        del value
+    return out
+
+
+def op_snippet(env: Env, sources: List[str]) -> List[Any]:
+    """Runs Python snippets (minimal reproductions); each assigns ``result``.
+
+    Names: ``api``, ``np``, ``probe``, ``calls``, ``TYPE_INFO(index)`` (a type
+    info record), ``FORGE(type_index, padding, payload, obj=None, status=0)``
+    (a forged result, decoded by the front end).
+    """
+    def forge(type_index, padding, payload, obj=None, status=0):
+        raw = struct.pack("<iIQ", type_index, padding, payload & ((1 << 64) - 1))
+        return env.probe.forge(raw, obj, status)
+
+    out = []
+    for source in sources:
+        scope = {"api": env.api, "np": env.np, "probe": env.probe, "calls": env.calls,
+                 "TYPE_INFO": lambda index: type_info_record(env, index), "FORGE": forge}
+        def run():
+            exec(compile(source, "<snippet>", "exec"), scope)
+            return scope["result"]
+        out.append(attempt(env, run))
+    return out
+
+
+def _quiet_crashes() -> None:
+    """In a forked child: die at once on a crash (no symbolized backtrace first)."""
+    libc = ctypes.CDLL(None)
+    libc.signal.restype = ctypes.c_void_p
+    libc.signal.argtypes = [ctypes.c_int, ctypes.c_void_p]
+    for sig in (11, 6, 7):  # SIGSEGV, SIGABRT, SIGBUS: the default action
+        libc.signal(sig, None)
+    os.environ["TVM_TRACEBACK_LIMIT"] = "0"
+
+
+def op_decode_isolated(env: Env, cases: List[Any]) -> Any:
+    """``op_decode`` for each case in a forked child of this worker, so a case that crashes
+    the front end costs one fork, not the worker: ``["crash", "signal N"]`` or
+    ``["crash", "exit status N"]`` for such a case."""
+    out = []
+    for case in cases:
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: decode, report, and leave without cleanup
+            os.close(read_fd)
+            _quiet_crashes()
+            try:
+                data = pickle.dumps(op_decode(env, [case])[0])
+            except BaseException as error:  # noqa: BLE001
+                data = pickle.dumps(["harness-raises"] + raised(error)[1:])
+            with os.fdopen(write_fd, "wb") as f:
+                f.write(data)
+            os._exit(0)
+        os.close(write_fd)
+        with os.fdopen(read_fd, "rb") as f:
+            data = f.read()
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            out.append(["crash", f"signal {os.WTERMSIG(status)}"])
+        elif os.WEXITSTATUS(status) != 0 or not data:
+            out.append(["crash", f"exit status {os.WEXITSTATUS(status)}"])
+        else:
+            out.append(pickle.loads(data))
+    return out
+
+
+OPS = {name[3:]: fn for name, fn in globals().items() if name.startswith("op_")}
+
+
+def main(frontend: str, config_path: str) -> None:
+    # The pipe to the parent is a private duplicate of stdout; fd 1 itself now
+    # goes to stderr, so nothing a library prints can corrupt the framing.
+    channel = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    requests = sys.stdin.buffer
+    with open(config_path) as f:
+        config = json.load(f)
+    try:
+        env = Env(frontend, config)
+    except BaseException:  # noqa: BLE001 - reported to the parent, which fails loudly
+        write_message(channel, ("setup-error", traceback.format_exc()))
+        return
+    write_message(channel, ("ok", op_hello(env, None)))
+    while True:
+        request = read_message(requests)
+        if request is None:
+            break
+        op, payload = request
+        try:
+            reply = ("ok", OPS[op](env, payload))
+        except BaseException:  # noqa: BLE001
+            reply = ("harness-error", traceback.format_exc())
+        write_message(channel, reply)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,38 @@
+"""The front ends under test are the ones listed, and each really is what it claims.
+
+``config.FRONTENDS`` is the single list of front ends compared with
+upstream. A listed front end that cannot be imported makes the ``pool``
+fixture (and so every test) fail with ``FrontEndUnavailable``: nothing is
+skipped silently. This test also pins which module each worker imported, so
+a mutant copy of ``tvm_ffi_ref`` (``CONFORMANCE_REF_PATH``, see
+``test_mutation.py``) is provably the one under test.
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import config
+
+KNOWN_FRONTENDS = {"ref": "tvm_ffi_ref", "fast": "tvm_ffi_fast"}
+
+
+def test_every_listed_frontend_is_running(pool):
+    assert config.FRONTENDS, "no front end is listed for comparison"
+    for frontend in config.FRONTENDS:
+        assert frontend in KNOWN_FRONTENDS, f"unknown front end {frontend!r}"
+        hello = pool.workers[frontend].hello
+        assert hello["frontend"] == frontend
+        package = os.path.basename(os.path.dirname(hello["module"]))
+        assert package == KNOWN_FRONTENDS[frontend], hello
+        mutant = os.environ.get("CONFORMANCE_REF_PATH")
+        if frontend == "ref" and mutant:
+            assert hello["module"].startswith(os.path.abspath(mutant) + os.sep), hello
+        # Our front ends run on our libtvm_ffi.so, never on upstream's.
+        assert "tvm_ffi_common" in hello["lib"], hello
+
+
+def test_upstream_is_the_oracle(pool):
+    hello = pool.workers[config.ORACLE].hello
+    assert os.path.basename(os.path.dirname(hello["module"])) == "tvm_ffi", hello
+    assert hello["lib"].endswith(os.path.join("tvm_ffi", "lib", "libtvm_ffi.so")), hello
