@@ -44,13 +44,6 @@ def walk(recipe: Any, context: str = "arg") -> Iterator[Tuple[Any, str]]:
 _NUMPY_ARG_DTYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                      "float16", "float32", "float64"}
 
-def _is_sequence(recipe: Any) -> bool:
-    """Whether the recipe builds a collections.abc.Sequence other than str and bytes."""
-    while recipe[0] == "converted":
-        recipe = recipe[1]
-    return recipe[0] in ("list", "tuple", "Array", "List", "bytearray", "Shape")
-
-
 def _lanes_field_negative(text: str) -> bool:
     """Whether a dtype string sets the top bit of DLDataType.lanes (scalable, or >= 32768)."""
     match = re.search(r"x(\d+)$", text)
@@ -132,18 +125,6 @@ KNOWN: List[Divergence] = [
         "result = api.dtype('float32xvscalex4').lanes",
     ),
     Divergence(
-        "builtin-type-reflection",
-        "The TVMFFITypeInfo records of ffi.Module (73), ffi.VisitInterrupt (77), ffi.BigInt "
-        "(78) and the types registered at load (128 ffi.EnumState .. 137 ffi.StructuralKey) "
-        "carry upstream's reflection: fields (e.g. ffi.Module.imports_ of size 8, "
-        "ffi.EnumState.entries/indexes/attrs, ffi.reflection.AccessPath.parent/step/depth), "
-        "methods (__ffi_init__, AccessPath._root ...) and a metadata record. ref registers "
-        "the keys, indices and hashes but no fields/methods/metadata for 77, 78 and 128..137, "
-        "no metadata for 73, and gives ffi.Module.imports_ size 16.",
-        lambda r, ctx: r[0] == "type-info" and r[1] in (73, 77, 78) + tuple(range(128, 138)),
-        "result = [TYPE_INFO(73), TYPE_INFO(133)]",
-    ),
-    Divergence(
         "device-str-unknown-type",
         "str() of an api.Device whose device_type has no name (0, 5, 6, 19, ... as a kernel "
         "may return) raises KeyError(<device_type>) upstream; ref returns 'unknown:<id>'.",
@@ -160,17 +141,6 @@ KNOWN: List[Divergence] = [
         lambda r, ctx: r[0] == "program" and _calls(r, "dtype_text")
         and any(n[0] in ("bytes", "bytearray") and not _utf8(n[1]) for n, _ in walk(r[1:])),
         "result = calls.dtype_text(b'\\x80')",
-    ),
-    Divergence(
-        "sequence-recursive-eq",
-        "`x in arr` for an Array/List `arr` and a sequence `x` that is not str/bytes (a list, "
-        "tuple, bytearray, Shape, Array ...), and Array/List ==, != and "
-        "hash) call the global ffi.RecursiveEq / ffi.RecursiveHash, which the ref runtime "
-        "does not register: ValueError('Cannot find global function ffi.RecursiveEq'). "
-        "Upstream answers (`[] in Array([[]])` is True).",
-        lambda r, ctx: ctx in ("op:Array", "op:List") and r[0] == "py_contains"
-        and _is_sequence(r[1]),
-        "result = [] in api.Array([[]])",
     ),
     Divergence(
         "list-extend-capacity",

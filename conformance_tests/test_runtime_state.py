@@ -59,7 +59,8 @@ def test_exhausted_child_slots(pool):
     for frontend in config.FRONTENDS:
         ours = pool.workers[frontend].request("register_types", job)
         assert ours["registered"][1] == [
-            "C", -1, ["RuntimeError", "Reach maximum number of sub-classes for conformance.exhausted.P"]]
+            "C", -1, ["InternalError", "Check failed: (parent->child_slots_can_overflow) is false: "
+                      "Reach maximum number of sub-classes for conformance.exhausted.P"]]
 
 
 @conformance(examples=300)
