@@ -14,6 +14,7 @@ typedef struct { uint32_t major; uint32_t minor; uint32_t patch; } TVMFFIVersion
 void TVMFFIGetVersion(TVMFFIVersion* out_version);
 const char* tvm_ffi_runtime_name(void);
 int tvm_ffi_fast_install(void);
+int tvm_ffi_fast_frontend_init(void);
 """
 
 #: The runtime, one concept per file (tvm_ffi_fast/src/<name>.c).
@@ -34,13 +35,32 @@ SOURCES = [
     "dtype",  # DLDataType <-> string
 ]
 
+#: The Python API's compiled core (tvm_ffi_fast/src/frontend/<name>.c): CPython-facing C,
+#: exposed as the module tvm_ffi_fast._frontend by tvm_ffi_fast_frontend_init().
+FRONTEND_SOURCES = [
+    "module",  # creates tvm_ffi_fast._frontend; hooks into the Python modules
+    "object",  # the Object and Function extension types
+    "function",  # the packed call (vectorcall) and global lookups
+    "encode",  # Python values -> TVMFFIAny, in tvm_ffi_ref.convert's order
+    "decode",  # TVMFFIAny -> Python values; the type index -> class table
+    "rules",  # the calling-convention checks on every result
+    "errors",  # raised errors <-> Python exceptions
+    "callback",  # Python callables as Function objects
+    "dlpack",  # DLPack producers as Tensor arguments
+    "globals",  # the ffi.* functions the core calls
+    "pyapi",  # the module's functions, called by tvm_ffi_fast's Python modules
+]
+
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 ffibuilder.set_source(
     "tvm_ffi_fast._core",
-    '#include "fast_runtime.h"\n',
-    sources=[f"tvm_ffi_fast/src/{name}.c" for name in SOURCES],
+    '#include "fast_runtime.h"\nint tvm_ffi_fast_frontend_init(void);\n',
+    sources=[f"tvm_ffi_fast/src/{name}.c" for name in SOURCES]
+    + [f"tvm_ffi_fast/src/frontend/{name}.c" for name in FRONTEND_SOURCES],
     include_dirs=["c_api/include", "tvm_ffi_fast/src"],
+    # The front end uses the full CPython API (vectorcall, heap types with slots).
+    py_limited_api=False,
     libraries=["tvm_ffi", "dl", "pthread", "stdc++"],
     extra_compile_args=["-std=gnu11", "-O2", "-Wall", "-Wextra"],
     extra_link_args=["-Wl,-rpath,$ORIGIN/../tvm_ffi_common/lib"],

@@ -1,0 +1,47 @@
+"""The operations the shared API layer asks of a package's core, done by the fast core.
+
+The Python API modules (containers, tensors, ...) are written once, in
+``tvm_ffi_ref``, and serve both front ends; for the few operations on hot
+paths they call this module, which each package implements for its own core
+(see ``tvm_ffi_ref/shortcuts.py`` for the reference's). Here each is one call
+into ``tvm_ffi_fast._frontend``, which builds and reads containers through the
+runtime's ``ffi.*`` global functions and the C API alone, so it works over
+whichever runtime serves the process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+from . import _frontend, abi
+
+
+def store_str_or_bytes(out: abi.TVMFFIAny, data: bytes, is_str: bool, scope) -> None:
+    """Writes ``data`` into ``out`` as an owned str/bytes value (inline when at most 7 bytes).
+
+    An object made for it is added to ``scope.owned``, to be released after the call.
+    """
+    handle = _frontend.store_str_or_bytes(ctypes.addressof(out), data, is_str)
+    if handle is not None:
+        scope.owned.append(handle)
+
+
+# The rest are the core's functions themselves (no Python frame in between: they sit on
+# per-element and per-lookup paths).
+
+#: ``new_array_handle(values)``: an owned Array handle holding ``values`` (converted as
+#: call arguments).
+new_array_handle = _frontend.new_array_handle
+
+#: ``new_map_handle(items, mutable)``: an owned Map (or, when ``mutable``, Dict) handle
+#: holding the ``(key, value)`` pairs ``items``.
+new_map_handle = _frontend.new_map_handle
+
+#: ``map_lookup(handle, key, missing, mutable)``: the value for ``key`` in the Map (or
+#: Dict) at ``handle``, or ``missing``.
+map_lookup = _frontend.map_lookup
+
+#: ``import_managed_tensor(managed, versioned, require_alignment, require_contiguous)``: an
+#: owned Tensor handle taking over the DLPack managed tensor at ``managed``; on failure the
+#: caller still owns ``managed`` (the producer's deleter has not run).
+import_managed_tensor = _frontend.import_managed_tensor

@@ -1,0 +1,65 @@
+/*
+ * callback.c -- Python callables as Function objects, callable from anywhere.
+ *
+ * TVMFFIFunctionCreate(self = the callable, safe_call, deleter): the
+ * Function owns one Python reference to the callable, dropped by the
+ * deleter. safe_call may run on any thread, with or without the GIL (the
+ * calling front end releases it around kernel calls; a C++ thread never had
+ * it), so it takes the GIL itself. Arguments arrive borrowed and become
+ * Python values (decode.c); the result is written back owned (encode.c); an
+ * exception (any BaseException, as in tvm_ffi_ref) becomes the raised error.
+ */
+#include "frontend.h"
+
+#define FX_STACK_ARGS 8
+
+static int py_safe_call(void* self, const TVMFFIAny* args, int32_t num_args,
+                        TVMFFIAny* result) {
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject *stack[FX_STACK_ARGS], **values = stack, *value;
+  int32_t decoded = 0, i;
+  int status = -1;
+  if (num_args > FX_STACK_ARGS) {
+    values = (PyObject**)PyMem_Malloc(sizeof(PyObject*) * (size_t)num_args);
+    if (values == NULL) {
+      PyErr_NoMemory();
+      goto fail;
+    }
+  }
+  for (; decoded < num_args; ++decoded) {
+    values[decoded] = fx_decode_borrowed(&args[decoded]);
+    if (values[decoded] == NULL) goto fail;
+  }
+  value = PyObject_Vectorcall((PyObject*)self, values, (size_t)num_args, NULL);
+  if (value == NULL) goto fail;
+  status = fx_encode_owned(value, result);
+  Py_DECREF(value);
+  if (status == 0) goto done;
+fail:
+  status = -1;
+  fx_error_to_raised();
+done:
+  for (i = 0; i < decoded; ++i) Py_DECREF(values[i]);
+  if (values != stack) PyMem_Free(values);
+  PyGILState_Release(gil);
+  return status;
+}
+
+static void py_deleter(void* self) {
+  PyGILState_STATE gil;
+  /* after (or during) interpreter shutdown the callable is gone with everything else */
+  if (!Py_IsInitialized() || FX_FINALIZING()) return;
+  gil = PyGILState_Ensure();
+  Py_DECREF((PyObject*)self);
+  PyGILState_Release(gil);
+}
+
+void* fx_function_from_callable(PyObject* callable) {
+  TVMFFIObjectHandle handle = NULL;
+  Py_INCREF(callable);
+  if (TVMFFIFunctionCreate(callable, py_safe_call, py_deleter, &handle) != 0) {
+    Py_DECREF(callable);
+    return fx_raise_last_error(), NULL;
+  }
+  return handle;
+}

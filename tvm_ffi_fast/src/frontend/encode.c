@@ -1,0 +1,607 @@
+/*
+ * encode.c -- Python values to TVMFFIAny: the encoding every call uses.
+ *
+ * The rules and their order are tvm_ffi_ref/convert.py's (its table is the
+ * spec; a kernel must not be able to tell which front end called it). The
+ * choice is made once per Python type, as there: by
+ * tvm_ffi_fast/convert.py's _choose_setter, which follows the reference's
+ * dispatch order line by line and returns either one of the FxKind codes
+ * encoded here, or a Python setter for the rare kinds (rvalue references,
+ * protocols, exceptions, opaque objects, ...), which then writes into the
+ * TVMFFIAny through ctypes. The choices are cached in a dict keyed by type.
+ *
+ * Before consulting the cache, the exact built-in types that dominate real
+ * calls (None, int, float, str, bool, Object subclasses, bytes, list, tuple,
+ * dict) go straight to their kind; each is what _choose_setter returns for
+ * that type, so the shortcut cannot change a result.
+ *
+ * Every slot starts zeroed, so the 16 bytes are exactly the reference's
+ * (whose ctypes arrays are zero-initialised).
+ */
+#include "frontend.h"
+
+/* ------------------------------------------------------------ scope */
+
+void fx_scope_init(FxScope* scope, PyObject* given_py_scope) {
+  scope->owned = scope->owned_inline;
+  scope->n_owned = 0;
+  scope->cap_owned = FX_SCOPE_INLINE;
+  scope->py_scope = given_py_scope;
+  scope->py_scope_given = given_py_scope != NULL;
+}
+
+int fx_scope_own(FxScope* scope, void* handle) {
+  if (FX_UNLIKELY(scope->n_owned == scope->cap_owned)) {
+    int capacity = scope->cap_owned * 2;
+    void** grown = (void**)PyMem_Malloc(sizeof(void*) * (size_t)capacity);
+    if (grown == NULL) {
+      fx_decref(handle);
+      PyErr_NoMemory();
+      return -1;
+    }
+    memcpy(grown, scope->owned, sizeof(void*) * (size_t)scope->n_owned);
+    if (scope->owned != scope->owned_inline) PyMem_Free(scope->owned);
+    scope->owned = grown;
+    scope->cap_owned = capacity;
+  }
+  scope->owned[scope->n_owned++] = handle;
+  return 0;
+}
+
+static PyObject* scope_python(FxScope* scope) {
+  if (scope->py_scope == NULL) {
+    PyObject* cls = fx_hook(FX_HOOK_CALL_SCOPE);
+    if (cls == NULL) return NULL;
+    scope->py_scope = PyObject_CallNoArgs(cls);
+  }
+  return scope->py_scope;
+}
+
+/* Hands our references to the caller's Python scope (whose close() drops them). */
+static int scope_hand_over(FxScope* scope) {
+  PyObject* owned = PyObject_GetAttr(scope->py_scope, fx_names.owned);
+  int i, status = owned == NULL ? -1 : 0;
+  for (i = 0; i < scope->n_owned; ++i) {
+    PyObject* handle = status == 0 ? PyLong_FromVoidPtr(scope->owned[i]) : NULL;
+    if (handle == NULL || PyList_Append(owned, handle) < 0) {
+      status = -1;
+      fx_decref(scope->owned[i]);
+    }
+    Py_XDECREF(handle);
+  }
+  Py_XDECREF(owned);
+  return status;
+}
+
+int fx_scope_close(FxScope* scope) {
+  int status = 0, i;
+  PyObject *type = NULL, *value = NULL, *traceback = NULL;
+  int pending = PyErr_Occurred() != NULL;
+  if (scope->py_scope != NULL || pending) PyErr_Fetch(&type, &value, &traceback);
+  if (scope->py_scope_given) {
+    if (scope->n_owned != 0 && scope_hand_over(scope) < 0) status = -1;
+  } else {
+    if (scope->py_scope != NULL) {
+      /* the Python fixups first (rvalue references settle), as CallScope.close does */
+      PyObject* done = PyObject_CallMethodNoArgs(scope->py_scope, fx_names.close);
+      if (done == NULL) status = -1;
+      Py_XDECREF(done);
+      Py_CLEAR(scope->py_scope);
+    }
+    for (i = 0; i < scope->n_owned; ++i) fx_decref(scope->owned[i]);
+  }
+  scope->n_owned = 0;
+  if (scope->owned != scope->owned_inline) {
+    PyMem_Free(scope->owned);
+    scope->owned = scope->owned_inline;
+    scope->cap_owned = FX_SCOPE_INLINE;
+  }
+  if (pending) {
+    /* the call's own error wins; one raised while cleaning up is reported, not lost */
+    if (status != 0) PyErr_WriteUnraisable(NULL);
+    PyErr_Restore(type, value, traceback);
+    return -1;
+  }
+  if (type != NULL) PyErr_Restore(type, value, traceback);
+  return status;
+}
+
+/* ------------------------------------------------------------ scalars */
+
+static int encode_object_handle(void* handle, TVMFFIAny* out) {
+  out->type_index = fx_header_index(handle);
+  out->v_ptr = handle;
+  return 0;
+}
+
+static int encode_object(PyObject* value, TVMFFIAny* out) {
+  void* handle = fx_object_handle_checked(value);
+  if (handle == NULL) return -1;
+  return encode_object_handle(handle, out);
+}
+
+/* An object made for this call: passed borrowed, released by the scope after it. */
+static int encode_made(void* handle, TVMFFIAny* out, FxScope* scope) {
+  if (handle == NULL) return -1;
+  encode_object_handle(handle, out);
+  return fx_scope_own(scope, handle);
+}
+
+/* Integers beyond int64: a BigInt of minimal two's-complement int64 words. */
+static int encode_bigint(PyObject* value, TVMFFIAny* out, FxScope* scope) {
+  size_t bits = _PyLong_NumBits(value), n_words, i;
+  int64_t* words;
+  TVMFFIByteArray content;
+  int status;
+  if (bits == (size_t)-1 && PyErr_Occurred()) return -1;
+  n_words = bits / 64 + 1; /* room for the sign bit */
+  words = (int64_t*)PyMem_Calloc(n_words, sizeof(int64_t));
+  if (words == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+#if PY_VERSION_HEX >= 0x030D0000
+  status = _PyLong_AsByteArray((PyLongObject*)value, (unsigned char*)words, n_words * 8, 1, 1, 1);
+#else
+  status = _PyLong_AsByteArray((PyLongObject*)value, (unsigned char*)words, n_words * 8, 1, 1);
+#endif
+  if (status < 0) {
+    PyMem_Free(words);
+    return -1;
+  }
+  /* drop words that only repeat the sign of the one below */
+  for (i = n_words; i > 1; --i) {
+    if (!((words[i - 1] == 0 && words[i - 2] >= 0) || (words[i - 1] == -1 && words[i - 2] < 0))) {
+      break;
+    }
+  }
+  content.data = (const char*)words;
+  content.size = i * sizeof(int64_t);
+  status = TVMFFIBigIntFromByteArray(&content, out);
+  PyMem_Free(words);
+  if (status != 0) {
+    fx_any_clear(out);
+    fx_raise_last_error();
+    return -1;
+  }
+  if (out->type_index >= kTVMFFIStaticObjectBegin) return fx_scope_own(scope, out->v_ptr);
+  return 0;
+}
+
+static int encode_long(PyObject* value, TVMFFIAny* out, FxScope* scope) {
+  int overflow;
+  long long x = PyLong_AsLongLongAndOverflow(value, &overflow);
+  if (FX_LIKELY(overflow == 0)) {
+    if (x == -1 && PyErr_Occurred()) return -1;
+    out->type_index = kTVMFFIInt;
+    out->v_int64 = x;
+    return 0;
+  }
+  return encode_bigint(value, out, scope);
+}
+
+int fx_make_str_or_bytes(const char* data, Py_ssize_t size, int is_str, TVMFFIAny* out) {
+  TVMFFIByteArray array;
+  int status;
+  if (size <= 7) {
+    /* inline, NUL-padded: exactly what TVMFFIStringFromByteArray makes */
+    out->type_index = is_str ? kTVMFFISmallStr : kTVMFFISmallBytes;
+    out->small_str_len = (uint32_t)size;
+    out->v_int64 = 0;
+    if (size > 0) memcpy(out->v_bytes, data, (size_t)size);
+    return 0;
+  }
+  array.data = data;
+  array.size = (size_t)size;
+  status = is_str ? TVMFFIStringFromByteArray(&array, out) : TVMFFIBytesFromByteArray(&array, out);
+  if (status != 0) {
+    fx_any_clear(out);
+    fx_raise_last_error();
+    return -1;
+  }
+  return 0;
+}
+
+static int encode_text(const char* data, Py_ssize_t size, int is_str, TVMFFIAny* out,
+                       FxScope* scope) {
+  if (fx_make_str_or_bytes(data, size, is_str, out) < 0) return -1;
+  if (out->type_index >= kTVMFFIStaticObjectBegin) return fx_scope_own(scope, out->v_ptr);
+  return 0;
+}
+
+static int encode_unicode(PyObject* value, TVMFFIAny* out, FxScope* scope) {
+  Py_ssize_t size;
+  const char* data = PyUnicode_AsUTF8AndSize(value, &size); /* strict: surrogates raise */
+  if (data == NULL) return -1;
+  return encode_text(data, size, 1, out, scope);
+}
+
+/* bytes(value) for bytes subclasses and bytearray. */
+static int encode_bytes_like(PyObject* value, TVMFFIAny* out, FxScope* scope) {
+  PyObject* copy;
+  int status;
+  if (PyByteArray_Check(value)) {
+    return encode_text(PyByteArray_AS_STRING(value), PyByteArray_GET_SIZE(value), 0, out, scope);
+  }
+  copy = PyObject_Bytes(value);
+  if (copy == NULL) return -1;
+  status = encode_text(PyBytes_AS_STRING(copy), PyBytes_GET_SIZE(copy), 0, out, scope);
+  Py_DECREF(copy);
+  return status;
+}
+
+static int as_long(PyObject* item, long* out) {
+  *out = PyLong_AsLong(item);
+  return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* dtype: its (code, bits, lanes), as kTVMFFIDataType. */
+static int encode_dtype(PyObject* value, TVMFFIAny* out) {
+  PyObject *triple = PyObject_GetAttr(value, fx_names.dtype_tuple), *items;
+  long code, bits, lanes;
+  int status = -1;
+  if (triple == NULL) return -1;
+  items = PySequence_Fast(triple, "a dtype tuple must be (code, bits, lanes)");
+  Py_DECREF(triple);
+  if (items == NULL) return -1;
+  if (PySequence_Fast_GET_SIZE(items) != 3) {
+    PyErr_Format(PyExc_ValueError, "too many values to unpack (expected 3)");
+  } else if (as_long(PySequence_Fast_GET_ITEM(items, 0), &code) == 0 &&
+             as_long(PySequence_Fast_GET_ITEM(items, 1), &bits) == 0 &&
+             as_long(PySequence_Fast_GET_ITEM(items, 2), &lanes) == 0) {
+    out->type_index = kTVMFFIDataType;
+    out->v_dtype.code = (uint8_t)code;
+    out->v_dtype.bits = (uint8_t)bits;
+    out->v_dtype.lanes = (uint16_t)lanes;
+    status = 0;
+  }
+  Py_DECREF(items);
+  return status;
+}
+
+/* Device: (value.dlpack_device_type(), value.index), as kTVMFFIDevice. */
+static int encode_device(PyObject* value, TVMFFIAny* out) {
+  PyObject* type = PyObject_CallMethodNoArgs(value, fx_names.dlpack_device_type);
+  PyObject* index = type ? PyObject_GetAttr(value, fx_names.index) : NULL;
+  long device_type, device_id;
+  int status = -1;
+  if (index != NULL && as_long(type, &device_type) == 0 && as_long(index, &device_id) == 0) {
+    out->type_index = kTVMFFIDevice;
+    out->v_device.device_type = (DLDeviceType)device_type;
+    out->v_device.device_id = (int32_t)device_id;
+    status = 0;
+  }
+  Py_XDECREF(type);
+  Py_XDECREF(index);
+  return status;
+}
+
+/* String/Bytes/Shape: the object they came from, when they have one. */
+static int encode_native(PyObject* value, FxKind kind, TVMFFIAny* out, FxScope* scope) {
+  PyObject* cached = PyObject_GetAttr(value, fx_names.cached_object);
+  int status;
+  if (cached == NULL) return -1;
+  if (cached != Py_None) {
+    if (!PyObject_TypeCheck(cached, fx_object_type)) {
+      PyErr_Format(PyExc_TypeError, "_tvm_ffi_cached_object must be an Object, not %s",
+                   fx_type_name(Py_TYPE(cached)));
+      status = -1;
+    } else {
+      status = encode_object(cached, out);
+    }
+  } else if (kind == FX_KIND_NATIVE_STR) {
+    status = encode_unicode(value, out, scope);
+  } else if (kind == FX_KIND_NATIVE_BYTES) {
+    status = encode_text(PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value), 0, out, scope);
+  } else {
+    PyErr_SetString(PyExc_ValueError, "this Shape has no object behind it");
+    status = -1;
+  }
+  Py_DECREF(cached);
+  return status;
+}
+
+static int encode_void_p(PyObject* value, TVMFFIAny* out) {
+  PyObject* address = PyObject_GetAttr(value, fx_names.value);
+  void* pointer = NULL;
+  if (address == NULL) return -1;
+  if (address != Py_None) pointer = PyLong_AsVoidPtr(address);
+  Py_DECREF(address);
+  if (pointer == NULL && PyErr_Occurred()) return -1;
+  out->type_index = kTVMFFIOpaquePtr;
+  out->v_ptr = pointer;
+  return 0;
+}
+
+/* ------------------------------------------------------------ containers */
+
+#define FX_STACK_ARGS 16
+
+/* Encodes items into args with a scope of their own, calls a constructor, releases the scope. */
+static void* construct(FxGlobal which, PyObject* const* items, Py_ssize_t n) {
+  TVMFFIAny stack[FX_STACK_ARGS], *args = stack, result;
+  FxScope scope;
+  void *func, *made = NULL;
+  Py_ssize_t i;
+  if (n > INT32_MAX) {
+    PyErr_SetString(PyExc_OverflowError, "too many elements for one TVM FFI call");
+    return NULL;
+  }
+  if (n > FX_STACK_ARGS) {
+    args = (TVMFFIAny*)PyMem_Malloc(sizeof(TVMFFIAny) * (size_t)n);
+    if (args == NULL) return PyErr_NoMemory(), NULL;
+  }
+  fx_scope_init(&scope, NULL);
+  if (Py_EnterRecursiveCall(" while converting a container to TVM FFI")) goto done;
+  for (i = 0; i < n; ++i) {
+    if (fx_encode(items[i], &args[i], &scope) < 0) goto leave;
+  }
+  func = fx_global(which);
+  if (func == NULL) goto leave;
+  fx_any_clear(&result);
+  if (fx_call_runtime(func, args, (int32_t)n, &result) < 0) goto leave;
+  if (result.type_index < kTVMFFIStaticObjectBegin) {
+    PyErr_SetString(PyExc_RuntimeError, "a container constructor returned no object");
+    goto leave;
+  }
+  made = result.v_ptr;
+leave:
+  Py_LeaveRecursiveCall();
+done:
+  if (fx_scope_close(&scope) < 0 && made != NULL) {
+    fx_decref(made);
+    made = NULL;
+  }
+  if (args != stack) PyMem_Free(args);
+  return made;
+}
+
+void* fx_new_array(PyObject* const* items, Py_ssize_t n) {
+  return construct(FX_G_ARRAY, items, n);
+}
+
+void* fx_new_map(PyObject* const* flat, Py_ssize_t n_flat, int mutable_) {
+  return construct(mutable_ ? FX_G_DICT : FX_G_MAP, flat, n_flat);
+}
+
+/* tuple/list: an Array of list(value) (a snapshot: converting may run Python code). */
+static int encode_sequence(PyObject* value, TVMFFIAny* out, FxScope* scope) {
+  PyObject* items;
+  void* handle;
+  if (PyTuple_CheckExact(value)) {
+    items = value;
+    Py_INCREF(items);
+  } else if (PyList_CheckExact(value)) {
+    items = PyList_AsTuple(value);
+  } else {
+    items = PySequence_List(value);
+  }
+  if (items == NULL) return -1;
+  handle = fx_new_array(PySequence_Fast_ITEMS(items), PySequence_Fast_GET_SIZE(items));
+  Py_DECREF(items);
+  return encode_made(handle, out, scope);
+}
+
+PyObject* fx_flatten_pairs(PyObject* pairs) {
+  PyObject *items = PySequence_Fast(pairs, "expected a sequence of pairs"), *flat, *x;
+  Py_ssize_t i, n;
+  if (items == NULL) return NULL;
+  n = PySequence_Fast_GET_SIZE(items);
+  flat = PyList_New(0);
+  for (i = 0; flat != NULL && i < n; ++i) {
+    PyObject* pair = PySequence_Fast_GET_ITEM(items, i);
+    PyObject* iterator;
+    if (PyTuple_CheckExact(pair) && PyTuple_GET_SIZE(pair) == 2) {
+      if (PyList_Append(flat, PyTuple_GET_ITEM(pair, 0)) < 0 ||
+          PyList_Append(flat, PyTuple_GET_ITEM(pair, 1)) < 0) {
+        Py_CLEAR(flat);
+      }
+      continue;
+    }
+    iterator = PyObject_GetIter(pair);
+    if (iterator == NULL) {
+      Py_CLEAR(flat);
+      break;
+    }
+    while ((x = PyIter_Next(iterator)) != NULL) {
+      int appended = PyList_Append(flat, x);
+      Py_DECREF(x);
+      if (appended < 0) break;
+    }
+    Py_DECREF(iterator);
+    if (PyErr_Occurred()) Py_CLEAR(flat);
+  }
+  Py_DECREF(items);
+  return flat;
+}
+
+/* dict: a Map of the pairs of list(value.items()), flattened as ffi.Map takes them. */
+static int encode_dict(PyObject* value, TVMFFIAny* out, FxScope* scope) {
+  PyObject* flat;
+  void* handle;
+  if (PyDict_CheckExact(value)) {
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *key, *item;
+    flat = PyTuple_New(PyDict_GET_SIZE(value) * 2);
+    if (flat == NULL) return -1;
+    while (PyDict_Next(value, &pos, &key, &item)) {
+      Py_INCREF(key);
+      Py_INCREF(item);
+      PyTuple_SET_ITEM(flat, i++, key);
+      PyTuple_SET_ITEM(flat, i++, item);
+    }
+  } else {
+    PyObject *items = PyObject_CallMethodNoArgs(value, fx_names.items), *pairs;
+    if (items == NULL) return -1;
+    pairs = PySequence_List(items);
+    Py_DECREF(items);
+    if (pairs == NULL) return -1;
+    flat = fx_flatten_pairs(pairs);
+    Py_DECREF(pairs);
+    if (flat == NULL) return -1;
+  }
+  handle = fx_new_map(PySequence_Fast_ITEMS(flat), PySequence_Fast_GET_SIZE(flat), 0);
+  Py_DECREF(flat);
+  return encode_made(handle, out, scope);
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+static PyObject* kind_cache;
+
+PyObject* fx_kind_cache(void) {
+  if (kind_cache == NULL) kind_cache = PyDict_New();
+  return kind_cache;
+}
+
+static int encode_kind(long kind, PyObject* value, TVMFFIAny* out, FxScope* scope) {
+  switch (kind) {
+    case FX_KIND_NONE:
+      return 0;
+    case FX_KIND_OBJECT:
+      return encode_object(value, out);
+    case FX_KIND_DLPACK:
+      return encode_made(fx_tensor_from_producer(value), out, scope);
+    case FX_KIND_BOOL: {
+      int truth = PyObject_IsTrue(value);
+      if (truth < 0) return -1;
+      out->type_index = kTVMFFIBool;
+      out->v_int64 = truth;
+      return 0;
+    }
+    case FX_KIND_INT: {
+      PyObject* number = PyNumber_Long(value); /* int(value) */
+      int status;
+      if (number == NULL) return -1;
+      status = encode_long(number, out, scope);
+      Py_DECREF(number);
+      return status;
+    }
+    case FX_KIND_FLOAT: {
+      double x = PyFloat_AsDouble(value); /* float(value) */
+      if (x == -1.0 && PyErr_Occurred()) return -1;
+      out->type_index = kTVMFFIFloat;
+      out->v_float64 = x;
+      return 0;
+    }
+    case FX_KIND_DTYPE:
+      return encode_dtype(value, out);
+    case FX_KIND_DEVICE:
+      return encode_device(value, out);
+    case FX_KIND_NATIVE_STR:
+    case FX_KIND_NATIVE_BYTES:
+    case FX_KIND_NATIVE_SHAPE:
+      return encode_native(value, (FxKind)kind, out, scope);
+    case FX_KIND_STR:
+      return encode_unicode(value, out, scope);
+    case FX_KIND_BYTES:
+      return encode_bytes_like(value, out, scope);
+    case FX_KIND_SEQUENCE:
+      return encode_sequence(value, out, scope);
+    case FX_KIND_DICT:
+      return encode_dict(value, out, scope);
+    case FX_KIND_VOID_P:
+      return encode_void_p(value, out);
+    case FX_KIND_CALLABLE:
+      return encode_made(fx_function_from_callable(value), out, scope);
+    default:
+      PyErr_Format(PyExc_SystemError, "unknown argument kind %ld", kind);
+      return -1;
+  }
+}
+
+/* A rare kind: its Python setter writes into *out through ctypes (convert._fallback_set). */
+static int encode_with_python(PyObject* setter, PyObject* value, TVMFFIAny* out,
+                              FxScope* scope) {
+  PyObject *py_scope = scope_python(scope), *fallback, *address, *done;
+  PyObject* args[4];
+  if (py_scope == NULL) return -1;
+  fallback = fx_hook(FX_HOOK_FALLBACK_SET);
+  if (fallback == NULL) return -1;
+  address = PyLong_FromVoidPtr(out);
+  if (address == NULL) return -1;
+  args[0] = setter;
+  args[1] = address;
+  args[2] = value;
+  args[3] = py_scope;
+  done = PyObject_Vectorcall(fallback, args, 4, NULL);
+  Py_DECREF(address);
+  if (done == NULL) return -1;
+  Py_DECREF(done);
+  return 0;
+}
+
+static int encode_chosen(PyObject* value, TVMFFIAny* out, FxScope* scope) {
+  PyObject* type = (PyObject*)Py_TYPE(value);
+  PyObject* choice = PyDict_GetItemWithError(kind_cache, type);
+  int status;
+  if (choice != NULL) {
+    Py_INCREF(choice);
+  } else {
+    PyObject* chooser;
+    if (PyErr_Occurred()) return -1;
+    chooser = fx_hook(FX_HOOK_CHOOSE_SETTER);
+    if (chooser == NULL) return -1;
+    choice = PyObject_CallOneArg(chooser, value);
+    if (choice == NULL) return -1;
+    if (PyDict_SetItem(kind_cache, type, choice) < 0) {
+      Py_DECREF(choice);
+      return -1;
+    }
+  }
+  if (PyLong_CheckExact(choice)) {
+    status = encode_kind(PyLong_AsLong(choice), value, out, scope);
+  } else {
+    status = encode_with_python(choice, value, out, scope);
+  }
+  Py_DECREF(choice);
+  return status;
+}
+
+int fx_encode(PyObject* value, TVMFFIAny* out, FxScope* scope) {
+  PyTypeObject* type = Py_TYPE(value);
+  fx_any_clear(out);
+  if (value == Py_None) return 0;
+  if (type == &PyLong_Type) return encode_long(value, out, scope);
+  if (type == &PyFloat_Type) {
+    out->type_index = kTVMFFIFloat;
+    out->v_float64 = PyFloat_AS_DOUBLE(value);
+    return 0;
+  }
+  if (type == &PyUnicode_Type) return encode_unicode(value, out, scope);
+  if (type == &PyBool_Type) {
+    out->type_index = kTVMFFIBool;
+    out->v_int64 = value == Py_True;
+    return 0;
+  }
+  if (PyObject_TypeCheck(value, fx_object_type)) return encode_object(value, out);
+  if (type == &PyBytes_Type) {
+    return encode_text(PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value), 0, out, scope);
+  }
+  if (type == &PyList_Type || type == &PyTuple_Type) return encode_sequence(value, out, scope);
+  if (type == &PyDict_Type) return encode_dict(value, out, scope);
+  return encode_chosen(value, out, scope);
+}
+
+int fx_encode_owned(PyObject* value, TVMFFIAny* out) {
+  FxScope scope;
+  int status, owned = 0;
+  fx_scope_init(&scope, NULL);
+  status = fx_encode(value, out, &scope);
+  if (status == 0) {
+    if (out->type_index == kTVMFFIObjectRValueRef) {
+      PyErr_SetString(PyExc_TypeError, "a result cannot be a moved reference");
+      status = -1;
+    } else if (out->type_index >= kTVMFFIStaticObjectBegin) {
+      fx_incref(out->v_ptr);
+      owned = 1;
+    }
+  }
+  if (fx_scope_close(&scope) < 0) status = -1;
+  if (status < 0) {
+    /* never leave a half-made value where the caller's result destructor would release it */
+    if (owned) fx_decref(out->v_ptr);
+    fx_any_clear(out);
+  }
+  return status;
+}

@@ -1,0 +1,291 @@
+/*
+ * frontend.h -- the CPython-facing C of tvm_ffi_fast: the module tvm_ffi_fast._frontend.
+ *
+ * The fast package's Python API is tvm_ffi_ref's shared pure-Python modules
+ * over a compiled *core*. This directory is that core: the Object and
+ * Function extension types, the packed call (Python values encoded to
+ * TVMFFIAny, the call, the result decoded), the call-rule checks, errors in
+ * both directions and Python callables as Function objects. The encoding
+ * rules are tvm_ffi_ref/convert.py's, in its dispatch order; the rare kinds
+ * are decided and written by tvm_ffi_fast/convert.py (Python) and reached
+ * from here through hooks.
+ *
+ * The core speaks to the runtime through the C ABI alone (the TVMFFI*
+ * exports of libtvm_ffi.so and the ffi.* global functions), so it works over
+ * whichever runtime serves the process, exactly as tvm_ffi_ref's front end
+ * does when it shares another runtime. Reference counts follow the header's
+ * atomic protocol inline, as C++ compiled from upstream's headers does.
+ *
+ * Every function here runs with the GIL held unless it says otherwise.
+ */
+#ifndef TVM_FFI_FAST_FRONTEND_H_
+#define TVM_FFI_FAST_FRONTEND_H_
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <tvm/ffi/c_api.h>
+
+#define FX_HIDDEN __attribute__((visibility("hidden")))
+#define FX_LIKELY(x) __builtin_expect(!!(x), 1)
+#define FX_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* The cells follow the 24-byte object header. */
+#define FX_CELL(handle, type) ((type*)((char*)(handle) + sizeof(TVMFFIObject)))
+
+#if PY_VERSION_HEX >= 0x030D0000
+#define FX_FINALIZING() Py_IsFinalizing()
+#else
+#define FX_FINALIZING() _Py_IsFinalizing()
+#endif
+
+/* ------------------------------------------------------ reference counts */
+
+/*
+ * The combined count of the header (c_api.h): strong references in the low
+ * 32 bits, weak in the high 32, all strong references together holding one
+ * weak. The same protocol C++ kernels inline, so either side may drop the
+ * last reference; no call into libtvm_ffi.so is needed.
+ */
+static inline void fx_incref(void* handle) {
+  __atomic_fetch_add(&((TVMFFIObject*)handle)->combined_ref_count, (uint64_t)1,
+                     __ATOMIC_RELAXED);
+}
+
+static inline void fx_decref(void* handle) {
+  const uint64_t strong_one = 1, weak_one = (uint64_t)1 << 32;
+  TVMFFIObject* obj = (TVMFFIObject*)handle;
+  uint64_t before = __atomic_fetch_sub(&obj->combined_ref_count, strong_one, __ATOMIC_RELEASE);
+  if (before == (strong_one | weak_one)) {
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (obj->deleter != NULL) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
+  } else if ((before & (weak_one - 1)) == strong_one) {
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (obj->deleter != NULL) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskStrong);
+    if (__atomic_fetch_sub(&obj->combined_ref_count, weak_one, __ATOMIC_RELEASE) == weak_one) {
+      __atomic_thread_fence(__ATOMIC_ACQUIRE);
+      if (obj->deleter != NULL) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
+    }
+  }
+}
+
+static inline int32_t fx_header_index(const void* handle) {
+  return ((const TVMFFIObject*)handle)->type_index;
+}
+
+/* type(x).__name__ for messages (heap types made from a spec carry their module in tp_name). */
+static inline const char* fx_type_name(PyTypeObject* type) {
+  const char* dot = strrchr(type->tp_name, '.');
+  return dot ? dot + 1 : type->tp_name;
+}
+
+/* A zeroed TVMFFIAny (kTVMFFINone): what every argument slot starts as. */
+static inline void fx_any_clear(TVMFFIAny* value) {
+  value->type_index = kTVMFFINone;
+  value->zero_padding = 0;
+  value->v_int64 = 0;
+}
+
+/* ------------------------------------------------------ extension types */
+
+/* An Object wrapper: owns one strong reference to `handle` (NULL when empty). */
+typedef struct {
+  PyObject_HEAD
+  void* handle;
+  PyObject* weakreflist;
+} FxObject;
+
+/* A Function wrapper: an Object plus its vectorcall entry. */
+typedef struct {
+  FxObject base;
+  vectorcallfunc vectorcall;
+} FxFunction;
+
+/* object.c */
+FX_HIDDEN extern PyTypeObject* fx_object_type;
+FX_HIDDEN extern PyTypeObject* fx_function_type;
+FX_HIDDEN int fx_object_types_init(PyObject* module);
+/* A new instance of cls (tp_new, as cls.__new__(cls)) taking over `handle`; on failure the
+ * reference is released. */
+FX_HIDDEN PyObject* fx_object_adopt(PyTypeObject* cls, void* handle);
+/* The handle of an Object argument (Python error and NULL when empty). */
+FX_HIDDEN void* fx_object_handle_checked(PyObject* value);
+
+/* function.c */
+FX_HIDDEN PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
+                                           PyObject* kwnames);
+/* Calls a Function handle's safe_call directly (what TVMFFIFunctionCall does, minus a hop). */
+static inline int fx_safe_call(void* func, TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  return FX_CELL(func, TVMFFIFunctionCell)->safe_call(func, args, num_args, result);
+}
+/* The Python value of a finished call (status and owned result), or NULL with the exception. */
+FX_HIDDEN PyObject* fx_finish_call(int status, TVMFFIAny* result);
+FX_HIDDEN PyObject* fx_py_get_global_func(PyObject* self, PyObject* const* args,
+                                          Py_ssize_t nargs, PyObject* kwnames);
+
+/* ------------------------------------------------------ class table */
+
+/* How a type index's Python class is made from an owned handle (set from object.py). */
+typedef enum {
+  FX_MODE_PLAIN = 0,  /* cls.__new__(cls), then the handle: Object._adopt */
+  FX_MODE_STR = 1,    /* string.String._tvm_ffi_from_handle, done here */
+  FX_MODE_BYTES = 2,  /* string.Bytes._tvm_ffi_from_handle, done here */
+  FX_MODE_SHAPE = 3,  /* tensor.Shape._tvm_ffi_from_handle, done here */
+  FX_MODE_FROM_HANDLE = 4, /* cls._tvm_ffi_from_handle(handle), in Python */
+  FX_MODE_ADOPT = 5   /* cls._adopt(handle), in Python (the class overrides it) */
+} FxWrapMode;
+
+/* decode.c */
+FX_HIDDEN int fx_register_class(int32_t type_index, PyObject* cls, int mode);
+/* The Python value for an owned object reference of type_index (takes the reference). */
+FX_HIDDEN PyObject* fx_wrap_owned(void* handle, int32_t type_index);
+/* The Python value of an owned TVMFFIAny (takes its reference, even on failure). */
+FX_HIDDEN PyObject* fx_decode_owned(TVMFFIAny* value);
+/* The Python value of a borrowed TVMFFIAny (a callback argument, a container element). */
+FX_HIDDEN PyObject* fx_decode_borrowed(const TVMFFIAny* value);
+
+/* ------------------------------------------------------ encoding */
+
+/*
+ * What must outlive one call: references made for it (long strings, Arrays
+ * made from lists, Functions made from callables, imported tensors), dropped
+ * when it returns, and, only when a rare kind needed Python, the Python
+ * CallScope (tvm_ffi_fast/convert.py) its setter used.
+ */
+#define FX_SCOPE_INLINE 8
+typedef struct {
+  void** owned;
+  int n_owned;
+  int cap_owned;
+  void* owned_inline[FX_SCOPE_INLINE];
+  PyObject* py_scope;  /* NULL until needed */
+  int py_scope_given;  /* py_scope belongs to the caller: hand our references to it */
+} FxScope;
+
+/* The kinds of Python value this file encodes itself (convert.py's chooser returns them). */
+typedef enum {
+  FX_KIND_NONE = 0,
+  FX_KIND_OBJECT,
+  FX_KIND_DLPACK,
+  FX_KIND_BOOL,
+  FX_KIND_INT,
+  FX_KIND_FLOAT,
+  FX_KIND_DTYPE,
+  FX_KIND_DEVICE,
+  FX_KIND_NATIVE_STR,
+  FX_KIND_NATIVE_BYTES,
+  FX_KIND_NATIVE_SHAPE,
+  FX_KIND_STR,
+  FX_KIND_BYTES,
+  FX_KIND_SEQUENCE,
+  FX_KIND_DICT,
+  FX_KIND_VOID_P,
+  FX_KIND_CALLABLE,
+  FX_KIND_COUNT
+} FxKind;
+
+/* encode.c */
+FX_HIDDEN void fx_scope_init(FxScope* scope, PyObject* given_py_scope);
+/* Records a reference the scope releases; on failure releases it now and returns -1. */
+FX_HIDDEN int fx_scope_own(FxScope* scope, void* handle);
+/* Runs the Python fixups and drops the references; keeps a pending exception. 0 or -1. */
+FX_HIDDEN int fx_scope_close(FxScope* scope);
+/* Writes value into *out as a borrowed argument. 0, or -1 with a Python exception. */
+FX_HIDDEN int fx_encode(PyObject* value, TVMFFIAny* out, FxScope* scope);
+/* Writes value into *out as an owned value (a callback's result, convert()). */
+FX_HIDDEN int fx_encode_owned(PyObject* value, TVMFFIAny* out);
+/* An owned str/bytes value: inline when at most 7 bytes, else a String/Bytes object. */
+FX_HIDDEN int fx_make_str_or_bytes(const char* data, Py_ssize_t size, int is_str,
+                                   TVMFFIAny* out);
+/* New owned Array / Map / Dict handles holding converted values; NULL with an exception. */
+FX_HIDDEN void* fx_new_array(PyObject* const* items, Py_ssize_t n);
+FX_HIDDEN void* fx_new_map(PyObject* const* flat, Py_ssize_t n_flat, int mutable_);
+FX_HIDDEN PyObject* fx_kind_cache(void);
+/* [k0, v0, k1, v1, ...] of a list of pairs, as `[x for kv in pairs for x in kv]`. */
+FX_HIDDEN PyObject* fx_flatten_pairs(PyObject* pairs);
+
+/* dlpack.c */
+/* A new Tensor handle sharing the memory of a DLPack producer (value.__dlpack__()). */
+FX_HIDDEN void* fx_tensor_from_producer(PyObject* value);
+/* Hands a managed tensor to the runtime (TVMFFITensorFromDLPack[Versioned]). */
+FX_HIDDEN void* fx_import_managed(void* managed, int versioned, int32_t require_alignment,
+                                  int32_t require_contiguous);
+
+/* callback.c */
+/* A new Function handle whose safe_call calls the Python callable. */
+FX_HIDDEN void* fx_function_from_callable(PyObject* callable);
+
+/* errors.c */
+/* Raises the Python exception for this thread's raised error (always returns NULL). */
+FX_HIDDEN PyObject* fx_raise_last_error(void);
+/* The raised error as an Error wrapper (None when nothing was raised). */
+FX_HIDDEN PyObject* fx_take_last_error(void);
+/* Raises the exception for a failed status of a function we called ourselves. */
+FX_HIDDEN PyObject* fx_raise_status(int status);
+/* Moves the pending Python exception into the thread's raised error (a callback failed). */
+FX_HIDDEN void fx_error_to_raised(void);
+
+/* rules.c */
+/* 0 when an owned result obeys the calling convention, else -1 with ABIViolation raised. */
+FX_HIDDEN int fx_check_result(const TVMFFIAny* result);
+FX_HIDDEN PyObject* fx_raise_violation(const char* rule, const char* format, ...);
+
+/* globals.c: ffi.* functions the core calls, looked up once and kept. */
+typedef enum {
+  FX_G_ARRAY = 0,
+  FX_G_MAP,
+  FX_G_DICT,
+  FX_G_MAP_GET_ITEM_OR_MISSING,
+  FX_G_DICT_GET_ITEM_OR_MISSING,
+  FX_G_COUNT
+} FxGlobal;
+/* The function handle (borrowed, kept for the process) or NULL with an exception. */
+FX_HIDDEN void* fx_global(FxGlobal which);
+/* The handle ffi.GetInvalidObject returns (the "missing" marker of map lookups). */
+FX_HIDDEN void* fx_missing_marker(void);
+/* Calls a runtime function with packed args, turning a failure into a Python exception. */
+FX_HIDDEN int fx_call_runtime(void* func, TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
+
+/* ------------------------------------------------------ module state */
+
+/* Python objects the C reaches: resolved from the package's modules on first use. */
+typedef enum {
+  FX_HOOK_CHOOSE_SETTER = 0, /* convert._choose_setter(value) -> kind or Python setter */
+  FX_HOOK_FALLBACK_SET,      /* convert._fallback_set(setter, address, value, scope) */
+  FX_HOOK_CALL_SCOPE,        /* convert.CallScope */
+  FX_HOOK_CLASS_FOR_INDEX,   /* object.class_for_type_index */
+  FX_HOOK_DTYPE_FROM_TUPLE,  /* dtype.dtype_from_tuple */
+  FX_HOOK_DEVICE_FROM_PAIR,  /* device.Device._from_pair */
+  FX_HOOK_TENSOR_VIEW,       /* tensor.Tensor._view_of_dltensor */
+  FX_HOOK_ABI_VIOLATION,     /* rules.ABIViolation */
+  FX_HOOK_ERROR_RAISED,      /* function.exception_to_error_raised */
+  FX_HOOK_C_VOID_P,          /* ctypes.c_void_p */
+  FX_HOOK_COUNT
+} FxHook;
+
+/* The hook (borrowed) or NULL with an exception. */
+FX_HIDDEN PyObject* fx_hook(FxHook which);
+
+/* Interned attribute names. */
+typedef struct {
+  PyObject* cached_object; /* _tvm_ffi_cached_object */
+  PyObject* dtype_tuple;   /* _tvm_ffi_dtype_tuple */
+  PyObject* dlpack;        /* __dlpack__ */
+  PyObject* dlpack_device_type; /* dlpack_device_type */
+  PyObject* index;         /* index */
+  PyObject* value;         /* value */
+  PyObject* py_error;      /* py_error */
+  PyObject* close;         /* close */
+  PyObject* owned;         /* owned */
+  PyObject* items;         /* items */
+  PyObject* adopt;         /* _adopt */
+  PyObject* from_handle;   /* _tvm_ffi_from_handle */
+  PyObject* empty_tuple;   /* () */
+} FxNames;
+FX_HIDDEN extern FxNames fx_names;
+
+/* pyapi.c: the module's functions (what tvm_ffi_fast's Python modules call). */
+FX_HIDDEN extern PyMethodDef fx_module_methods[];
+
+#endif /* TVM_FFI_FAST_FRONTEND_H_ */

@@ -1,0 +1,128 @@
+/*
+ * function.c -- the packed call: Function.__call__ as vectorcall, and global lookups.
+ *
+ * A call encodes the arguments into TVMFFIAny slots on the C stack (encode.c),
+ * calls the function's safe_call with the function object itself as handle
+ * (what TVMFFIFunctionCall does, minus one hop) with the GIL released, as
+ * upstream does by default and as ctypes does for the reference front end,
+ * releases what the encoding made for the call, then checks the status and
+ * result against the calling convention (rules.c) and decodes the result
+ * (decode.c) or raises the error (errors.c): tvm_ffi_ref's Function.__call__
+ * and finish_call, step for step.
+ */
+#include "frontend.h"
+
+#define FX_STACK_ARGS 8
+
+PyObject* fx_finish_call(int status, TVMFFIAny* result) {
+  if (FX_LIKELY(status == 0)) {
+    if (FX_UNLIKELY(fx_check_result(result) < 0)) return NULL;
+    return fx_decode_owned(result);
+  }
+  return fx_raise_status(status);
+}
+
+static PyObject* reject_keywords(PyObject* kwnames) {
+  PyErr_Format(PyExc_TypeError, "Function.__call__() got an unexpected keyword argument '%U'",
+               PyTuple_GET_ITEM(kwnames, 0));
+  return NULL;
+}
+
+PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
+                                 PyObject* kwnames) {
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf), i;
+  void* handle = ((FxObject*)self)->handle;
+  TVMFFIAny stack[FX_STACK_ARGS], *packed = stack, result;
+  FxScope scope;
+  int status;
+  if (FX_UNLIKELY(kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
+    return reject_keywords(kwnames);
+  }
+  if (FX_UNLIKELY(handle == NULL)) {
+    PyErr_SetString(PyExc_ValueError, "cannot call an empty Function (its handle was moved)");
+    return NULL;
+  }
+  if (FX_UNLIKELY(n > FX_STACK_ARGS)) {
+    if (n > INT32_MAX) {
+      PyErr_SetString(PyExc_OverflowError, "too many arguments for one TVM FFI call");
+      return NULL;
+    }
+    packed = (TVMFFIAny*)PyMem_Malloc(sizeof(TVMFFIAny) * (size_t)n);
+    if (packed == NULL) return PyErr_NoMemory();
+  }
+  fx_scope_init(&scope, NULL);
+  for (i = 0; i < n; ++i) {
+    if (FX_UNLIKELY(fx_encode(args[i], &packed[i], &scope) < 0)) {
+      fx_scope_close(&scope);
+      if (packed != stack) PyMem_Free(packed);
+      return NULL;
+    }
+  }
+  fx_any_clear(&result);
+  Py_BEGIN_ALLOW_THREADS;
+  status = fx_safe_call(handle, packed, (int32_t)n, &result);
+  Py_END_ALLOW_THREADS;
+  if (packed != stack) PyMem_Free(packed);
+  /* what was made for the call goes before the result is looked at, as in the reference */
+  if (FX_UNLIKELY(fx_scope_close(&scope) < 0)) {
+    if (status == 0 && result.type_index >= kTVMFFIStaticObjectBegin && result.v_ptr != NULL) {
+      fx_decref(result.v_ptr);
+    }
+    return NULL;
+  }
+  return fx_finish_call(status, &result);
+}
+
+/* get_global_func(name, allow_missing=False) */
+PyObject* fx_py_get_global_func(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                                PyObject* kwnames) {
+  PyObject *name = NULL, *allow_missing = Py_False;
+  Py_ssize_t i, n_kw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  TVMFFIByteArray key;
+  TVMFFIObjectHandle handle = NULL;
+  Py_ssize_t size;
+  (void)self;
+  if (nargs > 2) {
+    PyErr_Format(PyExc_TypeError,
+                 "get_global_func() takes from 1 to 2 positional arguments but %zd were given",
+                 nargs);
+    return NULL;
+  }
+  if (nargs >= 1) name = args[0];
+  if (nargs >= 2) allow_missing = args[1];
+  for (i = 0; i < n_kw; ++i) {
+    PyObject* keyword = PyTuple_GET_ITEM(kwnames, i);
+    PyObject* value = args[nargs + i];
+    if (PyUnicode_CompareWithASCIIString(keyword, "name") == 0 && nargs < 1) {
+      name = value;
+    } else if (PyUnicode_CompareWithASCIIString(keyword, "allow_missing") == 0 && nargs < 2) {
+      allow_missing = value;
+    } else {
+      PyErr_Format(PyExc_TypeError, "get_global_func() got an unexpected keyword argument '%U'",
+                   keyword);
+      return NULL;
+    }
+  }
+  if (name == NULL) {
+    PyErr_SetString(PyExc_TypeError,
+                    "get_global_func() missing 1 required positional argument: 'name'");
+    return NULL;
+  }
+  if (!PyUnicode_Check(name)) {
+    PyErr_Format(PyExc_TypeError, "get_global_func: name must be a str, got %s",
+                 fx_type_name(Py_TYPE(name)));
+    return NULL;
+  }
+  key.data = PyUnicode_AsUTF8AndSize(name, &size);
+  if (key.data == NULL) return NULL;
+  key.size = (size_t)size;
+  if (TVMFFIFunctionGetGlobal(&key, &handle) != 0) return fx_raise_last_error();
+  if (handle == NULL) {
+    int missing_ok = PyObject_IsTrue(allow_missing);
+    if (missing_ok < 0) return NULL;
+    if (missing_ok) Py_RETURN_NONE;
+    PyErr_Format(PyExc_ValueError, "Cannot find global function %U", name);
+    return NULL;
+  }
+  return fx_object_adopt(fx_function_type, handle);
+}

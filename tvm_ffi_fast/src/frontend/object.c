@@ -1,0 +1,303 @@
+/*
+ * object.c -- the Object and Function extension types.
+ *
+ * Object is tvm_ffi_ref's object.Object with its storage in C: one slot
+ * holding the handle (one owned strong reference), released in tp_dealloc
+ * without any Python call. The shared API modules read and write the slot as
+ * `_handle` (an int, or None when empty), exactly as they do in the
+ * reference front end, and subclass Object in Python (containers, Module,
+ * reflected classes). The methods that need no speed (repr, type_key, _move,
+ * __ctypes_handle__) are added to the type by tvm_ffi_fast/object.py.
+ *
+ * Function adds the packed call as vectorcall (function.c).
+ *
+ * Both are heap types (PyType_FromSpec) so that, like Python classes, they
+ * take attributes: register_class stores _tvm_ffi_type_index on them and
+ * object.py/function.py add their Python-level methods.
+ */
+#include "frontend.h"
+
+#include <structmember.h>
+
+PyTypeObject* fx_object_type;
+PyTypeObject* fx_function_type;
+
+/* ------------------------------------------------------------ lifetime */
+
+static PyObject* object_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  PyObject* self = type->tp_alloc(type, 0);
+  (void)args;
+  (void)kwargs;
+  if (self == NULL) return NULL;
+  ((FxObject*)self)->handle = NULL;
+  if (fx_function_type != NULL && PyType_IsSubtype(type, fx_function_type)) {
+    ((FxFunction*)self)->vectorcall = fx_function_vectorcall;
+  }
+  return self;
+}
+
+static int object_init(PyObject* self, PyObject* args, PyObject* kwargs) {
+  /* A bare Object() holds nothing; subclasses construct through their own __init__. */
+  FxObject* o = (FxObject*)self;
+  if (PyTuple_GET_SIZE(args) != 0) {
+    PyErr_Format(PyExc_TypeError,
+                 "Object.__init__() takes 1 positional argument but %zd were given",
+                 PyTuple_GET_SIZE(args) + 1);
+    return -1;
+  }
+  if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
+    PyErr_SetString(PyExc_TypeError, "Object.__init__() takes no keyword arguments");
+    return -1;
+  }
+  if (o->handle != NULL) {
+    void* handle = o->handle;
+    o->handle = NULL;
+    fx_decref(handle);
+  }
+  return 0;
+}
+
+static void object_dealloc(PyObject* self) {
+  FxObject* o = (FxObject*)self;
+  PyTypeObject* type = Py_TYPE(self);
+  void* handle = o->handle;
+  if (o->weakreflist != NULL) PyObject_ClearWeakRefs(self);
+  o->handle = NULL;
+  /* As tvm_ffi_ref's __del__: at interpreter exit the runtime may be gone already. */
+  if (handle != NULL && !FX_FINALIZING()) fx_decref(handle);
+  type->tp_free(self);
+  Py_DECREF(type); /* instances of heap types own a reference to their type */
+}
+
+PyObject* fx_object_adopt(PyTypeObject* cls, void* handle) {
+  PyObject* obj = cls->tp_new(cls, fx_names.empty_tuple, NULL);
+  if (obj == NULL) goto fail;
+  if (!PyObject_TypeCheck(obj, fx_object_type)) {
+    PyErr_Format(PyExc_TypeError, "%s is not an Object class", cls->tp_name);
+    Py_DECREF(obj);
+    goto fail;
+  }
+  ((FxObject*)obj)->handle = handle;
+  return obj;
+fail:
+  if (handle != NULL) fx_decref(handle);
+  return NULL;
+}
+
+void* fx_object_handle_checked(PyObject* value) {
+  void* handle = ((FxObject*)value)->handle;
+  if (FX_UNLIKELY(handle == NULL)) {
+    PyErr_Format(PyExc_ValueError, "cannot pass an empty %s (its handle was moved)",
+                 fx_type_name(Py_TYPE(value)));
+  }
+  return handle;
+}
+
+/* ------------------------------------------------------------ attributes */
+
+static PyObject* handle_as_int(void* handle, PyObject* if_null) {
+  if (handle == NULL) {
+    Py_INCREF(if_null);
+    return if_null;
+  }
+  return PyLong_FromVoidPtr(handle);
+}
+
+static PyObject* object_get_handle(PyObject* self, void* closure) {
+  (void)closure;
+  return handle_as_int(((FxObject*)self)->handle, Py_None);
+}
+
+/* A plain store, as in the reference front end: no reference is taken or dropped. */
+static int object_set_handle(PyObject* self, PyObject* value, void* closure) {
+  void* handle = NULL;
+  (void)closure;
+  if (value == NULL) {
+    PyErr_SetString(PyExc_AttributeError, "cannot delete _handle");
+    return -1;
+  }
+  if (value != Py_None) {
+    handle = PyLong_AsVoidPtr(value);
+    if (handle == NULL && PyErr_Occurred()) return -1;
+  }
+  ((FxObject*)self)->handle = handle;
+  return 0;
+}
+
+static PyObject* object_get_id(PyObject* self, void* closure) {
+  (void)closure;
+  return PyLong_FromVoidPtr(((FxObject*)self)->handle); /* 0 when empty */
+}
+
+static PyObject* object_get_type_index(PyObject* self, void* closure) {
+  void* handle = ((FxObject*)self)->handle;
+  (void)closure;
+  if (handle == NULL) {
+    PyErr_SetString(PyExc_ValueError, "an empty object has no type index");
+    return NULL;
+  }
+  return PyLong_FromLong(fx_header_index(handle));
+}
+
+static PyGetSetDef object_getset[] = {
+    {"_handle", object_get_handle, object_set_handle,
+     "The object's address (an int), or None when this wrapper holds nothing.", NULL},
+    {"id_", object_get_id, NULL, "Alias of __chandle__().", NULL},
+    {"type_index", object_get_type_index, NULL, "The runtime type index of the object.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+/* ------------------------------------------------------------ methods */
+
+static PyObject* object_adopt_method(PyObject* cls, PyObject* arg) {
+  void* handle = NULL;
+  if (arg != Py_None) {
+    handle = PyLong_AsVoidPtr(arg);
+    if (handle == NULL && PyErr_Occurred()) return NULL;
+  }
+  return fx_object_adopt((PyTypeObject*)cls, handle);
+}
+
+static PyObject* object_chandle(PyObject* self, PyObject* unused) {
+  (void)unused;
+  return PyLong_FromVoidPtr(((FxObject*)self)->handle);
+}
+
+static PyObject* object_same_as(PyObject* self, PyObject* other) {
+  return PyBool_FromLong(PyObject_TypeCheck(other, fx_object_type) &&
+                         ((FxObject*)self)->handle == ((FxObject*)other)->handle);
+}
+
+static PyObject* object_move_handle_from(PyObject* self, PyObject* other) {
+  if (!PyObject_TypeCheck(other, fx_object_type)) {
+    PyErr_Format(PyExc_TypeError, "expected an Object, got %s", fx_type_name(Py_TYPE(other)));
+    return NULL;
+  }
+  ((FxObject*)self)->handle = ((FxObject*)other)->handle;
+  ((FxObject*)other)->handle = NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject* object_init_by_constructor(PyObject* self, PyObject* const* args,
+                                            Py_ssize_t nargs) {
+  FxObject* o = (FxObject*)self;
+  PyObject* result;
+  if (nargs < 1) {
+    PyErr_SetString(PyExc_TypeError,
+                    "__init_handle_by_constructor__() missing 1 required positional argument: "
+                    "'fconstructor'");
+    return NULL;
+  }
+  if (o->handle != NULL) {
+    void* old = o->handle;
+    o->handle = NULL;
+    fx_decref(old);
+  }
+  result = PyObject_Vectorcall(args[0], args + 1, (size_t)(nargs - 1), NULL);
+  if (result == NULL) return NULL;
+  if (!PyObject_TypeCheck(result, fx_object_type)) {
+    PyErr_Format(PyExc_TypeError, "constructor returned %s, not an object",
+                 fx_type_name(Py_TYPE(result)));
+    Py_DECREF(result);
+    return NULL;
+  }
+  o->handle = ((FxObject*)result)->handle;
+  ((FxObject*)result)->handle = NULL;
+  Py_DECREF(result);
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef object_methods[] = {
+    {"_adopt", (PyCFunction)object_adopt_method, METH_O | METH_CLASS,
+     "A wrapper of this class taking over one owned reference to the handle (an int)."},
+    {"__init_handle_by_constructor__", (PyCFunction)(void (*)(void))object_init_by_constructor,
+     METH_FASTCALL, "Initialises this wrapper with the object fconstructor(*args) returns."},
+    {"__move_handle_from__", (PyCFunction)object_move_handle_from, METH_O,
+     "Takes other's reference, leaving other empty."},
+    {"__chandle__", (PyCFunction)object_chandle, METH_NOARGS,
+     "The object's address (0 when empty)."},
+    {"same_as", (PyCFunction)object_same_as, METH_O,
+     "Whether other wraps the very same object."},
+    {"is_", (PyCFunction)object_same_as, METH_O, "Alias of same_as."},
+    {NULL, NULL, 0, NULL}};
+
+/* Identity semantics (subclasses with value semantics override both). */
+static PyObject* object_richcompare(PyObject* self, PyObject* other, int op) {
+  int same;
+  if (op != Py_EQ && op != Py_NE) Py_RETURN_NOTIMPLEMENTED;
+  same = PyObject_TypeCheck(other, fx_object_type) &&
+         ((FxObject*)self)->handle == ((FxObject*)other)->handle;
+  return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
+static Py_hash_t object_hash(PyObject* self) {
+  /* hash(self._handle), as the reference front end */
+  void* handle = ((FxObject*)self)->handle;
+  PyObject* key;
+  Py_hash_t hash;
+  if (handle == NULL) return PyObject_Hash(Py_None);
+  key = PyLong_FromVoidPtr(handle);
+  if (key == NULL) return -1;
+  hash = PyObject_Hash(key);
+  Py_DECREF(key);
+  return hash;
+}
+
+static PyMemberDef object_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(FxObject, weakreflist), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyType_Slot object_slots[] = {
+    {Py_tp_doc,
+     "Base class of every TVM FFI object seen from Python.\n\n"
+     "Owns one strong reference to the object at its handle and drops it when\n"
+     "collected. Equality and hashing are by identity of the underlying object,\n"
+     "unless a subclass defines value semantics (containers do)."},
+    {Py_tp_new, object_new},
+    {Py_tp_init, object_init},
+    {Py_tp_dealloc, object_dealloc},
+    {Py_tp_getset, object_getset},
+    {Py_tp_methods, object_methods},
+    {Py_tp_members, object_members},
+    {Py_tp_richcompare, object_richcompare},
+    {Py_tp_hash, object_hash},
+    {0, NULL}};
+
+static PyType_Spec object_spec = {"tvm_ffi_fast.object.Object", sizeof(FxObject), 0,
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, object_slots};
+
+/* ------------------------------------------------------------ Function */
+
+static PyMemberDef function_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(FxFunction, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyType_Slot function_slots[] = {
+    {Py_tp_doc,
+     "A TVM FFI function; calling it calls through the ABI.\n\n"
+     "The whole packed call is C: arguments encoded as tvm_ffi_ref.convert\n"
+     "encodes them, the function's safe_call run with the GIL released, the\n"
+     "calling-convention rules checked and the result decoded."},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_members, function_members},
+    {0, NULL}};
+
+static PyType_Spec function_spec = {
+    "tvm_ffi_fast.function.Function", sizeof(FxFunction), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_VECTORCALL, function_slots};
+
+int fx_object_types_init(PyObject* module) {
+  PyObject* bases;
+  fx_object_type = (PyTypeObject*)PyType_FromSpec(&object_spec);
+  if (fx_object_type == NULL) return -1;
+  bases = PyTuple_Pack(1, (PyObject*)fx_object_type);
+  if (bases == NULL) return -1;
+  fx_function_type = (PyTypeObject*)PyType_FromSpecWithBases(&function_spec, bases);
+  Py_DECREF(bases);
+  if (fx_function_type == NULL) return -1;
+  /* The module keeps one reference each; these globals keep theirs for the process. */
+  Py_INCREF(fx_object_type);
+  if (PyModule_AddObject(module, "Object", (PyObject*)fx_object_type) < 0) return -1;
+  Py_INCREF(fx_function_type);
+  if (PyModule_AddObject(module, "Function", (PyObject*)fx_function_type) < 0) return -1;
+  return 0;
+}

@@ -1,0 +1,367 @@
+/*
+ * pyapi.c -- the functions of tvm_ffi_fast._frontend that the Python modules call.
+ *
+ * tvm_ffi_fast/object.py, convert.py, function.py and shortcuts.py present
+ * the core to the shared API modules under the names tvm_ffi_ref's core has;
+ * they are thin, and each operation on a hot path is one call to a function
+ * here. Addresses of TVMFFIAny slots come from ctypes (the shared modules
+ * hold abi.TVMFFIAny structs), handles as ints, as everywhere in the API.
+ */
+#include "frontend.h"
+
+static int as_pointer(PyObject* value, void** out) {
+  *out = value == Py_None ? NULL : PyLong_AsVoidPtr(value);
+  return (*out == NULL && PyErr_Occurred()) ? -1 : 0;
+}
+
+static PyObject* handle_or_none(void* handle) {
+  if (handle == NULL) Py_RETURN_NONE;
+  return PyLong_FromVoidPtr(handle);
+}
+
+/*
+ * Moves a trailing `mutable=` keyword (the shared modules pass it by name) into args[index];
+ * `merged` must have room for index + 1 entries. Returns the argument count, or -1.
+ */
+static Py_ssize_t with_mutable_keyword(const char* name, PyObject* const* args, Py_ssize_t nargs,
+                                       PyObject* kwnames, Py_ssize_t index, PyObject** merged) {
+  Py_ssize_t i;
+  if (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) {
+    for (i = 0; i < nargs && i <= index; ++i) merged[i] = args[i];
+    return nargs;
+  }
+  if (PyTuple_GET_SIZE(kwnames) != 1 || nargs != index ||
+      PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "mutable") != 0) {
+    PyErr_Format(PyExc_TypeError, "%s() takes its arguments positionally, or mutable= by name",
+                 name);
+    return -1;
+  }
+  for (i = 0; i < nargs; ++i) merged[i] = args[i];
+  merged[index] = args[nargs];
+  return index + 1;
+}
+
+static int check_nargs(const char* name, Py_ssize_t nargs, Py_ssize_t low, Py_ssize_t high) {
+  if (nargs < low || nargs > high) {
+    PyErr_Format(PyExc_TypeError, "%s() takes %zd to %zd arguments (%zd given)", name, low, high,
+                 nargs);
+    return -1;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------ classes */
+
+static PyObject* register_class(PyObject* self, PyObject* args) {
+  int type_index, mode;
+  PyObject* cls;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "iO!i:register_class", &type_index, &PyType_Type, &cls, &mode)) {
+    return NULL;
+  }
+  if (fx_register_class(type_index, cls, mode) < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject* wrap_owned(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  void* handle;
+  int32_t type_index;
+  (void)self;
+  if (check_nargs("wrap_owned", nargs, 1, 2) < 0 || as_pointer(args[0], &handle) < 0) return NULL;
+  if (handle == NULL) {
+    PyErr_SetString(PyExc_ValueError, "wrap_owned: the handle is NULL");
+    return NULL;
+  }
+  if (nargs == 2 && args[1] != Py_None) {
+    long index = PyLong_AsLong(args[1]);
+    if (index == -1 && PyErr_Occurred()) return NULL;
+    type_index = (int32_t)index;
+  } else {
+    type_index = fx_header_index(handle);
+  }
+  return fx_wrap_owned(handle, type_index);
+}
+
+static PyObject* type_index_of(PyObject* self, PyObject* arg) {
+  void* handle;
+  (void)self;
+  if (as_pointer(arg, &handle) < 0) return NULL;
+  if (handle == NULL) {
+    PyErr_SetString(PyExc_ValueError, "type_index_of: the handle is NULL");
+    return NULL;
+  }
+  return PyLong_FromLong(fx_header_index(handle));
+}
+
+static PyObject* incref(PyObject* self, PyObject* arg) {
+  void* handle;
+  (void)self;
+  if (as_pointer(arg, &handle) < 0) return NULL;
+  if (handle != NULL) fx_incref(handle);
+  Py_RETURN_NONE;
+}
+
+static PyObject* decref(PyObject* self, PyObject* arg) {
+  void* handle;
+  (void)self;
+  if (as_pointer(arg, &handle) < 0) return NULL;
+  if (handle != NULL) fx_decref(handle);
+  Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------ conversion */
+
+static PyObject* set_arg(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  void* address;
+  FxScope scope;
+  int status;
+  (void)self;
+  if (check_nargs("set_arg", nargs, 3, 3) < 0 || as_pointer(args[0], &address) < 0) return NULL;
+  fx_scope_init(&scope, args[2]);
+  status = fx_encode(args[1], (TVMFFIAny*)address, &scope);
+  if (fx_scope_close(&scope) < 0 || status < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject* pack_into(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  void* address;
+  PyObject* values;
+  FxScope scope;
+  Py_ssize_t i;
+  int status = 0;
+  (void)self;
+  if (check_nargs("pack_into", nargs, 3, 3) < 0 || as_pointer(args[0], &address) < 0) return NULL;
+  values = PySequence_Fast(args[1], "pack_into: expected a sequence of arguments");
+  if (values == NULL) return NULL;
+  fx_scope_init(&scope, args[2]);
+  for (i = 0; status == 0 && i < PySequence_Fast_GET_SIZE(values); ++i) {
+    status = fx_encode(PySequence_Fast_GET_ITEM(values, i), (TVMFFIAny*)address + i, &scope);
+  }
+  Py_DECREF(values);
+  if (fx_scope_close(&scope) < 0 || status < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject* to_python_at(PyObject* self, PyObject* arg) {
+  void* address;
+  (void)self;
+  if (as_pointer(arg, &address) < 0) return NULL;
+  return fx_decode_owned((TVMFFIAny*)address);
+}
+
+static PyObject* borrowed_to_python_at(PyObject* self, PyObject* arg) {
+  void* address;
+  (void)self;
+  if (as_pointer(arg, &address) < 0) return NULL;
+  return fx_decode_borrowed((const TVMFFIAny*)address);
+}
+
+static PyObject* to_owned_any_at(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  void* address;
+  (void)self;
+  if (check_nargs("to_owned_any_at", nargs, 2, 2) < 0 || as_pointer(args[1], &address) < 0) {
+    return NULL;
+  }
+  if (fx_encode_owned(args[0], (TVMFFIAny*)address) < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject* convert(PyObject* self, PyObject* value) {
+  TVMFFIAny out;
+  (void)self;
+  if (fx_encode_owned(value, &out) < 0) return NULL;
+  return fx_decode_owned(&out);
+}
+
+static PyObject* convert_to_function(PyObject* self, PyObject* func) {
+  void* handle;
+  (void)self;
+  if (PyObject_TypeCheck(func, fx_function_type)) {
+    Py_INCREF(func);
+    return func;
+  }
+  if (!PyCallable_Check(func)) {
+    PyErr_Format(PyExc_TypeError, "expected a callable, got %s", fx_type_name(Py_TYPE(func)));
+    return NULL;
+  }
+  handle = fx_function_from_callable(func);
+  if (handle == NULL) return NULL;
+  return fx_object_adopt(fx_function_type, handle);
+}
+
+/* ------------------------------------------------------------ calls and errors */
+
+static PyObject* raise_last_error(PyObject* self, PyObject* unused) {
+  (void)self;
+  (void)unused;
+  return fx_raise_last_error();
+}
+
+static PyObject* take_last_error(PyObject* self, PyObject* unused) {
+  (void)self;
+  (void)unused;
+  return fx_take_last_error();
+}
+
+static PyObject* finish_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  void* address;
+  long status;
+  (void)self;
+  if (check_nargs("finish_call", nargs, 2, 2) < 0 || as_pointer(args[1], &address) < 0) {
+    return NULL;
+  }
+  status = PyLong_AsLong(args[0]);
+  if (status == -1 && PyErr_Occurred()) return NULL;
+  return fx_finish_call((int)status, (TVMFFIAny*)address);
+}
+
+/* ------------------------------------------------------------ shortcuts */
+
+static PyObject* new_array_handle(PyObject* self, PyObject* values) {
+  PyObject* items = PySequence_Fast(values, "new_array_handle: expected a sequence");
+  void* handle;
+  (void)self;
+  if (items == NULL) return NULL;
+  handle = fx_new_array(PySequence_Fast_ITEMS(items), PySequence_Fast_GET_SIZE(items));
+  Py_DECREF(items);
+  return handle == NULL ? NULL : PyLong_FromVoidPtr(handle);
+}
+
+static PyObject* new_map_handle(PyObject* self, PyObject* const* given, Py_ssize_t nargs,
+                                PyObject* kwnames) {
+  PyObject *flat, *args[2];
+  void* handle;
+  int mutable_;
+  (void)self;
+  nargs = with_mutable_keyword("new_map_handle", given, nargs, kwnames, 1, args);
+  if (nargs < 0 || check_nargs("new_map_handle", nargs, 2, 2) < 0) return NULL;
+  mutable_ = PyObject_IsTrue(args[1]);
+  if (mutable_ < 0) return NULL;
+  flat = fx_flatten_pairs(args[0]);
+  if (flat == NULL) return NULL;
+  handle = fx_new_map(PySequence_Fast_ITEMS(flat), PySequence_Fast_GET_SIZE(flat), mutable_);
+  Py_DECREF(flat);
+  return handle == NULL ? NULL : PyLong_FromVoidPtr(handle);
+}
+
+static PyObject* map_lookup(PyObject* self, PyObject* const* given, Py_ssize_t nargs,
+                            PyObject* kwnames) {
+  TVMFFIAny packed[2], result;
+  FxScope scope;
+  PyObject* args[4];
+  void *map, *func, *marker;
+  int mutable_, status;
+  (void)self;
+  nargs = with_mutable_keyword("map_lookup", given, nargs, kwnames, 3, args);
+  if (nargs < 0 || check_nargs("map_lookup", nargs, 4, 4) < 0 || as_pointer(args[0], &map) < 0) {
+    return NULL;
+  }
+  if (map == NULL) {
+    PyErr_SetString(PyExc_ValueError, "map_lookup: the map handle is NULL");
+    return NULL;
+  }
+  mutable_ = PyObject_IsTrue(args[3]);
+  if (mutable_ < 0) return NULL;
+  func = fx_global(mutable_ ? FX_G_DICT_GET_ITEM_OR_MISSING : FX_G_MAP_GET_ITEM_OR_MISSING);
+  marker = fx_missing_marker();
+  if (func == NULL || marker == NULL) return NULL;
+  fx_any_clear(&packed[0]);
+  packed[0].type_index = fx_header_index(map);
+  packed[0].v_ptr = map;
+  fx_scope_init(&scope, NULL);
+  status = fx_encode(args[1], &packed[1], &scope);
+  if (status == 0) {
+    fx_any_clear(&result);
+    status = fx_call_runtime(func, packed, 2, &result);
+  }
+  if (fx_scope_close(&scope) < 0 || status < 0) {
+    if (status == 0) fx_any_clear(&result); /* (never owned anything: lookups copy) */
+    return NULL;
+  }
+  if (result.type_index >= kTVMFFIStaticObjectBegin && result.v_ptr == marker) {
+    fx_decref(result.v_ptr);
+    Py_INCREF(args[2]);
+    return args[2];
+  }
+  return fx_decode_owned(&result);
+}
+
+static PyObject* import_managed_tensor(PyObject* self, PyObject* args) {
+  PyObject* managed_obj;
+  void* managed;
+  int versioned, alignment, contiguous;
+  void* handle;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "Opip:import_managed_tensor", &managed_obj, &versioned, &alignment,
+                        &contiguous) ||
+      as_pointer(managed_obj, &managed) < 0) {
+    return NULL;
+  }
+  handle = fx_import_managed(managed, versioned, alignment, contiguous);
+  return handle == NULL ? NULL : PyLong_FromVoidPtr(handle);
+}
+
+static PyObject* store_str_or_bytes(PyObject* self, PyObject* args) {
+  PyObject* address_obj;
+  void* address;
+  const char* data;
+  Py_ssize_t size;
+  int is_str;
+  TVMFFIAny* out;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "Oy#p:store_str_or_bytes", &address_obj, &data, &size, &is_str) ||
+      as_pointer(address_obj, &address) < 0) {
+    return NULL;
+  }
+  out = (TVMFFIAny*)address;
+  if (fx_make_str_or_bytes(data, size, is_str, out) < 0) return NULL;
+  return handle_or_none(out->type_index >= kTVMFFIStaticObjectBegin ? out->v_ptr : NULL);
+}
+
+#define FASTCALL(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL
+
+PyMethodDef fx_module_methods[] = {
+    {"register_class", register_class, METH_VARARGS,
+     "register_class(type_index, cls, mode): cls wraps objects of type_index, made as mode says."},
+    {"wrap_owned", FASTCALL(wrap_owned),
+     "wrap_owned(handle, type_index=None): the Python value taking over an owned reference."},
+    {"type_index_of", type_index_of, METH_O, "The type index in an object's header."},
+    {"incref", incref, METH_O, "Adds a strong reference to the object at handle."},
+    {"decref", decref, METH_O, "Drops a strong reference to the object at handle."},
+    {"set_arg", FASTCALL(set_arg),
+     "set_arg(address, value, scope): writes value as a borrowed argument at address."},
+    {"pack_into", FASTCALL(pack_into),
+     "pack_into(address, values, scope): set_arg for each value, into consecutive slots."},
+    {"to_python_at", to_python_at, METH_O,
+     "The Python value of the owned TVMFFIAny at address (takes its reference)."},
+    {"borrowed_to_python_at", borrowed_to_python_at, METH_O,
+     "The Python value of the borrowed TVMFFIAny at address."},
+    {"to_owned_any_at", FASTCALL(to_owned_any_at),
+     "to_owned_any_at(value, address): writes value as an owned value at address."},
+    {"convert", convert, METH_O,
+     "convert(value)\n--\n\nThe value `value` becomes once it has crossed into TVM FFI and "
+     "back.\n\nLists and tuples become Array, dicts Map, callables Function, long strings "
+     "String;\nvalues that stay inline come back equal."},
+    {"convert_to_function", convert_to_function, METH_O,
+     "convert_to_function(func)\n--\n\nA Function object that calls the Python callable func."},
+    {"get_global_func", (PyCFunction)(void (*)(void))fx_py_get_global_func,
+     METH_FASTCALL | METH_KEYWORDS,
+     "get_global_func(name, allow_missing=False)\n--\n\nThe global function `name`; raises "
+     "ValueError when absent unless allow_missing."},
+    {"raise_last_error", raise_last_error, METH_NOARGS,
+     "Raises the Python exception for this thread's raised error."},
+    {"take_last_error", take_last_error, METH_NOARGS,
+     "Moves this thread's raised error out of the runtime (an Error, or None)."},
+    {"finish_call", FASTCALL(finish_call),
+     "finish_call(status, address): the value of a completed call, or its exception."},
+    {"new_array_handle", new_array_handle, METH_O,
+     "An owned Array handle holding the values (converted as call arguments)."},
+    {"new_map_handle", (PyCFunction)(void (*)(void))new_map_handle, METH_FASTCALL | METH_KEYWORDS,
+     "new_map_handle(items, mutable): an owned Map (or Dict) handle holding the pairs."},
+    {"map_lookup", (PyCFunction)(void (*)(void))map_lookup, METH_FASTCALL | METH_KEYWORDS,
+     "map_lookup(handle, key, missing, mutable): the value for key, or missing."},
+    {"import_managed_tensor", import_managed_tensor, METH_VARARGS,
+     "import_managed_tensor(managed, versioned, require_alignment, require_contiguous)."},
+    {"store_str_or_bytes", store_str_or_bytes, METH_VARARGS,
+     "store_str_or_bytes(address, data, is_str): the handle made (to release later), or None."},
+    {NULL, NULL, 0, NULL}};
