@@ -16,7 +16,8 @@
  * does when it shares another runtime. Reference counts follow the header's
  * atomic protocol inline, as C++ compiled from upstream's headers does.
  *
- * Every function here runs with the GIL held unless it says otherwise.
+ * Every function here runs with the GIL held unless it says otherwise (fx_decref
+ * among them: it may run a deleter).
  */
 #ifndef TVM_FFI_FAST_FRONTEND_H_
 #define TVM_FFI_FAST_FRONTEND_H_
@@ -53,19 +54,26 @@ static inline void fx_incref(void* handle) {
                      __ATOMIC_RELAXED);
 }
 
+/*
+ * Runs an object's deleter with the GIL held. A deleter may run Python code
+ * (the reference runtime's and ctypes-made deleters are Python callbacks), which
+ * must not see an exception the caller is propagating: it is set aside meanwhile.
+ */
+FX_HIDDEN void fx_run_deleter(TVMFFIObject* obj, int flags);
+
 static inline void fx_decref(void* handle) {
   const uint64_t strong_one = 1, weak_one = (uint64_t)1 << 32;
   TVMFFIObject* obj = (TVMFFIObject*)handle;
   uint64_t before = __atomic_fetch_sub(&obj->combined_ref_count, strong_one, __ATOMIC_RELEASE);
   if (before == (strong_one | weak_one)) {
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (obj->deleter != NULL) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
+    fx_run_deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
   } else if ((before & (weak_one - 1)) == strong_one) {
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (obj->deleter != NULL) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskStrong);
+    fx_run_deleter(obj, kTVMFFIObjectDeleterFlagBitMaskStrong);
     if (__atomic_fetch_sub(&obj->combined_ref_count, weak_one, __ATOMIC_RELEASE) == weak_one) {
       __atomic_thread_fence(__ATOMIC_ACQUIRE);
-      if (obj->deleter != NULL) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
+      fx_run_deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
     }
   }
 }

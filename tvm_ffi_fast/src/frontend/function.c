@@ -81,6 +81,7 @@ PyObject* fx_py_get_global_func(PyObject* self, PyObject* const* args, Py_ssize_
   TVMFFIByteArray key;
   TVMFFIObjectHandle handle = NULL;
   Py_ssize_t size;
+  int status;
   (void)self;
   if (nargs > 2) {
     PyErr_Format(PyExc_TypeError,
@@ -116,7 +117,14 @@ PyObject* fx_py_get_global_func(PyObject* self, PyObject* const* args, Py_ssize_
   key.data = PyUnicode_AsUTF8AndSize(name, &size);
   if (key.data == NULL) return NULL;
   key.size = (size_t)size;
-  if (TVMFFIFunctionGetGlobal(&key, &handle) != 0) return fx_raise_last_error();
+  /*
+   * Without the GIL: the runtime's table lock may be held by a thread that is
+   * dropping a Python callback's Function, whose deleter waits for the GIL.
+   */
+  Py_BEGIN_ALLOW_THREADS;
+  status = TVMFFIFunctionGetGlobal(&key, &handle);
+  Py_END_ALLOW_THREADS;
+  if (status != 0) return fx_raise_last_error();
   if (handle == NULL) {
     int missing_ok = PyObject_IsTrue(allow_missing);
     if (missing_ok < 0) return NULL;

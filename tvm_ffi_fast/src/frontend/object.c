@@ -24,6 +24,18 @@ PyTypeObject* fx_function_type;
 
 /* ------------------------------------------------------------ lifetime */
 
+void fx_run_deleter(TVMFFIObject* obj, int flags) {
+  PyObject *type, *value, *traceback;
+  if (obj->deleter == NULL) return;
+  if (FX_LIKELY(!PyErr_Occurred())) {
+    obj->deleter(obj, flags);
+    return;
+  }
+  PyErr_Fetch(&type, &value, &traceback);
+  obj->deleter(obj, flags);
+  PyErr_Restore(type, value, traceback);
+}
+
 static PyObject* object_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   PyObject* self = type->tp_alloc(type, 0);
   (void)args;
