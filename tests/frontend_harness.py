@@ -11,7 +11,10 @@ name ``api`` in a fresh interpreter:
   ``tvm_ffi_fast`` is imported first and serves the C API, and
   ``tvm_ffi_ref`` (which then shares it) is the API under test. This holds
   the fast runtime to upstream through a complete Python API, and exercises
-  the reference front end's C-ABI-only paths.
+  the reference front end's C-ABI-only paths;
+* ``"fast-over-ref"`` -- the other way round: ``tvm_ffi_ref`` serves the C
+  API and the fast front end (whose core only ever uses the C ABI) is under
+  test.
 
 One subprocess per front end runs a whole corpus of cases (``run_frontend``):
 a shared *setup* snippet first, then every case, each result written to a
@@ -126,7 +129,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 #: place to change; ``CORPUS_FRONTENDS=upstream,fast`` in the environment
 #: overrides it for a run (e.g. to validate the harness against upstream).
 FRONTENDS_UNDER_TEST: List[str] = (
-    [name for name in os.environ.get("CORPUS_FRONTENDS", "").split(",") if name] or ["ref"]
+    [name for name in os.environ.get("CORPUS_FRONTENDS", "").split(",") if name] or ["ref", "fast"]
 )
 
 #: How each front end is imported as ``api`` in the child interpreter.
@@ -135,6 +138,7 @@ FRONTEND_IMPORTS: Dict[str, str] = {
     "ref": "import tvm_ffi_ref as api",
     "fast": "import tvm_ffi_fast as api",
     "ref-over-fast": "import tvm_ffi_fast\nimport tvm_ffi_ref as api",
+    "fast-over-ref": "import tvm_ffi_ref\nimport tvm_ffi_fast as api",
 }
 
 #: Seconds one case may run before the child interpreter is stopped.
