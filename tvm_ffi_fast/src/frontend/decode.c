@@ -120,15 +120,8 @@ static PyObject* call_with_handle(PyObject* cls, PyObject* name, void* handle) {
   return result;
 }
 
-PyObject* fx_wrap_owned(void* handle, int32_t type_index) {
-  FxClassEntry* entry = class_entry(type_index);
-  PyObject* cls;
-  if (entry == NULL) {
-    fx_decref(handle);
-    return NULL;
-  }
-  cls = entry->cls;
-  switch (entry->mode) {
+static PyObject* wrap_as(PyObject* cls, int mode, void* handle) {
+  switch (mode) {
     case FX_MODE_PLAIN:
       return fx_object_adopt((PyTypeObject*)cls, handle);
     case FX_MODE_STR: {
@@ -153,6 +146,21 @@ PyObject* fx_wrap_owned(void* handle, int32_t type_index) {
     default:
       return call_with_handle(cls, fx_names.adopt, handle);
   }
+}
+
+PyObject* fx_wrap_owned(void* handle, int32_t type_index) {
+  FxClassEntry* entry = class_entry(type_index);
+  PyObject *cls, *result;
+  if (entry == NULL) {
+    fx_decref(handle);
+    return NULL;
+  }
+  /* held while in use: Python code run meanwhile could register another class */
+  cls = entry->cls;
+  Py_INCREF(cls);
+  result = wrap_as(cls, entry->mode, handle);
+  Py_DECREF(cls);
+  return result;
 }
 
 /* ------------------------------------------------------------ values */

@@ -216,6 +216,21 @@ static int encode_unicode(PyObject* value, TVMFFIAny* out, FxScope* scope) {
   return encode_text(data, size, 1, out, scope);
 }
 
+/* A str subclass: value.encode("utf-8"), which the subclass may define. */
+static int encode_str_subclass(PyObject* value, TVMFFIAny* out, FxScope* scope) {
+  PyObject* data = PyObject_CallMethod(value, "encode", "s", "utf-8");
+  int status = -1;
+  if (data == NULL) return -1;
+  if (!PyBytes_Check(data)) {
+    PyErr_Format(PyExc_TypeError, "%s.encode() returned %s, not bytes",
+                 fx_type_name(Py_TYPE(value)), fx_type_name(Py_TYPE(data)));
+  } else {
+    status = encode_text(PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), 1, out, scope);
+  }
+  Py_DECREF(data);
+  return status;
+}
+
 /* bytes(value) for bytes subclasses and bytearray. */
 static int encode_bytes_like(PyObject* value, TVMFFIAny* out, FxScope* scope) {
   PyObject* copy;
@@ -478,10 +493,11 @@ static int encode_kind(long kind, PyObject* value, TVMFFIAny* out, FxScope* scop
       return status;
     }
     case FX_KIND_FLOAT: {
-      double x = PyFloat_AsDouble(value); /* float(value) */
-      if (x == -1.0 && PyErr_Occurred()) return -1;
+      PyObject* number = PyNumber_Float(value); /* float(value) */
+      if (number == NULL) return -1;
       out->type_index = kTVMFFIFloat;
-      out->v_float64 = x;
+      out->v_float64 = PyFloat_AS_DOUBLE(number);
+      Py_DECREF(number);
       return 0;
     }
     case FX_KIND_DTYPE:
@@ -493,7 +509,7 @@ static int encode_kind(long kind, PyObject* value, TVMFFIAny* out, FxScope* scop
     case FX_KIND_NATIVE_SHAPE:
       return encode_native(value, (FxKind)kind, out, scope);
     case FX_KIND_STR:
-      return encode_unicode(value, out, scope);
+      return encode_str_subclass(value, out, scope);
     case FX_KIND_BYTES:
       return encode_bytes_like(value, out, scope);
     case FX_KIND_SEQUENCE:
