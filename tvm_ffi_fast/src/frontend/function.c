@@ -39,7 +39,9 @@ PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t n
     return reject_keywords(kwnames);
   }
   if (FX_UNLIKELY(handle == NULL)) {
-    PyErr_SetString(PyExc_ValueError, "cannot call an empty Function (its handle was moved)");
+    /* AttributeError as in the reference, where an empty Function has no _safe_call */
+    PyErr_SetString(PyExc_AttributeError,
+                    "cannot call an empty Function: it holds no function object");
     return NULL;
   }
   if (FX_UNLIKELY(n > FX_STACK_ARGS)) {
