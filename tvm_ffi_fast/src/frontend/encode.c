@@ -527,7 +527,7 @@ static int encode_kind(long kind, PyObject* value, TVMFFIAny* out, FxScope* scop
 }
 
 /* A rare kind: its Python setter writes into *out through ctypes (convert._fallback_set). */
-static int encode_with_python(PyObject* setter, PyObject* value, TVMFFIAny* out,
+static int encode_with_python(PyObject* python_setter, PyObject* value, TVMFFIAny* out,
                               FxScope* scope) {
   PyObject *py_scope = scope_python(scope), *fallback, *address, *done;
   PyObject* args[4];
@@ -536,7 +536,7 @@ static int encode_with_python(PyObject* setter, PyObject* value, TVMFFIAny* out,
   if (fallback == NULL) return -1;
   address = PyLong_FromVoidPtr(out);
   if (address == NULL) return -1;
-  args[0] = setter;
+  args[0] = python_setter;
   args[1] = address;
   args[2] = value;
   args[3] = py_scope;
