@@ -64,6 +64,8 @@ def test_shared_modules_are_refs_files_over_the_fast_core():
         "object_is_extension_type": api.Object.__module__ + "." + api.Object.__name__,
         "function_is_extension_type": api.Function.__module__ + "." + api.Function.__name__,
         "runtime": api.runtime_name(),
+        "runtime_module_refused": __import__("importlib").util.find_spec("tvm_ffi_fast.runtime").origin
+                                  == os.path.join(os.path.dirname(api.__file__), "runtime.py"),
     }))
     """)
     facts = json.loads(out)
@@ -77,6 +79,7 @@ def test_shared_modules_are_refs_files_over_the_fast_core():
         "object_is_extension_type": "tvm_ffi_fast.object.Object",
         "function_is_extension_type": "tvm_ffi_fast.function.Function",
         "runtime": "tvm_ffi_fast",
+        "runtime_module_refused": True,
     }
 
 

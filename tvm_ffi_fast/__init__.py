@@ -28,7 +28,8 @@ How the package is put together
    Object``, ``from .convert import ...``) find the four core modules above,
    not the reference's. tvm_ffi_ref itself is never imported (its
    ``__init__`` would install the reference runtime), and neither is its
-   ``runtime`` subpackage.
+   ``runtime`` subpackage: ``tvm_ffi_fast/runtime.py`` shadows it and refuses
+   to import.
 """
 
 from __future__ import annotations
