@@ -33,9 +33,12 @@ def _api(name: str) -> Function:
 
 
 class Module(Object):
-    """A loaded module: attribute access finds its functions."""
+    """A loaded module: attribute access finds its functions.
 
-    __slots__ = ()
+    As upstream's, a function found as an attribute is kept as one (no
+    ``__slots__``: instances have a ``__dict__``), so ``module.f`` is looked
+    up once and ``module.f is module.f``.
+    """
 
     @property
     def kind(self) -> str:
@@ -55,9 +58,11 @@ class Module(Object):
         if name.startswith("__") or name in ("_handle",):
             raise AttributeError(name)
         try:
-            return self.get_function(name)
+            func = self.get_function(name)
         except AttributeError as exc:
             raise AttributeError(f"Module has no function '{name}'") from exc
+        setattr(self, name, func)
+        return func
 
     def get_function(self, name: str, query_imports: bool = False) -> Function:
         """The function ``name``; ``AttributeError`` when the module has none."""
