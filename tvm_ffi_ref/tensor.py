@@ -125,13 +125,9 @@ def _compact_strides(shape: Tuple[int, ...]) -> Tuple[int, ...]:
 class Tensor(Object):
     """An n-dimensional array that lives in C memory and crosses kernels by reference."""
 
+    # _view: the borrowed DLTensor* of a view (_view_of_dltensor); never set on a Tensor
+    # that owns an object, so that wrapping a result is Object._adopt alone.
     __slots__ = ("_view",)
-
-    @classmethod
-    def _adopt(cls, handle: int) -> "Tensor":
-        tensor = super()._adopt(handle)
-        tensor._view = None
-        return tensor
 
     @classmethod
     def _view_of_dltensor(cls, address: int) -> "Tensor":
@@ -143,7 +139,7 @@ class Tensor(Object):
 
     @property
     def _dltensor(self) -> abi.DLTensor:
-        address = self._view if self._handle is None else self._handle + _CELL_OFFSET
+        address = getattr(self, "_view", None) if self._handle is None else self._handle + _CELL_OFFSET
         return abi.DLTensor.from_address(address)
 
     @property
