@@ -23,13 +23,11 @@ from collections.abc import ValuesView as ValuesViewBase
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from . import abi, shortcuts
-from .convert import borrowed_to_python
 from .function import get_global_func
 from .object import Object, register_class
 
 TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
-_ANY_SIZE = ctypes.sizeof(abi.TVMFFIAny)
 
 
 class _GlobalFunctions:
@@ -64,11 +62,10 @@ class _SeqBase(Object):
         return abi.TVMFFISeqCell.from_address(self._handle + _CELL_OFFSET)
 
     def __len__(self) -> int:
-        return self._cell().size
+        return shortcuts.seq_size(self._handle)
 
     def _item(self, index: int) -> Any:
-        cell = self._cell()
-        return borrowed_to_python(abi.TVMFFIAny.from_address(cell.data + index * _ANY_SIZE))
+        return shortcuts.seq_item(self._handle, index)
 
     def __getitem__(self, idx):
         length = len(self)

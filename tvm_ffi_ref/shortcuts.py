@@ -119,6 +119,23 @@ def map_lookup(handle: int, key: Any, missing: Any, mutable: bool) -> Any:
         scope.close()
 
 
+_CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
+_ANY_SIZE = ctypes.sizeof(abi.TVMFFIAny)
+
+
+def seq_size(handle: int) -> int:
+    """The number of elements of the Array or List at ``handle`` (read in place)."""
+    return abi.TVMFFISeqCell.from_address(handle + _CELL_OFFSET).size
+
+
+def seq_item(handle: int, index: int) -> Any:
+    """Element ``index`` (``0 <= index < size``) of the Array or List at ``handle``."""
+    from .convert import borrowed_to_python
+
+    cell = abi.TVMFFISeqCell.from_address(handle + _CELL_OFFSET)
+    return borrowed_to_python(abi.TVMFFIAny.from_address(cell.data + index * _ANY_SIZE))
+
+
 def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,
                           require_contiguous: bool) -> int:
     """An owned Tensor handle taking over the DLPack managed tensor at ``managed``.
