@@ -265,7 +265,7 @@ VALUES = [
     "np.int8(-3)", "np.int64(2**62)", "np.uint64(2**63)", "np.float64(2.5)", "np.float32(1.5)",
     "np.float16(-0.5)", "np.True_", "IntKind.B", "fractions.Fraction(1, 3)", "decimal.Decimal(1)",
     "api.dtype('float32')", "api.dtype('bfloat16')", "api.dtype('int32x4')", "np.dtype('int8')",
-    "api.device('cpu')", "api.device('cuda:1')", "api.device('metal', 3)",
+    "api.device('cpu')", "api.device('cuda:1')", "api.device('metal', 3)", "DeviceSub('cuda', 2)",
     "[]", "[1, 'a', 2.5, None, [True]]", "(1, 2.5)", "('long string element',)",
     "{}", "{'k': 1}", "{'a long key here!': [1, 2]}", "collections.OrderedDict(x=1)",
     "{i: str(i) * 9 for i in range(6)}", "{'f': print, 'n': {'deep': (1,)}}", "[print, [b'x']]",
@@ -310,6 +310,10 @@ class DataType:
     def __dlpack_data_type__(self): return (2, 16, 1)
 class DeviceProto:
     def __dlpack_device__(self): return (2, 5)
+class DeviceSub(api.Device):
+    def dlpack_device_type(self): return 4
+    @property
+    def index(self): return 9
 class ObjectProto:
     def __tvm_ffi_object__(self): return api.convert([7])
 class CustomError(Exception): pass
@@ -405,6 +409,37 @@ def test_string_bytes_shape_results_are_what_their_from_handle_makes(kernels):
     report = json.loads(out)
     assert [same for same, _ in report] == [True] * len(report), report
     assert [facts[0] for _, facts in report] == ["String", "String", "Bytes", "Shape", "String"]
+
+
+def test_dtype_and_device_results_are_what_the_python_makes(kernels):
+    values = build_corpus_kernels(kernels, ["values"])["values"]
+    out = run_python(f"""
+    import json
+    import tvm_ffi_fast as api
+    from tvm_ffi_fast.device import Device
+    from tvm_ffi_fast.dtype import dtype_from_tuple
+    values = api.load_module({values!r})
+
+    def dtype_facts(d):
+        return [type(d).__name__, type(str(d)).__name__, str(d), repr(d), d._tvm_ffi_dtype_tuple,
+                sorted(vars(d))]
+
+    def device_facts(d):
+        return [type(d).__name__, d._type, d._index, str(d), repr(d)]
+
+    report = []
+    for triple in [(2, 32, 1), (0, 32, 4), (1, 1, 1), (4, 16, 1), (6, 8, 1), (2, 16, 1), (10, 8, 2),
+                   (17, 4, 2), (3, 64, 1), (2, 32, 1)]:
+        report.append([dtype_facts(values.dtype_make(*triple)) == dtype_facts(dtype_from_tuple(*triple)),
+                       dtype_facts(values.dtype_make(*triple))[2]])
+    for pair in [(1, 0), (2, 1), (8, 0), (2, 7), (99, 3)]:
+        report.append([device_facts(values.device_make(*pair)) == device_facts(Device._from_pair(*pair)),
+                       device_facts(values.device_make(*pair))[3]])
+    print(json.dumps(report))
+    """)
+    report = json.loads(out)
+    assert [same for same, _ in report] == [True] * len(report), report
+    assert [text for _, text in report][:3] == ["float32", "int32x4", "uint1"]
 
 
 # ------------------------------------------------------------------ call rules

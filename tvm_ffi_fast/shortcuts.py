@@ -41,6 +41,13 @@ new_map_handle = _frontend.new_map_handle
 #: Dict) at ``handle``, or ``missing``.
 map_lookup = _frontend.map_lookup
 
+#: ``seq_size(handle)``: the number of elements of the Array or List at ``handle``.
+seq_size = _frontend.seq_size
+
+#: ``seq_item(handle, index)``: element ``index`` (``0 <= index < size``) of the Array or List
+#: at ``handle``, as a Python value.
+seq_item = _frontend.seq_item
+
 #: ``import_managed_tensor(managed, versioned, require_alignment, require_contiguous)``: an
 #: owned Tensor handle taking over the DLPack managed tensor at ``managed``; on failure the
 #: caller still owns ``managed`` (the producer's deleter has not run).

@@ -2,8 +2,9 @@
  * decode.c -- TVMFFIAny to Python values, and the class of each type index.
  *
  * The rules are tvm_ffi_ref/convert.py's to_python/borrowed_to_python: POD
- * kinds become None/int/bool/float/str/bytes (and, through the shared Python
- * modules, c_void_p/dtype/Device/a Tensor view), a BigInt an int, an
+ * kinds become None/int/bool/float/str/bytes/c_void_p, dtype and Device (made
+ * here as dtype.dtype_from_tuple and Device._from_pair make them; the tests
+ * hold the two equal), a DLTensor* a Tensor view, a BigInt an int, an
  * OpaquePyObject the object it holds, and every other object the wrapper
  * class registered for its type index (object.register_class fills the table
  * here; an index nobody registered asks object.class_for_type_index, which
@@ -185,6 +186,69 @@ static PyObject* call_hook(FxHook which, const char* format, ...) {
   return result;
 }
 
+/* The spelling of each DLDataType the runtime printed: printing is a pure function. */
+static PyObject* dtype_texts;
+
+static PyObject* dtype_text(DLDataType dtype) {
+  uint32_t packed = (uint32_t)dtype.code | (uint32_t)dtype.bits << 8 | (uint32_t)dtype.lanes << 16;
+  PyObject *key, *text, *printed;
+  TVMFFIAny spelled;
+  if (dtype_texts == NULL && (dtype_texts = PyDict_New()) == NULL) return NULL;
+  key = PyLong_FromUnsignedLong(packed);
+  if (key == NULL) return NULL;
+  text = PyDict_GetItemWithError(dtype_texts, key);
+  if (text != NULL || PyErr_Occurred()) {
+    Py_XINCREF(text);
+    Py_DECREF(key);
+    return text;
+  }
+  /* dtype.format_triple: str(to_python(TVMFFIDataTypeToString(...))) */
+  fx_any_clear(&spelled);
+  if (TVMFFIDataTypeToString(&dtype, &spelled) != 0) {
+    Py_DECREF(key);
+    return fx_raise_last_error();
+  }
+  printed = fx_decode_owned(&spelled);
+  text = printed ? PyObject_Str(printed) : NULL;
+  Py_XDECREF(printed);
+  if (text != NULL && PyDict_SetItem(dtype_texts, key, text) < 0) Py_CLEAR(text);
+  Py_DECREF(key);
+  return text;
+}
+
+/* dtype.dtype_from_tuple: str.__new__(dtype, <runtime's spelling>), then its triple. */
+PyObject* fx_make_dtype(DLDataType dtype) {
+  PyObject *cls = fx_hook(FX_HOOK_DTYPE), *text, *args, *self, *triple;
+  if (cls == NULL || (text = dtype_text(dtype)) == NULL) return NULL;
+  args = PyTuple_Pack(1, text);
+  Py_DECREF(text);
+  if (args == NULL) return NULL;
+  self = PyUnicode_Type.tp_new((PyTypeObject*)cls, args, NULL);
+  Py_DECREF(args);
+  if (self == NULL) return NULL;
+  triple = Py_BuildValue("(iii)", (int)dtype.code, (int)dtype.bits, (int)dtype.lanes);
+  if (triple == NULL || PyObject_SetAttr(self, fx_names.dtype_tuple, triple) < 0) Py_CLEAR(self);
+  Py_XDECREF(triple);
+  return self;
+}
+
+/* device.Device._from_pair: Device.__new__(Device), then _type and _index. */
+PyObject* fx_make_device(DLDevice device) {
+  PyObject *cls = fx_hook(FX_HOOK_DEVICE), *self, *type = NULL, *index = NULL;
+  if (cls == NULL) return NULL;
+  self = ((PyTypeObject*)cls)->tp_new((PyTypeObject*)cls, fx_names.empty_tuple, NULL);
+  if (self == NULL) return NULL;
+  type = PyLong_FromLong((long)device.device_type);
+  index = PyLong_FromLong((long)device.device_id);
+  if (type == NULL || index == NULL || PyObject_SetAttr(self, fx_names.type_, type) < 0 ||
+      PyObject_SetAttr(self, fx_names.index_, index) < 0) {
+    Py_CLEAR(self);
+  }
+  Py_XDECREF(type);
+  Py_XDECREF(index);
+  return self;
+}
+
 /* The Python value of an inline (type index < 64) TVMFFIAny. */
 static PyObject* decode_pod(const TVMFFIAny* value) {
   switch (value->type_index) {
@@ -211,11 +275,9 @@ static PyObject* decode_pod(const TVMFFIAny* value) {
       return result;
     }
     case kTVMFFIDataType:
-      return call_hook(FX_HOOK_DTYPE_FROM_TUPLE, "(iii)", (int)value->v_dtype.code,
-                       (int)value->v_dtype.bits, (int)value->v_dtype.lanes);
+      return fx_make_dtype(value->v_dtype);
     case kTVMFFIDevice:
-      return call_hook(FX_HOOK_DEVICE_FROM_PAIR, "(ii)", (int)value->v_device.device_type,
-                       (int)value->v_device.device_id);
+      return fx_make_device(value->v_device);
     case kTVMFFIDLTensorPtr:
       return call_hook(FX_HOOK_TENSOR_VIEW, "(N)", PyLong_FromVoidPtr(value->v_ptr));
     case kTVMFFIRawStr:

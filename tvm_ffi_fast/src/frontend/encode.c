@@ -274,10 +274,18 @@ static int encode_dtype(PyObject* value, TVMFFIAny* out) {
   return status;
 }
 
-/* Device: (value.dlpack_device_type(), value.index), as kTVMFFIDevice. */
+/*
+ * Device: (value.dlpack_device_type(), value.index), as kTVMFFIDevice. For a
+ * Device itself both are its _type and _index slots, read directly; a subclass
+ * may redefine them, so it gets the calls.
+ */
 static int encode_device(PyObject* value, TVMFFIAny* out) {
-  PyObject* type = PyObject_CallMethodNoArgs(value, fx_names.dlpack_device_type);
-  PyObject* index = type ? PyObject_GetAttr(value, fx_names.index) : NULL;
+  PyObject* device_class = fx_hook(FX_HOOK_DEVICE);
+  int exact = (PyObject*)Py_TYPE(value) == device_class;
+  PyObject* type = device_class == NULL ? NULL
+                   : exact ? PyObject_GetAttr(value, fx_names.type_)
+                         : PyObject_CallMethodNoArgs(value, fx_names.dlpack_device_type);
+  PyObject* index = type ? PyObject_GetAttr(value, exact ? fx_names.index_ : fx_names.index) : NULL;
   long device_type, device_id;
   int status = -1;
   if (index != NULL && as_long(type, &device_type) == 0 && as_long(index, &device_id) == 0) {

@@ -152,6 +152,9 @@ FX_HIDDEN PyObject* fx_wrap_owned(void* handle, int32_t type_index);
 FX_HIDDEN PyObject* fx_decode_owned(TVMFFIAny* value);
 /* The Python value of a borrowed TVMFFIAny (a callback argument, a container element). */
 FX_HIDDEN PyObject* fx_decode_borrowed(const TVMFFIAny* value);
+/* dtype.dtype_from_tuple and device.Device._from_pair, done here (held equal by the tests). */
+FX_HIDDEN PyObject* fx_make_dtype(DLDataType dtype);
+FX_HIDDEN PyObject* fx_make_device(DLDevice device);
 
 /* ------------------------------------------------------ encoding */
 
@@ -263,8 +266,8 @@ typedef enum {
   FX_HOOK_FALLBACK_SET,      /* convert._fallback_set(setter, address, value, scope) */
   FX_HOOK_CALL_SCOPE,        /* convert.CallScope */
   FX_HOOK_CLASS_FOR_INDEX,   /* object.class_for_type_index */
-  FX_HOOK_DTYPE_FROM_TUPLE,  /* dtype.dtype_from_tuple */
-  FX_HOOK_DEVICE_FROM_PAIR,  /* device.Device._from_pair */
+  FX_HOOK_DTYPE,             /* dtype.dtype */
+  FX_HOOK_DEVICE,            /* device.Device */
   FX_HOOK_TENSOR_VIEW,       /* tensor.Tensor._view_of_dltensor */
   FX_HOOK_ABI_VIOLATION,     /* rules.ABIViolation */
   FX_HOOK_ERROR_RAISED,      /* function.exception_to_error_raised */
@@ -281,6 +284,8 @@ typedef struct {
   PyObject* dtype_tuple;   /* _tvm_ffi_dtype_tuple */
   PyObject* dlpack;        /* __dlpack__ */
   PyObject* dlpack_device_type; /* dlpack_device_type */
+  PyObject* type_;         /* _type */
+  PyObject* index_;        /* _index */
   PyObject* index;         /* index */
   PyObject* value;         /* value */
   PyObject* py_error;      /* py_error */

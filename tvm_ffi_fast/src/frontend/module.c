@@ -33,8 +33,8 @@ static const struct {
     [FX_HOOK_FALLBACK_SET] = {"tvm_ffi_fast.convert", "_fallback_set"},
     [FX_HOOK_CALL_SCOPE] = {"tvm_ffi_fast.convert", "CallScope"},
     [FX_HOOK_CLASS_FOR_INDEX] = {"tvm_ffi_fast.object", "class_for_type_index"},
-    [FX_HOOK_DTYPE_FROM_TUPLE] = {"tvm_ffi_fast.dtype", "dtype_from_tuple"},
-    [FX_HOOK_DEVICE_FROM_PAIR] = {"tvm_ffi_fast.device", "Device._from_pair"},
+    [FX_HOOK_DTYPE] = {"tvm_ffi_fast.dtype", "dtype"},
+    [FX_HOOK_DEVICE] = {"tvm_ffi_fast.device", "Device"},
     [FX_HOOK_TENSOR_VIEW] = {"tvm_ffi_fast.tensor", "Tensor._view_of_dltensor"},
     [FX_HOOK_ABI_VIOLATION] = {"tvm_ffi_fast.rules", "ABIViolation"},
     [FX_HOOK_ERROR_RAISED] = {"tvm_ffi_fast.function", "exception_to_error_raised"},
@@ -78,6 +78,7 @@ static int init_names(void) {
       intern(&fx_names.dtype_tuple, "_tvm_ffi_dtype_tuple") ||
       intern(&fx_names.dlpack, "__dlpack__") ||
       intern(&fx_names.dlpack_device_type, "dlpack_device_type") ||
+      intern(&fx_names.type_, "_type") || intern(&fx_names.index_, "_index") ||
       intern(&fx_names.index, "index") || intern(&fx_names.value, "value") ||
       intern(&fx_names.py_error, "py_error") || intern(&fx_names.close, "close") ||
       intern(&fx_names.owned, "owned") || intern(&fx_names.items, "items") ||

@@ -286,6 +286,39 @@ static PyObject* map_lookup(PyObject* self, PyObject* const* given, Py_ssize_t n
   return fx_decode_owned(&result);
 }
 
+static PyObject* seq_size(PyObject* self, PyObject* arg) {
+  void* handle;
+  (void)self;
+  if (as_pointer(arg, &handle) < 0) return NULL;
+  if (handle == NULL) {
+    PyErr_SetString(PyExc_ValueError, "seq_size: the handle is NULL");
+    return NULL;
+  }
+  return PyLong_FromLongLong(FX_CELL(handle, TVMFFISeqCell)->size);
+}
+
+static PyObject* seq_item(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  void* handle;
+  const TVMFFISeqCell* cell;
+  Py_ssize_t index;
+  (void)self;
+  if (check_nargs("seq_item", nargs, 2, 2) < 0 || as_pointer(args[0], &handle) < 0) return NULL;
+  index = PyLong_AsSsize_t(args[1]);
+  if (index == -1 && PyErr_Occurred()) return NULL;
+  if (handle == NULL) {
+    PyErr_SetString(PyExc_ValueError, "seq_item: the handle is NULL");
+    return NULL;
+  }
+  cell = FX_CELL(handle, TVMFFISeqCell);
+  /* callers pass an index in range; a sequence C++ shrank meanwhile must not be overread */
+  if (index < 0 || index >= cell->size) {
+    PyErr_Format(PyExc_IndexError, "Index out of range. size: %lld, got index %zd",
+                 (long long)cell->size, index);
+    return NULL;
+  }
+  return fx_decode_borrowed((const TVMFFIAny*)cell->data + index);
+}
+
 static PyObject* import_managed_tensor(PyObject* self, PyObject* args) {
   PyObject* managed_obj;
   void* managed;
@@ -360,6 +393,9 @@ PyMethodDef fx_module_methods[] = {
      "new_map_handle(items, mutable): an owned Map (or Dict) handle holding the pairs."},
     {"map_lookup", (PyCFunction)(void (*)(void))map_lookup, METH_FASTCALL | METH_KEYWORDS,
      "map_lookup(handle, key, missing, mutable): the value for key, or missing."},
+    {"seq_size", seq_size, METH_O, "The number of elements of the Array or List at handle."},
+    {"seq_item", FASTCALL(seq_item),
+     "seq_item(handle, index): element index of the Array or List at handle."},
     {"import_managed_tensor", import_managed_tensor, METH_VARARGS,
      "import_managed_tensor(managed, versioned, require_alignment, require_contiguous)."},
     {"store_str_or_bytes", store_str_or_bytes, METH_VARARGS,
