@@ -186,7 +186,12 @@ static PyObject* call_hook(FxHook which, const char* format, ...) {
   return result;
 }
 
-/* The spelling of each DLDataType the runtime printed: printing is a pure function. */
+/*
+ * The spelling of each DLDataType the runtime printed, remembered: printing is
+ * a pure function of the triple, except for custom type codes (from 129),
+ * whose names come from the dtype.get_custom_type_name global and may change.
+ */
+#define FX_DTYPE_CUSTOM_BEGIN 129
 static PyObject* dtype_texts;
 
 static PyObject* dtype_text(DLDataType dtype) {
@@ -211,7 +216,10 @@ static PyObject* dtype_text(DLDataType dtype) {
   printed = fx_decode_owned(&spelled);
   text = printed ? PyObject_Str(printed) : NULL;
   Py_XDECREF(printed);
-  if (text != NULL && PyDict_SetItem(dtype_texts, key, text) < 0) Py_CLEAR(text);
+  if (text != NULL && dtype.code < FX_DTYPE_CUSTOM_BEGIN &&
+      PyDict_SetItem(dtype_texts, key, text) < 0) {
+    Py_CLEAR(text);
+  }
   Py_DECREF(key);
   return text;
 }
