@@ -10,12 +10,10 @@ dtype made from a triple is the runtime's canonical one.
 from __future__ import annotations
 
 import builtins
-import ctypes
 import enum
 from typing import Any, ClassVar, Dict, Tuple
 
-from . import abi
-from ._lib import LIB
+from . import abi, shortcuts
 
 TI = abi.TVMFFITypeIndex
 
@@ -45,27 +43,12 @@ class DataTypeCode(enum.IntEnum):
 
 def parse(text: str) -> Tuple[int, int, int]:
     """``(code, bits, lanes)`` of a dtype string; raises what the runtime raises."""
-    data = text.encode()
-    array = abi.TVMFFIByteArray(ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p), len(data))
-    out = abi.DLDataType()
-    if LIB.TVMFFIDataTypeFromString(ctypes.byref(array), ctypes.byref(out)):
-        from .function import raise_last_error
-
-        raise_last_error()
-    return (out.code, out.bits, out.lanes)
+    return shortcuts.dtype_from_string(text)
 
 
 def format_triple(code: int, bits: int, lanes: int) -> str:
     """The runtime's canonical spelling of ``(code, bits, lanes)``."""
-    from .convert import to_python
-
-    result = abi.TVMFFIAny()
-    if LIB.TVMFFIDataTypeToString(ctypes.byref(abi.DLDataType(code, bits, lanes)),
-                                  ctypes.byref(result)):
-        from .function import raise_last_error
-
-        raise_last_error()
-    return str(to_python(result))
+    return shortcuts.dtype_to_string(code, bits, lanes)
 
 
 class dtype(str):  # noqa: N801 - the public name matches upstream's

@@ -16,7 +16,7 @@ reference front end, each operation has two ways:
 from __future__ import annotations
 
 import ctypes
-from typing import Any, List, Sequence, Tuple
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 from . import abi, error, runtime
 from ._lib import LIB
@@ -184,3 +184,138 @@ def take_pending_signal_error():
     except BaseException as pending:  # noqa: BLE001 - it is what we are looking for
         return pending
     return None
+
+
+# --------------------------------------------------------------- tensors and DLPack
+
+
+class DLTensorFields(NamedTuple):
+    """A snapshot of the ``DLTensor`` fields a Tensor reports."""
+
+    data: int  # 0 for NULL
+    device_type: int
+    device_id: int
+    ndim: int
+    dtype: Tuple[int, int, int]  # (code, bits, lanes)
+    shape: Tuple[int, ...]
+    strides: Optional[Tuple[int, ...]]  # None when the DLTensor stores none (compact)
+    byte_offset: int
+
+
+def dltensor(address: int) -> DLTensorFields:
+    """The fields of the ``DLTensor`` at ``address``."""
+    if not address:
+        raise ValueError("an empty Tensor holds no DLTensor")
+    t = abi.DLTensor.from_address(address)
+    ndim = t.ndim
+    return DLTensorFields(
+        t.data or 0, t.device.device_type, t.device.device_id, ndim,
+        (t.dtype.code, t.dtype.bits, t.dtype.lanes), tuple(t.shape[i] for i in range(ndim)),
+        tuple(t.strides[i] for i in range(ndim)) if t.strides else None, t.byte_offset)
+
+
+_capi = ctypes.pythonapi
+_capi.PyCapsule_IsValid.restype = ctypes.c_int
+_capi.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capi.PyCapsule_GetPointer.restype = ctypes.c_void_p
+_capi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capi.PyCapsule_SetName.restype = ctypes.c_int
+_capi.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capi.PyCapsule_SetDestructor.restype = ctypes.c_int
+_capi.PyCapsule_SetDestructor.argtypes = [ctypes.py_object, ctypes.c_void_p]
+_capi.PyCapsule_New.restype = ctypes.py_object
+_capi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+# Capsule names are compared as C strings for the capsule's whole life: keep them static.
+_DLTENSOR = b"dltensor"
+_DLTENSOR_VERSIONED = b"dltensor_versioned"
+_USED_DLTENSOR = b"used_dltensor"
+_USED_DLTENSOR_VERSIONED = b"used_dltensor_versioned"
+_DLTENSOR_NAME = ctypes.c_char_p(_DLTENSOR)
+_DLTENSOR_VERSIONED_NAME = ctypes.c_char_p(_DLTENSOR_VERSIONED)
+
+_CapsuleDestructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+# The same two calls on a raw PyObject*: a dying capsule must not be referenced anew.
+_raw_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_IsValid", _capi))
+_raw_get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", _capi))
+
+
+def _capsule_deleter(name: bytes, managed_type):
+    @_CapsuleDestructor
+    def destructor(capsule_address):
+        # An unconsumed capsule still owns its managed tensor: release it.
+        if _raw_is_valid(capsule_address, name):
+            managed = managed_type.from_address(_raw_get_pointer(capsule_address, name))
+            if managed.deleter:
+                managed.deleter(ctypes.pointer(managed))
+
+    return destructor
+
+
+_DELETE_DLTENSOR = _capsule_deleter(_DLTENSOR, abi.DLManagedTensor)
+_DELETE_DLTENSOR_VERSIONED = _capsule_deleter(_DLTENSOR_VERSIONED, abi.DLManagedTensorVersioned)
+
+
+def import_capsule(capsule: Any, require_alignment: int, require_contiguous: bool) -> int:
+    """Hands a DLPack capsule's managed tensor to the runtime; returns the new Tensor handle.
+
+    The versioned form is taken first; a consumed capsule is renamed ``used_...``.
+    """
+    for versioned, name, used in ((True, _DLTENSOR_VERSIONED, _USED_DLTENSOR_VERSIONED),
+                                  (False, _DLTENSOR, _USED_DLTENSOR)):
+        if _capi.PyCapsule_IsValid(capsule, name):
+            handle = import_managed_tensor(_capi.PyCapsule_GetPointer(capsule, name), versioned,
+                                           require_alignment, require_contiguous)
+            # The runtime owns the managed tensor now; the capsule must not release it.
+            _capi.PyCapsule_SetDestructor(capsule, None)
+            _capi.PyCapsule_SetName(capsule, used)
+            return handle
+    raise ValueError("Expect a dltensor field, PyCapsule can only be consumed once")
+
+
+def export_capsule(handle: int, versioned: bool) -> Any:
+    """A DLPack capsule of the Tensor at ``handle`` (which it keeps alive until consumed)."""
+    if versioned:
+        out = ctypes.POINTER(abi.DLManagedTensorVersioned)()
+        status = LIB.TVMFFITensorToDLPackVersioned(handle, ctypes.byref(out))
+        name, destructor = _DLTENSOR_VERSIONED_NAME, _DELETE_DLTENSOR_VERSIONED
+    else:
+        out = ctypes.POINTER(abi.DLManagedTensor)()
+        status = LIB.TVMFFITensorToDLPack(handle, ctypes.byref(out))
+        name, destructor = _DLTENSOR_NAME, _DELETE_DLTENSOR
+    if status:
+        from .function import raise_last_error
+
+        raise_last_error()
+    address = ctypes.cast(out, ctypes.c_void_p).value
+    return _capi.PyCapsule_New(address, name, ctypes.cast(destructor, ctypes.c_void_p))
+
+
+# --------------------------------------------------------------- dtype strings
+
+
+def dtype_from_string(text: str) -> Tuple[int, int, int]:
+    """``(code, bits, lanes)`` of a dtype string (``TVMFFIDataTypeFromString``)."""
+    data = text.encode()
+    array = abi.TVMFFIByteArray(ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p), len(data))
+    out = abi.DLDataType()
+    if LIB.TVMFFIDataTypeFromString(ctypes.byref(array), ctypes.byref(out)):
+        from .function import raise_last_error
+
+        raise_last_error()
+    return (out.code, out.bits, out.lanes)
+
+
+def dtype_to_string(code: int, bits: int, lanes: int) -> str:
+    """The runtime's spelling of ``(code, bits, lanes)`` (``TVMFFIDataTypeToString``)."""
+    from .convert import to_python
+
+    result = abi.TVMFFIAny()
+    if LIB.TVMFFIDataTypeToString(ctypes.byref(abi.DLDataType(code, bits, lanes)),
+                                  ctypes.byref(result)):
+        from .function import raise_last_error
+
+        raise_last_error()
+    return str(to_python(result))

@@ -1,7 +1,8 @@
 """``Tensor``, ``Shape`` and DLPack exchange with NumPy, PyTorch and friends.
 
 A Tensor object is the 24-byte header followed by a ``DLTensor``; everything
-a :class:`Tensor` reports is read from that struct in place. Exchange is zero
+a :class:`Tensor` reports is read from that struct in place (by the core:
+``shortcuts.dltensor``). Exchange is zero
 copy both ways through DLPack capsules: :func:`from_dlpack` takes the
 ``DLManagedTensor`` out of a producer's capsule and hands it to
 ``TVMFFITensorFromDLPack`` (which then owns it and calls its deleter when the
@@ -15,8 +16,7 @@ import ctypes
 from numbers import Integral
 from typing import Any, Optional, Tuple
 
-from . import abi
-from ._lib import LIB
+from . import abi, shortcuts
 from .device import Device
 from .dtype import dtype_from_tuple
 from .object import Object, register_class
@@ -26,72 +26,6 @@ _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
 
 #: The DLPack version this package produces (``__dlpack__`` with ``max_version``).
 __dlpack_version__ = (abi.DLPACK_MAJOR_VERSION, abi.DLPACK_MINOR_VERSION)
-
-_capi = ctypes.pythonapi
-_capi.PyCapsule_IsValid.restype = ctypes.c_int
-_capi.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_capi.PyCapsule_GetPointer.restype = ctypes.c_void_p
-_capi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_capi.PyCapsule_SetName.restype = ctypes.c_int
-_capi.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_capi.PyCapsule_SetDestructor.restype = ctypes.c_int
-_capi.PyCapsule_SetDestructor.argtypes = [ctypes.py_object, ctypes.c_void_p]
-_capi.PyCapsule_New.restype = ctypes.py_object
-_capi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-
-# Capsule names are compared as C strings for the capsule's whole life: keep them static.
-_DLTENSOR = b"dltensor"
-_DLTENSOR_VERSIONED = b"dltensor_versioned"
-_USED_DLTENSOR = b"used_dltensor"
-_USED_DLTENSOR_VERSIONED = b"used_dltensor_versioned"
-_DLTENSOR_NAME = ctypes.c_char_p(_DLTENSOR)
-_DLTENSOR_VERSIONED_NAME = ctypes.c_char_p(_DLTENSOR_VERSIONED)
-
-_CapsuleDestructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-# The same two calls on a raw PyObject*: a dying capsule must not be referenced anew.
-_raw_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_IsValid", _capi))
-_raw_get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_GetPointer", _capi))
-
-
-def _capsule_deleter(name: bytes, managed_type):
-    @_CapsuleDestructor
-    def destructor(capsule_address):
-        # An unconsumed capsule still owns its managed tensor: release it.
-        if _raw_is_valid(capsule_address, name):
-            managed = managed_type.from_address(_raw_get_pointer(capsule_address, name))
-            if managed.deleter:
-                managed.deleter(ctypes.pointer(managed))
-
-    return destructor
-
-
-_DELETE_DLTENSOR = _capsule_deleter(_DLTENSOR, abi.DLManagedTensor)
-_DELETE_DLTENSOR_VERSIONED = _capsule_deleter(_DLTENSOR_VERSIONED, abi.DLManagedTensorVersioned)
-
-
-def _raise_last_error() -> None:
-    from .function import raise_last_error
-
-    raise_last_error()
-
-
-def _import_capsule(capsule: Any, require_alignment: int, require_contiguous: bool) -> int:
-    """Hands a capsule's managed tensor to the runtime; returns the new Tensor handle."""
-    from . import shortcuts
-
-    for versioned, name, used in ((True, _DLTENSOR_VERSIONED, _USED_DLTENSOR_VERSIONED),
-                                  (False, _DLTENSOR, _USED_DLTENSOR)):
-        if _capi.PyCapsule_IsValid(capsule, name):
-            handle = shortcuts.import_managed_tensor(_capi.PyCapsule_GetPointer(capsule, name),
-                                                     versioned, require_alignment,
-                                                     require_contiguous)
-            # The runtime owns the managed tensor now; the capsule must not release it.
-            _capi.PyCapsule_SetDestructor(capsule, None)
-            _capi.PyCapsule_SetName(capsule, used)
-            return handle
-    raise ValueError("Expect a dltensor field, PyCapsule can only be consumed once")
 
 
 def _is_capsule(value: Any) -> bool:
@@ -111,7 +45,7 @@ def from_dlpack(ext_tensor: Any, *, require_alignment: int = 0,
         capsule = ext_tensor
     else:
         raise TypeError("Expect from_dlpack to take either a compatible tensor or PyCapsule")
-    return Tensor._adopt(_import_capsule(capsule, require_alignment, require_contiguous))
+    return Tensor._adopt(shortcuts.import_capsule(capsule, require_alignment, require_contiguous))
 
 
 def _compact_strides(shape: Tuple[int, ...]) -> Tuple[int, ...]:
@@ -137,21 +71,19 @@ class Tensor(Object):
         tensor._view = address
         return tensor
 
-    @property
-    def _dltensor(self) -> abi.DLTensor:
+    def _fields(self) -> "shortcuts.DLTensorFields":
         address = getattr(self, "_view", None) if self._handle is None else self._handle + _CELL_OFFSET
-        return abi.DLTensor.from_address(address)
+        return shortcuts.dltensor(address)
 
     @property
     def shape(self) -> Tuple[int, ...]:
         """The extent of each dimension."""
-        t = self._dltensor
-        return tuple(t.shape[i] for i in range(t.ndim))
+        return self._fields().shape
 
     @property
     def ndim(self) -> int:
         """The number of dimensions."""
-        return self._dltensor.ndim
+        return self._fields().ndim
 
     def numel(self) -> int:
         """The number of elements."""
@@ -170,15 +102,13 @@ class Tensor(Object):
     @property
     def strides(self) -> Tuple[int, ...]:
         """Element strides of each dimension (compact row-major when none are stored)."""
-        t = self._dltensor
-        if not t.strides:
-            return _compact_strides(self.shape)
-        return tuple(t.strides[i] for i in range(t.ndim))
+        t = self._fields()
+        return _compact_strides(t.shape) if t.strides is None else t.strides
 
     def is_contiguous(self) -> bool:
         """Whether the layout is compact row-major (size-1 and empty dims aside)."""
-        t = self._dltensor
-        if not t.strides or 0 in self.shape:
+        t = self._fields()
+        if t.strides is None or 0 in t.shape:
             return True
         expected = 1
         for k in range(t.ndim - 1, -1, -1):
@@ -191,40 +121,29 @@ class Tensor(Object):
 
     def data_ptr(self) -> int:
         """The address of the first element (``data + byte_offset``)."""
-        t = self._dltensor
-        return (t.data or 0) + t.byte_offset
+        t = self._fields()
+        return t.data + t.byte_offset
 
     @property
     def dtype(self):
         """The element type."""
-        dt = self._dltensor.dtype
-        return dtype_from_tuple(dt.code, dt.bits, dt.lanes)
+        return dtype_from_tuple(*self._fields().dtype)
 
     @property
     def device(self) -> Device:
         """Where the data lives."""
-        d = self._dltensor.device
-        return Device._from_pair(d.device_type, d.device_id)
+        t = self._fields()
+        return Device._from_pair(t.device_type, t.device_id)
 
     def __dlpack_device__(self) -> Tuple[int, int]:
-        d = self._dltensor.device
-        return (d.device_type, d.device_id)
+        t = self._fields()
+        return (t.device_type, t.device_id)
 
     def _to_dlpack(self) -> Any:
-        out = ctypes.POINTER(abi.DLManagedTensor)()
-        if LIB.TVMFFITensorToDLPack(self._handle, ctypes.byref(out)):
-            _raise_last_error()
-        address = ctypes.cast(out, ctypes.c_void_p).value
-        return _capi.PyCapsule_New(address, _DLTENSOR_NAME,
-                                   ctypes.cast(_DELETE_DLTENSOR, ctypes.c_void_p))
+        return shortcuts.export_capsule(self._handle, False)
 
     def _to_dlpack_versioned(self) -> Any:
-        out = ctypes.POINTER(abi.DLManagedTensorVersioned)()
-        if LIB.TVMFFITensorToDLPackVersioned(self._handle, ctypes.byref(out)):
-            _raise_last_error()
-        address = ctypes.cast(out, ctypes.c_void_p).value
-        return _capi.PyCapsule_New(address, _DLTENSOR_VERSIONED_NAME,
-                                   ctypes.cast(_DELETE_DLTENSOR_VERSIONED, ctypes.c_void_p))
+        return shortcuts.export_capsule(self._handle, True)
 
     def __dlpack__(self, *, stream: Any = None, max_version: Optional[Tuple[int, int]] = None,
                    dl_device: Optional[Tuple[int, int]] = None,
