@@ -105,6 +105,11 @@ CASES = [
     ("containers.shape", "s = api.Shape([2, 3])\nresult = (s, type(s).__name__, containers.shape_echo(s) == s, first_error_class(lambda: api.Shape(['a'])))"),
     ("containers.string_cached", "s = values.str_of_len(20)\nresult = (type(s).__name__, values.echo(s) == s, introspect.arg_strong_count(s), s + '!', str(s) == s)"),
     ("containers.from_dlpack", "t = api.from_dlpack(np.arange(4, dtype='int32'), require_alignment=4)\nresult = (t.shape, tensors.tensor_values(t), first_error_class(lambda: api.from_dlpack(np.arange(4, dtype='int8')[1:], require_alignment=64)))"),
+    ("tensor.properties", "x = np.arange(24, dtype='float32').reshape(2, 3, 4)[:, 1:, ::2]\nt = api.from_dlpack(x)\nresult = (t.shape, t.strides, t.ndim, t.numel(), t.size(-1), t.is_contiguous(), t.data_ptr() == x.ctypes.data, str(t.dtype), str(t.device), t.__dlpack_device__(), first_error_class(lambda: t.size(3)))"),
+    ("tensor.export", "t = api.from_dlpack(np.arange(5.0))\nv = np.from_dlpack(t)\nc1 = t.__dlpack__()\nc2 = t.__dlpack__(max_version=(1, 0))\nresult = (v.tolist(), type(c1).__name__, api.from_dlpack(c1).shape, api.from_dlpack(c2).shape, first_error_class(lambda: api.from_dlpack(c1)), first_error_class(lambda: t.__dlpack__(max_version=(2, 0), copy=True)))"),
+    ("tensor.unused_capsules", "t = api.from_dlpack(np.arange(3.0))\nfor _ in range(100):\n    t.__dlpack__()\n    t.__dlpack__(max_version=(1, 0))\nresult = introspect.arg_strong_count(t)"),
+    ("tensor.zero_dim_and_view", "t = api.from_dlpack(np.array(7.5))\nv = tensors.transpose_view(api.from_dlpack(np.arange(6.0).reshape(2, 3)))\nresult = (t.shape, t.strides, t.is_contiguous(), v.shape, v.strides, v.is_contiguous())"),
+    ("dtype.properties", "d = api.dtype('float16x4')\nresult = (d.type_code, d.bits, d.lanes, d.itemsize, d.with_lanes(2), api.dtype('int8').is_integer, api.dtype.is_dtype('bfloat16'), api.dtype.is_dtype('nope'), first_error_class(lambda: api.dtype('float77x')), api.dtype(np.dtype('int16')))"),
     ("refcounts.after_errors", "a = api.convert([1, 2])\nfor _ in range(50):\n    try:\n        values.int_to_text(a)\n    except TypeError:\n        pass\n    try:\n        callbacks.call1(raiser(ValueError, 'x'), a)\n    except ValueError:\n        pass\nresult = introspect.arg_strong_count(a)"),
 ]
 

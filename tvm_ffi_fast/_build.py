@@ -46,7 +46,8 @@ FRONTEND_SOURCES = [
     "rules",  # the calling-convention checks on every result
     "errors",  # raised errors <-> Python exceptions
     "callback",  # Python callables as Function objects
-    "dlpack",  # DLPack producers as Tensor arguments
+    "dlpack",  # Tensors and DLPack: capsules in and out, DLTensor fields
+    "dtypes",  # DLDataType <-> spelling, dtype instances
     "globals",  # the ffi.* functions the core calls
     "pyapi",  # the module's functions, called by tvm_ffi_fast's Python modules
 ]

@@ -52,3 +52,23 @@ seq_item = _frontend.seq_item
 #: owned Tensor handle taking over the DLPack managed tensor at ``managed``; on failure the
 #: caller still owns ``managed`` (the producer's deleter has not run).
 import_managed_tensor = _frontend.import_managed_tensor
+
+#: A snapshot of the ``DLTensor`` fields a Tensor reports (a struct sequence with the fields
+#: of ``tvm_ffi_ref.shortcuts.DLTensorFields``).
+DLTensorFields = _frontend.DLTensorFields
+
+#: ``dltensor(address)``: the fields of the ``DLTensor`` at ``address``.
+dltensor = _frontend.dltensor
+
+#: ``import_capsule(capsule, require_alignment, require_contiguous)``: hands a DLPack capsule's
+#: managed tensor to the runtime (the capsule is renamed ``used_...``); the new Tensor handle.
+import_capsule = _frontend.import_capsule
+
+#: ``export_capsule(handle, versioned)``: a DLPack capsule of the Tensor at ``handle``.
+export_capsule = _frontend.export_capsule
+
+#: ``dtype_from_string(text)``: ``(code, bits, lanes)`` of a dtype string.
+dtype_from_string = _frontend.dtype_from_string
+
+#: ``dtype_to_string(code, bits, lanes)``: the runtime's spelling of a DLDataType.
+dtype_to_string = _frontend.dtype_to_string

@@ -1,10 +1,16 @@
 /*
- * dlpack.c -- DLPack producers (NumPy arrays, ...) passed as Tensor arguments.
+ * dlpack.c -- Tensors and DLPack: capsules in and out, and the fields of a DLTensor.
  *
- * As tvm_ffi_ref's tensor.from_dlpack: value.__dlpack__() gives a capsule;
- * its managed tensor (versioned first, then legacy) is handed to the runtime
+ * In (a NumPy array passed as an argument, from_dlpack): as tvm_ffi_ref's
+ * tensor.from_dlpack, value.__dlpack__() gives a capsule; its managed tensor
+ * (versioned first, then legacy) is handed to the runtime
  * (TVMFFITensorFromDLPack[Versioned]), which owns it from then on, so the
- * capsule is renamed "used_..." and loses its destructor. Zero copy.
+ * capsule is renamed "used_..." and loses its destructor. Out (__dlpack__):
+ * TVMFFITensorToDLPack[Versioned] into a capsule whose destructor releases
+ * the managed tensor unless a consumer took it. Zero copy both ways.
+ *
+ * The shared tensor.py reads a Tensor's shape, strides, dtype, device, ... from
+ * one snapshot of its DLTensor (shortcuts.dltensor), made here.
  */
 #include "frontend.h"
 
@@ -26,7 +32,8 @@ void* fx_import_managed(void* managed, int versioned, int32_t require_alignment,
   return out;
 }
 
-static void* import_capsule(PyObject* capsule) {
+void* fx_import_capsule(PyObject* capsule, int32_t require_alignment,
+                        int32_t require_contiguous) {
   static const struct {
     int versioned;
     const char* name;
@@ -36,7 +43,8 @@ static void* import_capsule(PyObject* capsule) {
   for (i = 0; i < 2; ++i) {
     if (PyCapsule_IsValid(capsule, forms[i].name)) {
       void* managed = PyCapsule_GetPointer(capsule, forms[i].name);
-      void* handle = fx_import_managed(managed, forms[i].versioned, 0, 0);
+      void* handle = fx_import_managed(managed, forms[i].versioned, require_alignment,
+                                         require_contiguous);
       if (handle == NULL) return NULL;
       /* the runtime owns the managed tensor now: the capsule must not release it
        * (neither call can fail on the valid capsule just read) */
@@ -53,7 +61,110 @@ void* fx_tensor_from_producer(PyObject* value) {
   PyObject* capsule = PyObject_CallMethodNoArgs(value, fx_names.dlpack);
   void* handle;
   if (capsule == NULL) return NULL;
-  handle = import_capsule(capsule);
+  handle = fx_import_capsule(capsule, 0, 0);
   Py_DECREF(capsule);
   return handle;
+}
+
+/* ------------------------------------------------------------ out */
+
+/* An unconsumed capsule still owns its managed tensor: release it. */
+static void release_legacy(PyObject* capsule) {
+  if (PyCapsule_IsValid(capsule, kLegacy)) {
+    DLManagedTensor* managed = (DLManagedTensor*)PyCapsule_GetPointer(capsule, kLegacy);
+    if (managed->deleter != NULL) managed->deleter(managed);
+  }
+}
+
+static void release_versioned(PyObject* capsule) {
+  if (PyCapsule_IsValid(capsule, kVersioned)) {
+    DLManagedTensorVersioned* managed =
+        (DLManagedTensorVersioned*)PyCapsule_GetPointer(capsule, kVersioned);
+    if (managed->deleter != NULL) managed->deleter(managed);
+  }
+}
+
+PyObject* fx_export_capsule(void* handle, int versioned) {
+  PyObject* capsule;
+  if (versioned) {
+    DLManagedTensorVersioned* managed = NULL;
+    if (TVMFFITensorToDLPackVersioned(handle, &managed) != 0) return fx_raise_last_error();
+    capsule = PyCapsule_New(managed, kVersioned, release_versioned);
+    if (capsule == NULL && managed->deleter != NULL) managed->deleter(managed);
+  } else {
+    DLManagedTensor* managed = NULL;
+    if (TVMFFITensorToDLPack(handle, &managed) != 0) return fx_raise_last_error();
+    capsule = PyCapsule_New(managed, kLegacy, release_legacy);
+    if (capsule == NULL && managed->deleter != NULL) managed->deleter(managed);
+  }
+  return capsule;
+}
+
+/* ------------------------------------------------------------ DLTensor fields */
+
+static PyTypeObject* fields_type;
+
+static PyStructSequence_Field field_names[] = {
+    {"data", "the data pointer (0 for NULL)"},
+    {"device_type", "DLDevice.device_type"},
+    {"device_id", "DLDevice.device_id"},
+    {"ndim", "the number of dimensions"},
+    {"dtype", "(code, bits, lanes)"},
+    {"shape", "the extents"},
+    {"strides", "the strides, or None when the DLTensor stores none (compact)"},
+    {"byte_offset", "the offset of the first element from data, in bytes"},
+    {NULL, NULL}};
+
+static PyStructSequence_Desc fields_desc = {
+    "tvm_ffi_fast.shortcuts.DLTensorFields", "A snapshot of the DLTensor fields a Tensor reports.",
+    field_names, 8};
+
+static PyObject* int64_tuple(const int64_t* values, int n) {
+  PyObject* tuple = PyTuple_New(n);
+  int i;
+  if (tuple == NULL) return NULL;
+  for (i = 0; i < n; ++i) {
+    PyObject* item = PyLong_FromLongLong(values[i]);
+    if (item == NULL) {
+      Py_DECREF(tuple);
+      return NULL;
+    }
+    PyTuple_SET_ITEM(tuple, i, item);
+  }
+  return tuple;
+}
+
+PyObject* fx_dltensor_fields(const DLTensor* t) {
+  PyObject* fields = PyStructSequence_New(fields_type);
+  PyObject* items[8];
+  int i, ndim = t->ndim < 0 ? 0 : t->ndim;
+  if (fields == NULL) return NULL;
+  items[0] = PyLong_FromVoidPtr(t->data);
+  items[1] = PyLong_FromLong((long)t->device.device_type);
+  items[2] = PyLong_FromLong((long)t->device.device_id);
+  items[3] = PyLong_FromLong((long)t->ndim);
+  items[4] = Py_BuildValue("(iii)", (int)t->dtype.code, (int)t->dtype.bits, (int)t->dtype.lanes);
+  items[5] = int64_tuple(t->shape, ndim);
+  items[6] = t->strides == NULL ? (Py_INCREF(Py_None), Py_None) : int64_tuple(t->strides, ndim);
+  items[7] = PyLong_FromUnsignedLongLong(t->byte_offset);
+  for (i = 0; i < 8; ++i) {
+    if (items[i] == NULL) {
+      for (i = 0; i < 8; ++i) Py_XDECREF(items[i]);
+      Py_DECREF(fields);
+      return NULL;
+    }
+  }
+  for (i = 0; i < 8; ++i) PyStructSequence_SET_ITEM(fields, i, items[i]);
+  return fields;
+}
+
+int fx_dlpack_init(PyObject* module) {
+  fields_type = PyStructSequence_NewType(&fields_desc);
+  if (fields_type == NULL) return -1;
+  Py_INCREF(fields_type);
+  if (PyModule_AddObject(module, "DLTensorFields", (PyObject*)fields_type) < 0) {
+    Py_DECREF(fields_type);
+    return -1;
+  }
+  return 0;
 }

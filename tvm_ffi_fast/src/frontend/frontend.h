@@ -152,9 +152,15 @@ FX_HIDDEN PyObject* fx_wrap_owned(void* handle, int32_t type_index);
 FX_HIDDEN PyObject* fx_decode_owned(TVMFFIAny* value);
 /* The Python value of a borrowed TVMFFIAny (a callback argument, a container element). */
 FX_HIDDEN PyObject* fx_decode_borrowed(const TVMFFIAny* value);
-/* dtype.dtype_from_tuple and device.Device._from_pair, done here (held equal by the tests). */
-FX_HIDDEN PyObject* fx_make_dtype(DLDataType dtype);
+/* device.Device._from_pair, done here (held equal by the tests). */
 FX_HIDDEN PyObject* fx_make_device(DLDevice device);
+
+/* dtypes.c */
+/* dtype.dtype_from_tuple, done here (held equal by the tests). */
+FX_HIDDEN PyObject* fx_make_dtype(DLDataType dtype);
+/* The runtime's spelling of a DLDataType (a str), and the DLDataType a spelling names. */
+FX_HIDDEN PyObject* fx_dtype_to_text(DLDataType dtype);
+FX_HIDDEN int fx_dtype_from_text(PyObject* text, DLDataType* out);
 
 /* ------------------------------------------------------ encoding */
 
@@ -222,6 +228,14 @@ FX_HIDDEN void* fx_tensor_from_producer(PyObject* value);
 /* Hands a managed tensor to the runtime (TVMFFITensorFromDLPack[Versioned]). */
 FX_HIDDEN void* fx_import_managed(void* managed, int versioned, int32_t require_alignment,
                                   int32_t require_contiguous);
+/* A capsule's managed tensor handed to the runtime (the capsule marked used): a Tensor handle. */
+FX_HIDDEN void* fx_import_capsule(PyObject* capsule, int32_t require_alignment,
+                                  int32_t require_contiguous);
+/* A new DLPack capsule of the Tensor at handle (versioned or legacy). */
+FX_HIDDEN PyObject* fx_export_capsule(void* handle, int versioned);
+/* The fields of the DLTensor at address, as the DLTensorFields struct sequence. */
+FX_HIDDEN PyObject* fx_dltensor_fields(const DLTensor* tensor);
+FX_HIDDEN int fx_dlpack_init(PyObject* module);
 
 /* callback.c */
 /* A new Function handle whose safe_call calls the Python callable. */

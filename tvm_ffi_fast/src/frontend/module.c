@@ -145,7 +145,10 @@ static int init_module(void) {
       goto fail;
     }
   }
-  if (fx_object_types_init(module) < 0 || add_constants(module) < 0) goto fail;
+  if (fx_object_types_init(module) < 0 || fx_dlpack_init(module) < 0 ||
+      add_constants(module) < 0) {
+    goto fail;
+  }
   cache = fx_kind_cache();
   if (cache == NULL) goto fail;
   Py_INCREF(cache);

@@ -319,6 +319,63 @@ static PyObject* seq_item(PyObject* self, PyObject* const* args, Py_ssize_t narg
   return fx_decode_borrowed((const TVMFFIAny*)cell->data + index);
 }
 
+static PyObject* dltensor(PyObject* self, PyObject* arg) {
+  void* address;
+  (void)self;
+  if (as_pointer(arg, &address) < 0) return NULL;
+  if (address == NULL) {
+    PyErr_SetString(PyExc_ValueError, "an empty Tensor holds no DLTensor");
+    return NULL;
+  }
+  return fx_dltensor_fields((const DLTensor*)address);
+}
+
+static PyObject* import_capsule(PyObject* self, PyObject* args) {
+  PyObject* capsule;
+  int alignment, contiguous;
+  void* handle;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "Oip:import_capsule", &capsule, &alignment, &contiguous)) {
+    return NULL;
+  }
+  handle = fx_import_capsule(capsule, alignment, contiguous);
+  return handle == NULL ? NULL : PyLong_FromVoidPtr(handle);
+}
+
+static PyObject* export_capsule(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  void* handle;
+  int versioned;
+  (void)self;
+  if (check_nargs("export_capsule", nargs, 2, 2) < 0 || as_pointer(args[0], &handle) < 0) {
+    return NULL;
+  }
+  if (handle == NULL) {
+    PyErr_SetString(PyExc_ValueError, "export_capsule: the handle is NULL");
+    return NULL;
+  }
+  versioned = PyObject_IsTrue(args[1]);
+  if (versioned < 0) return NULL;
+  return fx_export_capsule(handle, versioned);
+}
+
+static PyObject* dtype_from_string(PyObject* self, PyObject* text) {
+  DLDataType dtype;
+  (void)self;
+  if (fx_dtype_from_text(text, &dtype) < 0) return NULL;
+  return Py_BuildValue("(iii)", (int)dtype.code, (int)dtype.bits, (int)dtype.lanes);
+}
+
+static PyObject* dtype_to_string(PyObject* self, PyObject* args) {
+  int code, bits, lanes;
+  DLDataType dtype;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "iii:dtype_to_string", &code, &bits, &lanes)) return NULL;
+  dtype.code = (uint8_t)code;
+  dtype.bits = (uint8_t)bits;
+  dtype.lanes = (uint16_t)lanes;
+  return fx_dtype_to_text(dtype);
+}
+
 static PyObject* import_managed_tensor(PyObject* self, PyObject* args) {
   PyObject* managed_obj;
   void* managed;
@@ -396,6 +453,17 @@ PyMethodDef fx_module_methods[] = {
     {"seq_size", seq_size, METH_O, "The number of elements of the Array or List at handle."},
     {"seq_item", FASTCALL(seq_item),
      "seq_item(handle, index): element index of the Array or List at handle."},
+    {"dltensor", dltensor, METH_O,
+     "dltensor(address): the fields of the DLTensor at address (a DLTensorFields)."},
+    {"import_capsule", import_capsule, METH_VARARGS,
+     "import_capsule(capsule, require_alignment, require_contiguous): a Tensor handle taking "
+     "over the capsule's managed tensor."},
+    {"export_capsule", FASTCALL(export_capsule),
+     "export_capsule(handle, versioned): a DLPack capsule of the Tensor at handle."},
+    {"dtype_from_string", dtype_from_string, METH_O,
+     "dtype_from_string(text): (code, bits, lanes) of a dtype string."},
+    {"dtype_to_string", dtype_to_string, METH_VARARGS,
+     "dtype_to_string(code, bits, lanes): the runtime's spelling of a DLDataType."},
     {"import_managed_tensor", import_managed_tensor, METH_VARARGS,
      "import_managed_tensor(managed, versioned, require_alignment, require_contiguous)."},
     {"store_str_or_bytes", store_str_or_bytes, METH_VARARGS,
