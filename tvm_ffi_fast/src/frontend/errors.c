@@ -20,8 +20,27 @@ PyObject* fx_take_last_error(void) {
   return fx_wrap_owned(handle, kTVMFFIError);
 }
 
+static int kind_is(void* error, const char* kind) {
+  const TVMFFIByteArray* text = &FX_CELL(error, TVMFFIErrorCell)->kind;
+  size_t n = strlen(kind);
+  return text->size == n && memcmp(text->data, kind, n) == 0;
+}
+
 PyObject* fx_raise_last_error(void) {
-  PyObject *error = fx_take_last_error(), *exception;
+  PyObject *error, *exception;
+  TVMFFIObjectHandle handle = NULL;
+  TVMFFIErrorMoveFromRaised(&handle);
+  /*
+   * EnvErrorAlreadySet: the kernel stopped because TVMFFIEnvCheckSignals failed,
+   * and the real error (KeyboardInterrupt, say) is Python's own, still set in
+   * this thread: raise that, as tvm_ffi_ref does.
+   */
+  if (handle != NULL && PyErr_Occurred() && fx_header_index(handle) == kTVMFFIError &&
+      kind_is(handle, "EnvErrorAlreadySet")) {
+    fx_decref(handle);
+    return NULL;
+  }
+  error = handle == NULL ? (Py_INCREF(Py_None), Py_None) : fx_wrap_owned(handle, kTVMFFIError);
   if (error == NULL) return NULL;
   if (error == Py_None) {
     Py_DECREF(error);

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <tvm/ffi/c_api.h>
+#include <tvm/ffi/extra/c_env_api.h>
 
 #define FX_HIDDEN __attribute__((visibility("hidden")))
 #define FX_LIKELY(x) __builtin_expect(!!(x), 1)

@@ -28,6 +28,19 @@ static PyObject* reject_keywords(PyObject* kwnames) {
   return NULL;
 }
 
+/* Releases what a call returned (its result, or its raised error); a pending exception stays. */
+static void discard_outcome(int status, TVMFFIAny* result) {
+  if (status == 0) {
+    if (result->type_index >= kTVMFFIStaticObjectBegin && result->v_ptr != NULL) {
+      fx_decref(result->v_ptr);
+    }
+  } else if (status == -1) {
+    TVMFFIObjectHandle error = NULL;
+    TVMFFIErrorMoveFromRaised(&error);
+    if (error != NULL) fx_decref(error);
+  }
+}
+
 PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
                                  PyObject* kwnames) {
   Py_ssize_t n = PyVectorcall_NARGS(nargsf), i;
@@ -66,10 +79,13 @@ PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t n
   Py_END_ALLOW_THREADS;
   if (packed != stack) PyMem_Free(packed);
   /* what was made for the call goes before the result is looked at, as in the reference */
-  if (FX_UNLIKELY(fx_scope_close(&scope) < 0)) {
-    if (status == 0 && result.type_index >= kTVMFFIStaticObjectBegin && result.v_ptr != NULL) {
-      fx_decref(result.v_ptr);
-    }
+  if (FX_UNLIKELY(fx_scope_close(&scope) < 0 || PyErr_Occurred())) {
+    /*
+     * An exception is pending: from that cleanup, or left in this thread by the
+     * kernel's TVMFFIEnvCheckSignals (Ctrl-C), which it then stopped on
+     * (EnvErrorAlreadySet) or not. It supersedes the call's own outcome.
+     */
+    discard_outcome(status, &result);
     return NULL;
   }
   return fx_finish_call(status, &result);

@@ -129,6 +129,21 @@ static int add_constants(PyObject* module) {
   return 0;
 }
 
+/*
+ * Kernels reach Python's signal handling through the environment API
+ * (TVMFFIEnvCheckSignals calls these, GIL taken), so that Ctrl-C during a
+ * long kernel call becomes KeyboardInterrupt, as upstream and tvm_ffi_ref do.
+ */
+static int register_signal_checks(void) {
+  if (TVMFFIEnvRegisterCAPI("PyErr_CheckSignals", (void*)PyErr_CheckSignals) != 0 ||
+      TVMFFIEnvRegisterCAPI("PyGILState_Ensure", (void*)PyGILState_Ensure) != 0 ||
+      TVMFFIEnvRegisterCAPI("PyGILState_Release", (void*)PyGILState_Release) != 0) {
+    fx_raise_last_error();
+    return -1;
+  }
+  return 0;
+}
+
 static int init_module(void) {
   PyObject *module, *modules, *name = NULL, *cache;
   PyMethodDef* def;
@@ -156,6 +171,7 @@ static int init_module(void) {
     Py_DECREF(cache);
     goto fail;
   }
+  if (register_signal_checks() < 0) goto fail;
   modules = PyImport_GetModuleDict();
   if (PyDict_SetItemString(modules, "tvm_ffi_fast._frontend", module) < 0) goto fail;
   Py_DECREF(name);
