@@ -20,7 +20,7 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("frontend", ["tvm_ffi_ref"])
+@pytest.mark.parametrize("frontend", ["tvm_ffi_ref", "tvm_ffi_fast"])
 def test_each_broken_rule_raises_a_named_violation(kernels, frontend):
     with open(BROKEN) as f:
         path = kernels.build("broken_rules", f.read(), language="c")
