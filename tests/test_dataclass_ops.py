@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
+from typing import Dict
 
 import pytest
 
@@ -28,9 +29,13 @@ from frontend_harness import FRONTENDS_UNDER_TEST, RAISES, B, I, S, run_frontend
 from test_containers_runtime import HELPERS
 
 #: Our runtimes held to upstream at the C API level.
-RUNTIMES = ["ref"]
-#: Front ends run on the Python-API cases: upstream (the oracle) and ours.
+RUNTIMES = ["ref", "fast"]
+#: Front ends run on the Python-API cases: upstream (the oracle), ours, and the
+#: reference front end over the fast runtime (which holds the fast runtime's
+#: ReprPrint/Recursive* to upstream through a whole Python API).
 FRONTENDS = ["upstream"] + [f for f in FRONTENDS_UNDER_TEST if f != "upstream"]
+if "ref-over-fast" not in FRONTENDS:
+    FRONTENDS.append("ref-over-fast")
 
 KERNEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels", "dataclass_ops.cc")
 
@@ -296,23 +301,33 @@ def run_snippet(runtime: str, snippet: str, **variables) -> str:
     return run_capi(runtime, CAPI_HELPERS + textwrap.dedent(snippet), **variables)
 
 
-def same_everywhere(snippet: str, **variables) -> str:
-    """Runs ``snippet`` under upstream and each runtime; asserts equal output; returns it."""
-    expected = run_snippet("upstream", snippet, **variables)
-    for runtime in RUNTIMES:
-        actual = run_snippet(runtime, snippet, **variables)
-        if actual != expected:
-            diff = [f"line {i}:\n  {runtime}: {a}\n  upstream: {e}"
-                    for i, (a, e) in enumerate(zip(actual.splitlines(), expected.splitlines()))
-                    if a != e][:5]
-            raise AssertionError(f"{runtime} differs from upstream:\n" + "\n".join(diff)
-                                 + f"\n(lines: {len(actual.splitlines())} vs "
-                                 f"{len(expected.splitlines())})")
+_UPSTREAM_OUTPUTS: Dict[str, str] = {}
+
+
+def upstream_output(snippet: str) -> str:
+    """The output of ``snippet`` under upstream (run once per session, whichever runtime asks)."""
+    if snippet not in _UPSTREAM_OUTPUTS:
+        _UPSTREAM_OUTPUTS[snippet] = run_snippet("upstream", snippet)
+    return _UPSTREAM_OUTPUTS[snippet]
+
+
+def same_as_upstream(runtime: str, snippet: str) -> str:
+    """Runs ``snippet`` under ``runtime`` and upstream; asserts equal output; returns it."""
+    expected = upstream_output(snippet)
+    actual = run_snippet(runtime, snippet)
+    if actual != expected:
+        diff = [f"line {i}:\n  {runtime}: {a}\n  upstream: {e}"
+                for i, (a, e) in enumerate(zip(actual.splitlines(), expected.splitlines()))
+                if a != e][:5]
+        raise AssertionError(f"{runtime} differs from upstream:\n" + "\n".join(diff)
+                             + f"\n(lines: {len(actual.splitlines())} vs "
+                             f"{len(expected.splitlines())})")
     return expected
 
 
-def test_repr_print_of_every_value_kind():
-    out = same_everywhere(r"""
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_repr_print_of_every_value_kind(runtime):
+    out = same_as_upstream(runtime, r"""
     print(R(mk_bits(0xFFF8000000000000)), R(mk_bits(0x7FF8000000000001)), R(mk_float(1e-300)))
     for data in (b"\xc3", b"\xc3\xa9", b"\xe2\x98", b"\xe2\x98\x83x", b"\xf0\x9f\x98",
                  b"\xf0\x9f\x98\x80", b"\x80abc", b"\x1b[31", b"\x1b[", b"\x1bx", b"\b\f\x00",
@@ -356,8 +371,9 @@ def test_repr_print_of_every_value_kind():
                          "`ffi.ReprPrint(0: Any) -> str`. Expected 1 but got 0 arguments')")
 
 
-def test_recursive_hash_numbers():
-    out = same_everywhere(r"""
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_recursive_hash_numbers(runtime):
+    out = same_as_upstream(runtime, r"""
     print(H(abi.TVMFFIAny()), H(mk_bool(True)), H(mk_bool(False)), H(mk_int(0)), H(mk_int(-1)))
     print(H(mk_float(1.0)), H(mk_float(0.0)), H(mk_float(-0.0)), H(mk_bits(0x7FF8000000000000)),
           H(mk_bits(0xFFF8000000000001)), H(mk_float(float("inf"))))
@@ -403,8 +419,9 @@ def test_recursive_hash_numbers():
                          "`ffi.RecursiveHash(0: Any) -> int`. Expected 1 but got 0 arguments')")
 
 
-def test_orderings():
-    out = same_everywhere(r"""
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_orderings(runtime):
+    out = same_as_upstream(runtime, r"""
     pairs = [
         ("int", mk_int(1), mk_int(2)), ("int-eq", mk_int(3), mk_int(3)), ("neg", mk_int(-5), mk_int(-6)),
         ("bool", mk_bool(False), mk_bool(True)), ("float", mk_float(1.5), mk_float(-2.0)),
@@ -479,8 +496,9 @@ def test_orderings():
     ]
 
 
-def test_comparison_errors_and_equality_across_types():
-    out = same_everywhere(r"""
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_comparison_errors_and_equality_across_types(runtime):
+    out = same_as_upstream(runtime, r"""
     nan = mk_float(float("nan"))
     cases = [
         ("int-float", mk_int(1), mk_float(1.0)), ("int-bool", mk_int(1), mk_bool(True)),
@@ -558,8 +576,9 @@ def test_comparison_errors_and_equality_across_types():
     ]
 
 
-def test_deep_graphs_do_not_exhaust_the_stack():
-    out = same_everywhere("""
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_deep_graphs_do_not_exhaust_the_stack(runtime):
+    out = same_as_upstream(runtime, """
     a, b = nested(3000), nested(3000)
     text = show(ok("ffi.ReprPrint", a))
     print(len(text), text[:7], H(a) == H(b), C("Eq", a, b), C("Le", a, b), C("Lt", a, nested(3000, 0)))
@@ -567,10 +586,11 @@ def test_deep_graphs_do_not_exhaust_the_stack():
     assert out.splitlines() == ["9006 S:((((( True True True False"]
 
 
-def test_hooks_registered_through_the_c_api():
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_hooks_registered_through_the_c_api(runtime):
     # A type registered as a kernel would, with Function hooks in the four
     # columns; each hook recurses through the callback it is handed.
-    out = same_everywhere(r"""
+    out = same_as_upstream(runtime, r"""
     index = lib.TVMFFITypeGetOrAllocIndex(byte_array("dcapi.Hooked"), -1, 1, 0, 1, 64)
     def payload(value):
         return ctypes.c_int64.from_address(value.v_ptr + 24).value
@@ -638,9 +658,10 @@ def test_hooks_registered_through_the_c_api():
     assert lines[5] == "['-', 68, 68, 68, '-', '-', '-']"
 
 
-def test_enum_objects_print_as_type_key_dot_name():
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_enum_objects_print_as_type_key_dot_name(runtime):
     # EnumObj's layout: header, int64 _int_index, then the String _str_index.
-    out = same_everywhere(r"""
+    out = same_as_upstream(runtime, r"""
     def enum(type_key, index, name):
         type_index = ctypes.c_int32()
         assert lib.TVMFFITypeKeyToIndex(byte_array(type_key), ctypes.byref(type_index)) == 0
