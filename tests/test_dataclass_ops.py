@@ -671,3 +671,115 @@ def test_enum_objects_print_as_type_key_dot_name(runtime):
     """)
     assert out.splitlines() == [
         "S:ffi.IntEnum.RED S:ffi.StrEnum.a long enum name S:(ffi.IntEnum.RED, ffi.IntEnum.RED)"]
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_repr_print_returns_a_string_object_for_a_framed_value(runtime):
+    # Upstream copies a leaf's text into a String (small when at most 7 bytes) but moves
+    # a container's or object's text into one, which always makes a String object.
+    out = same_as_upstream(runtime, r"""
+    index = lib.TVMFFITypeGetOrAllocIndex(byte_array("dcapi.Short"), -1, 1, 0, 1, 64)
+    @abi.TVMFFISafeCallType
+    def repr_hook(handle, args, num_args, result):
+        result[0] = mk_str("<s>")
+        return 0
+    h = ctypes.c_void_p(); assert lib.TVMFFIFunctionCreate(None, repr_hook, None, ctypes.byref(h)) == 0
+    value = abi.TVMFFIAny(type_index=TI.kTVMFFIFunction); value.v_ptr = h.value
+    assert lib.TVMFFITypeRegisterAttr(index, byte_array("__ffi_repr__"), ctypes.byref(value)) == 0
+    print(R(ok("ffi.Array", mk_int(1))), R(ok("ffi.List")), R(ok("ffi.Map")), R(ok("ffi.Array")))
+    print(R(mk_int(12)), R(mk_str("")), R(ok("ffi.Shape")), R(mk_obj(static_object(index))))
+    print(R(ok("ffi.GetInvalidObject")), R(ok("ffi.FunctionListGlobalNamesFunctor")))
+    """)
+    assert out.splitlines() == [
+        "S:(1,) S:[] S:{} S:()",
+        's:12 s:"" s:Shape() s:<s>',
+        "S:<MISSING> S:ffi.Function",
+    ]
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_objects_without_fields_and_modules(runtime):
+    out = same_as_upstream(runtime, r"""
+    mod, other = ok("ffi.SystemLib"), ok("ffi.SystemLib")
+    print(R(mod), H(mod) == H(other), table(mod, other))
+    handle = ctypes.c_void_p()
+    lib.TVMFFIErrorSetRaisedFromCStr(b"ValueError", b"boom")
+    lib.TVMFFIErrorMoveFromRaised(ctypes.byref(handle))
+    error = mk_obj(handle.value)
+    print(R(error), H(error), table(error, ok("ffi.Array", mk_int(1))))
+    """)
+    lines = out.splitlines()
+    assert lines[0] == "S:ffi.Module(imports_=()) True [True, False, True, False, True]"
+    assert lines[1].startswith("S:ffi.Error ")
+    assert lines[1].endswith("[False" + ", ('err', 'TypeError', 'Cannot compare values of "
+                             "different types: ffi.Error vs ffi.Array')" * 4 + "]")
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_hook_errors_are_upstreams(runtime):
+    # What upstream's typed calls report: a callback called with the wrong number of
+    # arguments, a hook result of the wrong type, a column entry that is no Function.
+    out = same_as_upstream(runtime, r"""
+    index = lib.TVMFFITypeGetOrAllocIndex(byte_array("dcapi.Edge"), -1, 1, 0, 1, 64)
+    plain = lib.TVMFFITypeGetOrAllocIndex(byte_array("dcapi.NotFunctions"), -1, 1, 0, 1, 64)
+    def payload(value):
+        return ctypes.c_int64.from_address(value.v_ptr + 24).value
+    def obj(n, t=index):
+        return mk_obj(static_object(t, struct.pack("<q", n)))
+    RESULTS = [lambda: mk_int(5), lambda: mk_bool(True), lambda: mk_float(1.5), lambda: mk_str("s"),
+               abi.TVMFFIAny, lambda: mk_int(2**40 + 3), lambda: mk_int(-2**40), lambda: mk_bigint(2**70),
+               lambda: mk_bytes(b"b"), lambda: mk_str("a longer result")]
+    def make(kind):
+        @abi.TVMFFISafeCallType
+        def hook(handle, args, num_args, result):
+            n = payload(args[0])
+            fn = ctypes.c_void_p(args[num_args - 1].v_ptr)
+            if n >= 100:  # call the callback with too few and then the right arguments
+                print(kind, show(call_handle(fn, [])), show(call_handle(fn, [mk_int(1)] * (num_args - 1))),
+                      show(call_handle(fn, [mk_raw("raw")] * (num_args - 1))))
+                n -= 100
+            result[0] = RESULTS[n]()
+            return 0
+        return hook
+    hooks = []
+    for name, kind in (("__ffi_repr__", "repr"), ("__ffi_hash__", "hash"), ("__ffi_eq__", "eq"),
+                       ("__ffi_compare__", "cmp")):
+        fn = make(kind); hooks.append(fn)
+        h = ctypes.c_void_p(); assert lib.TVMFFIFunctionCreate(None, fn, None, ctypes.byref(h)) == 0
+        value = abi.TVMFFIAny(type_index=TI.kTVMFFIFunction); value.v_ptr = h.value
+        assert lib.TVMFFITypeRegisterAttr(index, byte_array(name), ctypes.byref(value)) == 0
+        assert lib.TVMFFITypeRegisterAttr(plain, byte_array(name), ctypes.byref(mk_int(7))) == 0
+    for n in list(range(len(RESULTS))) + [100]:
+        print(n, R(obj(n)), H(obj(n)), table(obj(n), obj(n + 1000)))
+    print("not functions", R(obj(1, plain)), H(obj(1, plain)), table(obj(1, plain), obj(2, plain)))
+    """)
+    lines = out.splitlines()
+    assert lines[2].startswith("2 ('err', 'TypeError', 'Cannot convert from type `float` to `str`') "
+                               "('err', 'TypeError', 'Cannot convert from type `float` to `int`') "
+                               "[('err', 'TypeError', 'Cannot convert from type `float` to `bool`')")
+    assert "repr ('err', 'TypeError', 'Mismatched number of arguments when calling: `(0: AnyView) " \
+           "-> str`. Expected 1 but got 0 arguments')" in out
+    assert "Cannot treat type `int` as type `(0: ffi.Object, 1: ffi.Object, 2: (0: AnyView, " \
+           "1: AnyView) -> bool) -> bool`" in lines[-1]
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_bigint_hooks_are_typed_functions(runtime):
+    out = same_as_upstream(runtime, r"""
+    fn = ok("ffi.MapForwardIterFunctor", ok("ffi.Map"))
+    big, other = mk_bigint(2**70), mk_bigint(-2**65)
+    for name, n in (("__ffi_hash__", 1), ("__ffi_eq__", 2), ("__ffi_compare__", 2)):
+        col = lib.TVMFFIGetTypeAttrColumn(byte_array(name)).contents
+        hook = ctypes.c_void_p(col.data[TI.kTVMFFIBigInt].v_ptr)
+        print(name, show(call_handle(hook, [])), show(call_handle(hook, [big] * n + [mk_int(0)])))
+        print(name, show(call_handle(hook, [mk_int(3)] * n + [fn])), show(call_handle(hook, [ok("ffi.Array")] * n + [fn])))
+        print(name, show(call_handle(hook, [big] * n + [fn])), show(call_handle(hook, [big, other][:n] + [fn])),
+              show(call_handle(hook, [other, big][:n] + [fn])), show(call_handle(hook, [big, ok("ffi.List")][:n] + [fn])))
+    """)
+    lines = out.splitlines()
+    assert lines[0] == ("__ffi_hash__ ('err', 'TypeError', 'Mismatched number of arguments when calling: "
+                        "`ffi.BigInt.__ffi_hash__(0: ffi.Object, 1: ffi.Function) -> int`. Expected 2 but "
+                        "got 0 arguments') ('err', 'TypeError', 'Mismatched type on argument #1 when "
+                        "calling: `ffi.BigInt.__ffi_hash__(0: ffi.Object, 1: ffi.Function) -> int`. "
+                        "Expected `ffi.Function` but got `int`')")
+    assert lines[8].endswith("('err', 'TypeError', 'Cannot treat type `ffi.List` as type `BigInt`')")
