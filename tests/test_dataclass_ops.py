@@ -8,11 +8,13 @@ something even if every implementation were wrong the same way:
   objects (``kernels/dataclass_ops.cc``: fields excluded from repr, compare or
   hash; a field shadowing its base's; a mutable node for cycles; custom
   ``__ffi_repr__``/``__ffi_hash__``/``__ffi_eq__``/``__ffi_compare__`` hooks).
-  All cases run in one interpreter per front end (upstream and each front end
-  under test), and every front end must give exactly the expected result.
+  All cases run in one interpreter per front end (upstream, each front end
+  under test, and the reference front end over the fast runtime), and every
+  front end must give exactly the expected result.
 * **C API** (``capi_harness``): the globals called with hand-made
   ``TVMFFIAny`` values, printing hash numbers, orderings and error kinds; the
-  output of each runtime must equal upstream's line for line.
+  output of each runtime (``ref``, ``fast``) must equal upstream's line for
+  line.
 """
 
 from __future__ import annotations
@@ -783,3 +785,38 @@ def test_bigint_hooks_are_typed_functions(runtime):
                         "calling: `ffi.BigInt.__ffi_hash__(0: ffi.Object, 1: ffi.Function) -> int`. "
                         "Expected `ffi.Function` but got `int`')")
     assert lines[8].endswith("('err', 'TypeError', 'Cannot treat type `ffi.List` as type `BigInt`')")
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_access_paths_print_through_their_repr_hooks(runtime):
+    out = same_as_upstream(runtime, r"""
+    info = lib.TVMFFIGetTypeInfo(133).contents
+    methods = {ctypes.string_at(info.methods[k].name.data, info.methods[k].name.size).decode():
+               ctypes.c_void_p(info.methods[k].method.v_ptr) for k in range(info.num_methods)}
+    root = call_handle(methods["_root"], [])
+    path = root
+    for name, key in (("_attr", mk_str("field")), ("_array_item", mk_int(3)), ("_map_item", mk_str("k\n")),
+                      ("_map_item", mk_int(7)), ("_attr_missing", mk_str("gone")),
+                      ("_array_item_missing", mk_int(-1)), ("_map_item_missing", ok("ffi.Array", mk_float(1.5))),
+                      ("_attr", mk_str("a long attribute name"))):
+        path = call_handle(methods[name], [path, key])
+    print(R(root), R(path))
+    print(R(call_handle(methods["_to_steps"], [path])))
+    print(R(ok("ffi.Array", root, path, path)))
+    print(H(path) == H(path), table(path, path), table(root, call_handle(methods["_root"], [])))
+    column = lib.TVMFFIGetTypeAttrColumn(byte_array("__ffi_repr__")).contents
+    for t in (132, 133):
+        hook = ctypes.c_void_p(column.data[t].v_ptr)
+        print(show(call_handle(hook, [])), show(call_handle(hook, [ok("ffi.Array"), mk_int(0)])),
+              show(call_handle(hook, [ok("ffi.Array"), ok("ffi.MapForwardIterFunctor", ok("ffi.Map"))])))
+    """)
+    lines = out.splitlines()
+    text = '<root>.field[3]["k\\n"][7][<missing:"gone">][<missing:-1>][<missing:(1.5,)>].a long attribute name'
+    assert lines[:3] == [
+        "s:<root> S:" + text,
+        'S:(.field, [3], ["k\\n"], [7], [<missing:"gone">], [<missing:-1>], [<missing:(1.5,)>], '
+        ".a long attribute name)",
+        f"S:(<root>, {text}, {text})",
+    ]
+    assert lines[4].endswith("('err', 'TypeError', 'Cannot treat type `ffi.Array` as type "
+                             "`ffi.reflection.AccessStep`')")

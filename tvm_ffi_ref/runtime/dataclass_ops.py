@@ -71,7 +71,16 @@ for repr and hash, and to types from index 79 (after the static ones) for
 comparison. A type with ``__ffi_eq__`` or ``__ffi_compare__`` but no
 ``__ffi_hash__`` cannot be hashed (``ValueError``). BigInt registers all
 three, as upstream's library does: ``RecursiveHash`` of a BigInt is the
-StableHashBytes of its words.
+StableHashBytes of its words. ``ffi.reflection.AccessStep`` and
+``AccessPath`` register ``__ffi_repr__`` (``<root>.field[3]["key"]``).
+
+Hooks and callbacks are typed as upstream's: a callback called with the
+wrong number of arguments names its signature (``(0: AnyView) -> str``), a
+hook result of the wrong type is ``Cannot convert from type `float` to
+`int```, and a column entry that is no Function is ``Cannot treat type
+`int` as type `...```. ``ffi.ReprPrint`` returns a small str only for the
+text of a leaf of at most 7 bytes; a container's or object's text is always
+a String object (upstream moves its ``std::string`` into the String).
 
 Leaves, in detail
 -----------------
@@ -1033,6 +1042,75 @@ _BIGINT_HOOKS = (
 )
 
 
+# The __ffi_repr__ hooks upstream registers for its access paths: a step prints as
+# ".name", "[3]", "[<repr of key>]" or "[<missing:...>]"; a path as "<root>" and its
+# steps from the root down, each printed through fn_repr. Both return a String object
+# (upstream returns the std::string it built).
+
+#: AccessStepObj: int32 kind, then the Any key; AccessPathObj: parent, step, int32 depth.
+_STEP_KIND_OFFSET, _STEP_KEY_OFFSET = memory.HEADER_SIZE, memory.HEADER_SIZE + 8
+_PATH_PARENT_OFFSET, _PATH_STEP_OFFSET = memory.HEADER_SIZE, memory.HEADER_SIZE + 8
+_PATH_DEPTH_OFFSET = memory.HEADER_SIZE + 16
+
+
+def _expect_type(address: int, type_key: str) -> None:
+    index = memory.type_index_of(address)
+    if index != TYPES.key_to_index(type_key.encode()):
+        raise FFIError("TypeError", f"Cannot treat type `{TYPES.type_key(index)}` as type "
+                                    f"`{type_key}`")
+
+
+def _fn_repr_text(fn: int, value: abi.TVMFFIAny) -> str:
+    result = call_hook(fn, [value])
+    try:
+        if result.type_index not in _STRS:
+            raise FFIError("TypeError", "Cannot convert from type "
+                                        f"`{TYPES.type_key(result.type_index)}` to `str`")
+        return _text(strings.view_bytes(result))
+    finally:
+        anyvalue.dec_ref_any(result)
+
+
+def _store_string_object(result: abi.TVMFFIAny, text: str) -> None:
+    result.type_index = TI.kTVMFFIStr
+    result.zero_padding = 0
+    result.v_ptr = strings.new_bytes_object(TI.kTVMFFIStr, text.encode("utf-8", "surrogateescape"))
+
+
+def _access_step_repr(result, step, fn):
+    _expect_type(step, "ffi.reflection.AccessStep")
+    kind = ctypes.c_int32.from_address(step + _STEP_KIND_OFFSET).value
+    key = abi.TVMFFIAny.from_address(step + _STEP_KEY_OFFSET)
+    if kind == 0:  # kAttr: the name as is
+        if key.type_index not in _STRS + (TI.kTVMFFIRawStr,):
+            raise FFIError("TypeError", "Cannot convert from type "
+                                        f"`{TYPES.type_key(key.type_index)}` to `str`")
+        text = "." + _text(strings.view_bytes(key))
+    elif kind in (1, 4):  # kArrayItem, kArrayItemMissing: the index
+        if key.type_index not in (TI.kTVMFFIInt, TI.kTVMFFIBool):
+            raise FFIError("TypeError", "Cannot convert from type "
+                                        f"`{TYPES.type_key(key.type_index)}` to `int`")
+        text = f"[{key.v_int64}]" if kind == 1 else f"[<missing:{key.v_int64}>]"
+    elif kind == 2:  # kMapItem
+        text = f"[{_fn_repr_text(fn, key)}]"
+    elif kind in (3, 5):  # kAttrMissing, kMapItemMissing
+        text = f"[<missing:{_fn_repr_text(fn, key)}>]"
+    else:
+        raise FFIError("InternalError", f"unknown access step kind {kind}")
+    _store_string_object(result, text)
+
+
+def _access_path_repr(result, path, fn):
+    _expect_type(path, "ffi.reflection.AccessPath")
+    steps = []
+    while path and ctypes.c_int32.from_address(path + _PATH_DEPTH_OFFSET).value > 0:
+        steps.append(ctypes.c_void_p.from_address(path + _PATH_STEP_OFFSET).value)
+        path = ctypes.c_void_p.from_address(path + _PATH_PARENT_OFFSET).value
+    texts = [_fn_repr_text(fn, _object_view(step) if step else abi.TVMFFIAny())
+             for step in reversed(steps)]
+    _store_string_object(result, "<root>" + "".join(texts))
+
+
 def _register_columns() -> None:
     """Creates the walk's hook columns (and the other dataclass columns) and BigInt's hooks."""
     for attr in (REPR_ATTR, HASH_ATTR, EQ_ATTR, COMPARE_ATTR) + _OTHER_DATACLASS_ATTRS:
@@ -1041,6 +1119,12 @@ def _register_columns() -> None:
         func = typed_function(params, returns, impl, name=f"ffi.BigInt.{attr.decode()}")
         TYPES.register_attr(TI.kTVMFFIBigInt, attr, _object_view(func))
         memory.dec_ref(func)  # the column keeps its own reference
+    for type_key, impl in (("ffi.reflection.AccessStep", _access_step_repr),
+                           ("ffi.reflection.AccessPath", _access_path_repr)):
+        func = typed_function(["ffi.Object", "ffi.Function"], "str", impl,
+                              name=f"{type_key}.__ffi_repr__")
+        TYPES.register_attr(TYPES.key_to_index(type_key.encode()), REPR_ATTR, _object_view(func))
+        memory.dec_ref(func)
 
 
 _register_columns()
