@@ -1063,7 +1063,7 @@ def _expect_type(address: int, type_key: str) -> None:
 def _fn_repr_text(fn: int, value: abi.TVMFFIAny) -> str:
     result = call_hook(fn, [value])
     try:
-        if result.type_index not in _STRS:
+        if result.type_index not in _STRS + (TI.kTVMFFIRawStr,):
             raise FFIError("TypeError", "Cannot convert from type "
                                         f"`{TYPES.type_key(result.type_index)}` to `str`")
         return _text(strings.view_bytes(result))
