@@ -98,6 +98,13 @@ FR_HIDDEN int fr_register_builtins(const FrBuiltin* builtins, size_t count);
 /* The object ffi.GetInvalidObject returns (a new reference into *rv). */
 FR_HIDDEN int fr_missing_object(TVMFFIAny* rv);
 
+/*
+ * The ffi.GetInvalidObject / ffi.GetKwargsObject singletons if they exist yet
+ * (borrowed), else NULL: ffi.ReprPrint recognizes them by address.
+ */
+FR_HIDDEN void* fr_missing_object_peek(void);
+FR_HIDDEN void* fr_kwargs_object_peek(void);
+
 /* Registers the function and global-table built-ins (ffi.FunctionRemoveGlobal, ...). */
 FR_HIDDEN int fr_functions_register_globals(void);
 

@@ -348,6 +348,9 @@ static int kwargs_object(void* ctx, const FrArg* args, TVMFFIAny* rv) {
 /* ffi.GetInvalidObject: the "missing" marker ffi.MapGetItemOrMissing returns. */
 int fr_missing_object(TVMFFIAny* rv) { return singleton(&g_invalid_object, rv); }
 
+void* fr_missing_object_peek(void) { return __atomic_load_n(&g_invalid_object, __ATOMIC_ACQUIRE); }
+void* fr_kwargs_object_peek(void) { return __atomic_load_n(&g_kwargs_object, __ATOMIC_ACQUIRE); }
+
 static const FrBuiltin kBuiltins[] = {
     {"ffi.GetRegisteredTypeKeys", registered_type_keys, NULL, 0, {0}, FR_T_ARRAY_STR},
     {"ffi.GetInvalidObject", invalid_object, NULL, 0, {0}, FR_T_OBJECT},

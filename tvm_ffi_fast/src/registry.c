@@ -555,6 +555,17 @@ const TVMFFITypeAttrColumn* fr_get_type_attr_column(const TVMFFIByteArray* attr_
   return column != NULL ? &column->column : NULL;
 }
 
+TVMFFIAny fr_type_attr_entry(const TVMFFITypeAttrColumn* column, int32_t type_index) {
+  TVMFFIAny entry = fr_any_none();
+  int32_t offset;
+  if (column == NULL) return entry;
+  fr_mutex_lock(&g_mutex); /* a registration may be moving the column's storage */
+  offset = type_index - column->begin_index;
+  if (column->data != NULL && offset >= 0 && offset < column->size) entry = column->data[offset];
+  fr_mutex_unlock(&g_mutex);
+  return entry;
+}
+
 const TVMFFITypeAttrColumn* fr_any_hash_column(void) { return g_any_hash_column; }
 const TVMFFITypeAttrColumn* fr_any_equal_column(void) { return g_any_equal_column; }
 

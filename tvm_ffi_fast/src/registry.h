@@ -33,6 +33,13 @@ FR_HIDDEN int32_t fr_register_type(const char* key, int32_t static_index, int32_
 FR_HIDDEN const TVMFFITypeAttrColumn* fr_any_hash_column(void);
 FR_HIDDEN const TVMFFITypeAttrColumn* fr_any_equal_column(void);
 
+/*
+ * The entry of a column for type_index (None when absent), read under the
+ * registry lock. Borrowed: entries are never replaced or removed, so the
+ * column keeps its value alive for the process.
+ */
+FR_HIDDEN TVMFFIAny fr_type_attr_entry(const TVMFFITypeAttrColumn* column, int32_t type_index);
+
 /* Registers an attribute value by C string name (built-ins). */
 FR_HIDDEN int fr_register_attr_cstr(int32_t type_index, const char* name, const TVMFFIAny* value);
 

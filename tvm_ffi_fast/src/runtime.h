@@ -17,6 +17,8 @@ FR_HIDDEN int fr_bytes_from_byte_array(const TVMFFIByteArray* input, TVMFFIAny* 
 FR_HIDDEN int fr_bigint_from_byte_array(const TVMFFIByteArray* input, TVMFFIAny* out);
 FR_HIDDEN void fr_bigint_get_content(const TVMFFIAny* value, TVMFFIByteArray* out);
 FR_HIDDEN int fr_bigint_from_words(const int64_t* words, size_t n, TVMFFIAny* out);
+/* The two's-complement words of an int (one word) or BigInt value, least significant first. */
+FR_HIDDEN const int64_t* fr_bigint_words(const TVMFFIAny* value, size_t* n);
 FR_HIDDEN int fr_any_view_to_owned_any(const TVMFFIAny* any_view, TVMFFIAny* out);
 FR_HIDDEN TVMFFIAny fr_bigint_any_hash(const TVMFFIAny* value);
 FR_HIDDEN TVMFFIAny fr_bigint_any_equal(const TVMFFIAny* lhs, const TVMFFIAny* rhs);
@@ -64,5 +66,10 @@ FR_HIDDEN int fr_module_register_globals(void);
 FR_HIDDEN int fr_reflection_init(void);
 /* ffi.MakeObjectFromPackedArgs */
 FR_HIDDEN int fr_reflection_register_globals(void);
+
+/* dataclass_ops.c: the hook columns and BigInt's hooks (at load), and the
+   ffi.ReprPrint / ffi.RecursiveEq... / ffi.RecursiveHash globals */
+FR_HIDDEN int fr_dataclass_init(void);
+FR_HIDDEN int fr_dataclass_register_globals(void);
 
 #endif /* TVM_FFI_FAST_SLOTS_H_ */

@@ -223,7 +223,7 @@ void fr_bigint_get_content(const TVMFFIAny* value, TVMFFIByteArray* out) {
 }
 
 /* The words of an int or BigInt value. */
-static const int64_t* words_of(const TVMFFIAny* value, size_t* n) {
+const int64_t* fr_bigint_words(const TVMFFIAny* value, size_t* n) {
   if (value->type_index == kTVMFFIBigInt) {
     *n = ((const FrBigIntObj*)value->v_obj)->size;
     return bigint_words(value->v_obj);
@@ -235,7 +235,7 @@ static const int64_t* words_of(const TVMFFIAny* value, size_t* n) {
 /* __any_hash__ of ffi.BigInt (native convention: returns an int Any). */
 TVMFFIAny fr_bigint_any_hash(const TVMFFIAny* value) {
   size_t n;
-  const int64_t* words = words_of(value, &n);
+  const int64_t* words = fr_bigint_words(value, &n);
   if (value->type_index == kTVMFFIInt) return fr_any_int(value->v_int64);
   return fr_any_int((int64_t)fr_stable_hash_bytes(words, n * sizeof(int64_t)));
 }
@@ -243,7 +243,7 @@ TVMFFIAny fr_bigint_any_hash(const TVMFFIAny* value) {
 /* __any_equal__ of ffi.BigInt (native convention: returns a bool Any). */
 TVMFFIAny fr_bigint_any_equal(const TVMFFIAny* lhs, const TVMFFIAny* rhs) {
   size_t na, nb;
-  const int64_t* a = words_of(lhs, &na);
-  const int64_t* b = words_of(rhs, &nb);
+  const int64_t* a = fr_bigint_words(lhs, &na);
+  const int64_t* b = fr_bigint_words(rhs, &nb);
   return fr_any_bool(na == nb && memcmp(a, b, na * sizeof(int64_t)) == 0);
 }

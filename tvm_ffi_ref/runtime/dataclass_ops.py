@@ -71,7 +71,16 @@ for repr and hash, and to types from index 79 (after the static ones) for
 comparison. A type with ``__ffi_eq__`` or ``__ffi_compare__`` but no
 ``__ffi_hash__`` cannot be hashed (``ValueError``). BigInt registers all
 three, as upstream's library does: ``RecursiveHash`` of a BigInt is the
-StableHashBytes of its words.
+StableHashBytes of its words. ``ffi.reflection.AccessStep`` and
+``AccessPath`` register ``__ffi_repr__`` (``<root>.field[3]["key"]``).
+
+Hooks and callbacks are typed as upstream's: a callback called with the
+wrong number of arguments names its signature (``(0: AnyView) -> str``), a
+hook result of the wrong type is ``Cannot convert from type `float` to
+`int```, and a column entry that is no Function is ``Cannot treat type
+`int` as type `...```. ``ffi.ReprPrint`` returns a small str only for the
+text of a leaf of at most 7 bytes; a container's or object's text is always
+a String object (upstream moves its ``std::string`` into the String).
 
 Leaves, in detail
 -----------------
@@ -144,7 +153,7 @@ from .hashing import MASK64, stable_hash_bytes, stable_hash_combine
 from .maps import map_find, map_items, missing_object
 from .maps import map_size as map_size_of
 from .registry import TYPES
-from .signatures import typed_global
+from .signatures import typed_function, typed_global
 from .slots import FFIError
 
 TI = abi.TVMFFITypeIndex
@@ -300,15 +309,31 @@ class Children:
         self.values = []
 
 
+#: The C++ type upstream converts each hook column's entry to (named when it is no Function).
+HOOK_SIGNATURES = {
+    REPR_ATTR: "(0: ffi.Object, 1: (0: AnyView) -> str) -> str",
+    HASH_ATTR: "(0: ffi.Object, 1: (0: AnyView) -> int) -> int",
+    EQ_ATTR: "(0: ffi.Object, 1: ffi.Object, 2: (0: AnyView, 1: AnyView) -> bool) -> bool",
+    COMPARE_ATTR: "(0: ffi.Object, 1: ffi.Object, 2: (0: AnyView, 1: AnyView) -> int) -> int",
+}
+
+#: The typed ``fn_*`` callbacks as upstream spells them in an argument-count error.
+CALLBACK_SIGNATURES = {
+    REPR_ATTR: "(0: AnyView) -> str",
+    HASH_ATTR: "(0: AnyView) -> int",
+    EQ_ATTR: "(0: AnyView, 1: AnyView) -> bool",
+    COMPARE_ATTR: "(0: AnyView, 1: AnyView) -> int",
+}
+
+
 def _hook(attr: bytes, type_index: int) -> Optional[int]:
     """The Function registered for ``type_index`` in column ``attr``, or None."""
     entry = custom_entry(attr, type_index)
     if entry is None:
         return None
     if entry.type_index != TI.kTVMFFIFunction:
-        raise FFIError("TypeError", f"Type attribute `{attr.decode()}` of "
-                       f"`{TYPES.type_key(type_index)}` must be a Function, got "
-                       f"`{TYPES.type_key(entry.type_index)}`")
+        raise FFIError("TypeError", f"Cannot treat type `{TYPES.type_key(entry.type_index)}` "
+                                    f"as type `{HOOK_SIGNATURES[attr]}`")
     return entry.v_ptr
 
 
@@ -321,22 +346,26 @@ def call_hook(func: int, args: Sequence[abi.TVMFFIAny]) -> abi.TVMFFIAny:
     return result
 
 
-def _hook_int(result: abi.TVMFFIAny, what: str) -> int:
-    """The int (or bool) a hook returned; its result is consumed."""
+def _hook_int(result: abi.TVMFFIAny, target: str) -> int:
+    """The int (or bool) a hook returned, converted to ``target`` ("int" or "bool") as
+    upstream's typed call converts it; its result is consumed."""
     if result.type_index in (TI.kTVMFFIInt, TI.kTVMFFIBool):
         return result.v_int64
     anyvalue.dec_ref_any(result)
-    raise FFIError("TypeError", f"{what} must return an int, got "
-                                f"`{TYPES.type_key(result.type_index)}`")
+    raise FFIError("TypeError", f"Cannot convert from type `{TYPES.type_key(result.type_index)}` "
+                                f"to `{target}`")
 
 
-def make_callback(impl: Callable[..., object], store, arity: int) -> int:
-    """The ``fn_*`` handed to a hook: a Function of ``arity`` values that runs ``impl``
-    on owned copies of them (as C++ turns each AnyView into an Any) and writes
-    ``impl``'s result with ``store(result, value)``. Returns an owned address."""
+def make_callback(impl: Callable[..., object], store, attr: bytes) -> int:
+    """The ``fn_*`` handed to the hook of column ``attr``: a typed Function of one or two
+    values that runs ``impl`` on owned copies of them (as C++ turns each AnyView into
+    an Any) and writes ``impl``'s result with ``store(result, value)``. Returns an owned
+    address."""
+    signature = CALLBACK_SIGNATURES[attr]
+    arity = signature.count("AnyView")
 
     def callback(args, result):
-        functions.expect_args("callback", args, arity)
+        functions.expect_args(signature, args, arity)
         values = [_owned(arg) for arg in args]
         try:
             store(result, impl(*values))
@@ -577,16 +606,16 @@ class ReprPrinter:
                 + self._suffix(address))
 
     def _call_hook(self, hook: int, address: int) -> str:
-        callback = make_callback(self.repr_value, _store_str, 1)
+        callback = make_callback(self.repr_value, _store_str, REPR_ATTR)
         try:
             result = call_hook(hook, [_object_view(address), _object_view(callback)])
         finally:
             memory.dec_ref(callback)
         try:
+            if result.type_index not in _STRS + (TI.kTVMFFIRawStr,):
+                raise FFIError("TypeError", "Cannot convert from type "
+                                            f"`{TYPES.type_key(result.type_index)}` to `str`")
             return _text(strings.view_bytes(result))
-        except TypeError:
-            raise FFIError("TypeError", "__ffi_repr__ must return a str, got "
-                                        f"`{TYPES.type_key(result.type_index)}`") from None
         finally:
             anyvalue.dec_ref_any(result)
 
@@ -717,12 +746,13 @@ class RecursiveHasher:
         hook = _hook(HASH_ATTR, index)
         if hook is not None:
             self.on_stack.add(address)
-            callback = make_callback(lambda v: _signed64(self.hash_value(v)), strings.store_int, 1)
+            callback = make_callback(lambda v: _signed64(self.hash_value(v)), strings.store_int,
+                                     HASH_ATTR)
             try:
                 result = call_hook(hook, [_object_view(address), _object_view(callback)])
             finally:
                 memory.dec_ref(callback)
-            result = _hook_int(result, "__ffi_hash__") & MASK64
+            result = _hook_int(result, "int") & MASK64
             self.memo[address] = result
             self.on_stack.discard(address)
             return result
@@ -889,9 +919,10 @@ class RecursiveComparer:
         if hook is None:
             return None
         if eq_hook is not None:
-            callback = make_callback(lambda a, b: self.compare(a, b) == 0, functions.set_bool, 2)
+            callback = make_callback(lambda a, b: self.compare(a, b) == 0, functions.set_bool,
+                                     EQ_ATTR)
         else:
-            callback = make_callback(self.compare, strings.store_int, 2)
+            callback = make_callback(self.compare, strings.store_int, COMPARE_ATTR)
         pair = (lhs, rhs)
         self.on_stack.add(pair)
         try:
@@ -899,8 +930,7 @@ class RecursiveComparer:
                                       _object_view(callback)])
         finally:
             memory.dec_ref(callback)
-        name = "__ffi_eq__" if eq_hook is not None else "__ffi_compare__"
-        value = _hook_int(result, name)
+        value = _hook_int(result, "bool" if eq_hook is not None else "int")
         self.on_stack.discard(pair)
         if eq_hook is not None:
             return 0 if value else 1
@@ -979,31 +1009,122 @@ def recursive_compare(lhs: abi.TVMFFIAny, rhs: abi.TVMFFIAny, eq_only: bool) -> 
 # -------------------------------------------------- columns, hooks, globals
 
 
-def _bigint_value(value: abi.TVMFFIAny) -> int:
-    return strings.words_to_int(bigint_words(value))
+def _bigint_words_of(address: int) -> bytes:
+    """The words of the BigInt object at ``address`` (upstream's ``as_or_throw<BigInt>``)."""
+    index = memory.type_index_of(address)
+    if index != TI.kTVMFFIBigInt:
+        raise FFIError("TypeError", f"Cannot treat type `{TYPES.type_key(index)}` as type `BigInt`")
+    return bigint_words(_object_view(address))
 
 
-def _bigint_hash_hook(args, result):
-    strings.store_int(result, _signed64(stable_hash_bytes(bigint_words(args[0]))))
+def _bigint_hash_hook(result, value, fn):
+    strings.store_int(result, _signed64(stable_hash_bytes(_bigint_words_of(value))))
 
 
-def _bigint_eq_hook(args, result):
-    functions.set_bool(result, _bigint_value(args[0]) == _bigint_value(args[1]))
+# eq and compare read rhs first: upstream's two reads are the arguments of one C++ call
 
 
-def _bigint_compare_hook(args, result):
-    strings.store_int(result, compare_ints(_bigint_value(args[0]), _bigint_value(args[1])))
+def _bigint_eq_hook(result, lhs, rhs, fn):
+    right = _bigint_words_of(rhs)
+    functions.set_bool(result, _bigint_words_of(lhs) == right)
+
+
+def _bigint_compare_hook(result, lhs, rhs, fn):
+    right = strings.words_to_int(_bigint_words_of(rhs))
+    strings.store_int(result, compare_ints(strings.words_to_int(_bigint_words_of(lhs)), right))
+
+
+#: BigInt's hooks: typed functions, named as upstream names them in argument errors.
+_BIGINT_HOOKS = (
+    (EQ_ATTR, ["ffi.Object", "ffi.Object", "ffi.Function"], "bool", _bigint_eq_hook),
+    (COMPARE_ATTR, ["ffi.Object", "ffi.Object", "ffi.Function"], "int", _bigint_compare_hook),
+    (HASH_ATTR, ["ffi.Object", "ffi.Function"], "int", _bigint_hash_hook),
+)
+
+
+# The __ffi_repr__ hooks upstream registers for its access paths: a step prints as
+# ".name", "[3]", "[<repr of key>]" or "[<missing:...>]"; a path as "<root>" and its
+# steps from the root down, each printed through fn_repr. Both return a String object
+# (upstream returns the std::string it built).
+
+#: AccessStepObj: int32 kind, then the Any key; AccessPathObj: parent, step, int32 depth.
+_STEP_KIND_OFFSET, _STEP_KEY_OFFSET = memory.HEADER_SIZE, memory.HEADER_SIZE + 8
+_PATH_PARENT_OFFSET, _PATH_STEP_OFFSET = memory.HEADER_SIZE, memory.HEADER_SIZE + 8
+_PATH_DEPTH_OFFSET = memory.HEADER_SIZE + 16
+
+
+def _expect_type(address: int, type_key: str) -> None:
+    index = memory.type_index_of(address)
+    if index != TYPES.key_to_index(type_key.encode()):
+        raise FFIError("TypeError", f"Cannot treat type `{TYPES.type_key(index)}` as type "
+                                    f"`{type_key}`")
+
+
+def _fn_repr_text(fn: int, value: abi.TVMFFIAny) -> str:
+    result = call_hook(fn, [value])
+    try:
+        if result.type_index not in _STRS + (TI.kTVMFFIRawStr,):
+            raise FFIError("TypeError", "Cannot convert from type "
+                                        f"`{TYPES.type_key(result.type_index)}` to `str`")
+        return _text(strings.view_bytes(result))
+    finally:
+        anyvalue.dec_ref_any(result)
+
+
+def _store_string_object(result: abi.TVMFFIAny, text: str) -> None:
+    result.type_index = TI.kTVMFFIStr
+    result.zero_padding = 0
+    result.v_ptr = strings.new_bytes_object(TI.kTVMFFIStr, text.encode("utf-8", "surrogateescape"))
+
+
+def _access_step_repr(result, step, fn):
+    _expect_type(step, "ffi.reflection.AccessStep")
+    kind = ctypes.c_int32.from_address(step + _STEP_KIND_OFFSET).value
+    key = abi.TVMFFIAny.from_address(step + _STEP_KEY_OFFSET)
+    if kind == 0:  # kAttr: the name as is
+        if key.type_index not in _STRS + (TI.kTVMFFIRawStr,):
+            raise FFIError("TypeError", "Cannot convert from type "
+                                        f"`{TYPES.type_key(key.type_index)}` to `str`")
+        text = "." + _text(strings.view_bytes(key))
+    elif kind in (1, 4):  # kArrayItem, kArrayItemMissing: the index
+        if key.type_index not in (TI.kTVMFFIInt, TI.kTVMFFIBool):
+            raise FFIError("TypeError", "Cannot convert from type "
+                                        f"`{TYPES.type_key(key.type_index)}` to `int`")
+        text = f"[{key.v_int64}]" if kind == 1 else f"[<missing:{key.v_int64}>]"
+    elif kind == 2:  # kMapItem
+        text = f"[{_fn_repr_text(fn, key)}]"
+    elif kind in (3, 5):  # kAttrMissing, kMapItemMissing
+        text = f"[<missing:{_fn_repr_text(fn, key)}>]"
+    else:
+        raise FFIError("InternalError", f"unknown access step kind {kind}")
+    _store_string_object(result, text)
+
+
+def _access_path_repr(result, path, fn):
+    _expect_type(path, "ffi.reflection.AccessPath")
+    steps = []
+    while path and ctypes.c_int32.from_address(path + _PATH_DEPTH_OFFSET).value > 0:
+        steps.append(ctypes.c_void_p.from_address(path + _PATH_STEP_OFFSET).value)
+        path = ctypes.c_void_p.from_address(path + _PATH_PARENT_OFFSET).value
+    texts = [_fn_repr_text(fn, _object_view(step) if step else abi.TVMFFIAny())
+             for step in reversed(steps)]
+    _store_string_object(result, "<root>" + "".join(texts))
 
 
 def _register_columns() -> None:
     """Creates the walk's hook columns (and the other dataclass columns) and BigInt's hooks."""
     for attr in (REPR_ATTR, HASH_ATTR, EQ_ATTR, COMPARE_ATTR) + _OTHER_DATACLASS_ATTRS:
         TYPES.register_attr(TI.kTVMFFINone, attr, abi.TVMFFIAny())
-    for attr, impl in ((HASH_ATTR, _bigint_hash_hook), (EQ_ATTR, _bigint_eq_hook),
-                       (COMPARE_ATTR, _bigint_compare_hook)):
-        func = functions.new_python_function(impl)
+    for attr, params, returns, impl in _BIGINT_HOOKS:
+        func = typed_function(params, returns, impl, name=f"ffi.BigInt.{attr.decode()}")
         TYPES.register_attr(TI.kTVMFFIBigInt, attr, _object_view(func))
         memory.dec_ref(func)  # the column keeps its own reference
+    for type_key, impl in (("ffi.reflection.AccessStep", _access_step_repr),
+                           ("ffi.reflection.AccessPath", _access_path_repr)):
+        func = typed_function(["ffi.Object", "ffi.Function"], "str", impl,
+                              name=f"{type_key}.__ffi_repr__")
+        TYPES.register_attr(TYPES.key_to_index(type_key.encode()), REPR_ATTR, _object_view(func))
+        memory.dec_ref(func)
 
 
 _register_columns()
@@ -1011,7 +1132,16 @@ _register_columns()
 
 @typed_global("ffi.ReprPrint", ["Any"], "str")
 def _repr_print(result, value):
-    _store_str(result, repr_print(value))
+    printer = ReprPrinter()
+    text = printer.immediate(value)
+    if text is not None:  # upstream copies this text into a String: small when it fits
+        _store_str(result, text)
+        return
+    # ... and moves a frame's text into one, which makes a String object whatever its size
+    data = run_frames(printer.frame(value), "ObjectGraphDFS").encode("utf-8", "surrogateescape")
+    result.type_index = TI.kTVMFFIStr
+    result.zero_padding = 0
+    result.v_ptr = strings.new_bytes_object(TI.kTVMFFIStr, data)
 
 
 @typed_global("ffi.RecursiveHash", ["Any"], "int")
