@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from frontend_harness import build_corpus_kernels
 from subprocess_utils import run_python
 
@@ -85,3 +87,53 @@ def test_eight_threads_calling_at_once(kernels):
     assert report["done"] == [iterations] * THREADS
     assert report["after"] == report["before"]
     assert report["before"][:2] == [2, 1]  # shared: its wrapper and the table; table: its wrapper
+
+
+DEADLOCK_SCRIPT = r'''
+import ctypes, threading
+import {package} as api
+from {package} import LIB, abi
+
+# Thread A replaces a global again and again without the GIL (ctypes.CDLL releases
+# it); each replaced Function is a Python callback whose deleter needs the GIL.
+# Thread B looks globals up through ctypes.PyDLL, which keeps the GIL. If the
+# runtime dropped the replaced Function under its table lock, A would wait for
+# the GIL while B, holding it, waits for the lock.
+text = ctypes.create_string_buffer(b"testing.replaced_again_and_again")
+name = abi.TVMFFIByteArray(ctypes.addressof(text), len(text.value))
+held = ctypes.PyDLL(LIB._name)
+held.TVMFFIFunctionGetGlobal.argtypes = [ctypes.POINTER(abi.TVMFFIByteArray),
+                                         ctypes.POINTER(ctypes.c_void_p)]
+stop = threading.Event()
+
+def replace():
+    for i in range({rounds}):
+        f = api.convert(lambda i=i: i)
+        handle = f._handle
+        LIB.TVMFFIObjectIncRef(ctypes.c_void_p(handle))
+        del f  # the table's reference is now the last one after the next replacement
+        assert LIB.TVMFFIFunctionSetGlobal(ctypes.byref(name), ctypes.c_void_p(handle), 1) == 0
+        LIB.TVMFFIObjectDecRef(ctypes.c_void_p(handle))
+    stop.set()
+
+def look_up():
+    out = ctypes.c_void_p()
+    while not stop.is_set():
+        assert held.TVMFFIFunctionGetGlobal(ctypes.byref(name), ctypes.byref(out)) == 0
+        if out.value:
+            LIB.TVMFFIObjectDecRef(out)
+
+threads = [threading.Thread(target=replace), threading.Thread(target=look_up)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print("done", api.get_global_func("testing.replaced_again_and_again")())
+'''
+
+
+@pytest.mark.parametrize("package", ["tvm_ffi_fast", "tvm_ffi_ref"])
+def test_replacing_a_python_global_while_another_thread_holds_the_gil_does_not_deadlock(package):
+    rounds = 20_000 if package == "tvm_ffi_fast" else 2_000
+    out = run_python(DEADLOCK_SCRIPT.format(rounds=rounds, package=package), timeout=60)
+    assert out.split() == ["done", str(rounds - 1)]

@@ -113,15 +113,23 @@ static FrGlobalEntry* find_locked(const char* name, size_t size, int* status) {
   return found == 1 ? (FrGlobalEntry*)slot->v_obj : NULL;
 }
 
+/*
+ * The table's lock is never held while a reference the table drops reaches
+ * zero: the entry being replaced or removed is kept alive past the unlock,
+ * because its function's deleter may run foreign code (a Python callback's
+ * needs the GIL, and a thread holding the GIL may be waiting for this lock).
+ */
 static int update(const TVMFFIByteArray* name, const TVMFFIByteArray* doc,
                   const TVMFFIByteArray* metadata, void* func, int64_t flags,
                   int allow_override, int detailed_message) {
   FrGlobalEntry* entry;
+  FrGlobalEntry* replaced;
   TVMFFIAny key;
   int status;
   fr_mutex_lock(&g_mutex);
   if (ensure_table() != 0) goto fail;
-  if (find_locked(name->data, name->size, &status) != NULL && !allow_override) {
+  replaced = find_locked(name->data, name->size, &status);
+  if (replaced != NULL && !allow_override) {
     if (detailed_message) {
       fr_raise("RuntimeError",
                "Global Function `%.*s` is already registered, possible causes:\n"
@@ -138,12 +146,15 @@ static int update(const TVMFFIByteArray* name, const TVMFFIByteArray* doc,
   entry = entry_new(name, doc, metadata, func, flags);
   if (entry == NULL) goto fail;
   if (fr_string_from_bytes(name->data, name->size, &key) != 0) {
+    fr_mutex_unlock(&g_mutex);
     fr_decref(entry);
-    goto fail;
+    return -1;
   }
-  if (fr_map_set(&g_table, key, fr_any_object(entry)) != 0) goto fail;
+  if (replaced != NULL) fr_incref(replaced);
+  status = fr_map_set(&g_table, key, fr_any_object(entry));
   fr_mutex_unlock(&g_mutex);
-  return 0;
+  if (replaced != NULL) fr_decref(replaced);
+  return status != 0 ? -1 : 0;
 fail:
   fr_mutex_unlock(&g_mutex);
   return -1;
@@ -206,14 +217,18 @@ int fr_function_get_global(const TVMFFIByteArray* name, TVMFFIObjectHandle* out)
 
 static int remove_global(void* ctx, const FrArg* args, TVMFFIAny* rv) {
   TVMFFIByteArray name;
+  FrGlobalEntry* entry;
   int status, removed = 0;
   (void)ctx;
   fr_any_str_view(&args[0].value, 0, &name);
   fr_mutex_lock(&g_mutex);
-  if (find_locked(name.data, name.size, &status) != NULL) {
+  entry = find_locked(name.data, name.size, &status);
+  if (entry != NULL) {
+    fr_incref(entry); /* released after the unlock, see update() */
     removed = fr_map_erase(g_table, &args[0].value) == 0;
   }
   fr_mutex_unlock(&g_mutex);
+  if (entry != NULL) fr_decref(entry);
   if (status != 0) return -1;
   *rv = fr_any_bool(removed);
   return 0;

@@ -136,8 +136,9 @@ PyObject* fx_py_get_global_func(PyObject* self, PyObject* const* args, Py_ssize_
   if (key.data == NULL) return NULL;
   key.size = (size_t)size;
   /*
-   * Without the GIL: the runtime's table lock may be held by a thread that is
-   * dropping a Python callback's Function, whose deleter waits for the GIL.
+   * Without the GIL: a runtime that drops a Python callback's Function while
+   * holding its table lock (the fast runtime no longer does) would otherwise
+   * deadlock against this thread, the deleter waiting for the GIL.
    */
   Py_BEGIN_ALLOW_THREADS;
   status = TVMFFIFunctionGetGlobal(&key, &handle);
