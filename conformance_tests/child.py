@@ -421,6 +421,47 @@ def op_convert(env: Env, recipes: List[Any]) -> List[Any]:
     return _each_value(env, recipes, lambda value: env.api.convert(value))
 
 
+def op_explain(env: Env, recipes: List[Any]) -> List[Any]:
+    """For each recipe: what ``tvm-ffi-explain`` makes of the value (reference front end).
+
+    Both renderings (text, SVG) are drawn. A value that can be passed gives
+    ``["explained", type index explain shows for args[0], type index the probe
+    kernel receives]``; one that cannot gives ``["cannot-pass", error class]``
+    next to what passing it to the probe raises.
+    """
+    from tvm_ffi_ref.explain import explain, render_svg, render_text
+
+    def one(value: Any) -> Any:
+        explanation = explain(value)
+        render_text(explanation)
+        render_svg(explanation)
+        if explanation.error is not None:
+            try:
+                env.dump(value)
+                passed = ["passes"]
+            except Exception as error:  # noqa: BLE001 - the expected outcome
+                passed = raised(error)
+            return ["cannot-pass", explanation.error.split(":")[0], passed]
+        type_field = explanation.roots[0].sections[0].fields[0]
+        assert type_field.name == "type_index", type_field.name
+        return ["explained", int.from_bytes(type_field.raw[:4], "little", signed=True),
+                env.dump(value)[0]["ti"]]
+
+    out = []
+    for recipe in recipes:
+        try:
+            value = build(env, recipe)
+        except Exception as error:  # noqa: BLE001
+            out.append(["build-raises"] + raised(error)[1:])
+            continue
+        try:
+            out.append(one(value))
+        except Exception as error:  # noqa: BLE001 - the explainer failing is the finding
+            out.append(["explain-raises", type(error).__name__, traceback.format_exc()])
+        del value
+    return out
+
+
 def is_ffi_object(env: Env, value: Any) -> bool:
     """Whether ``value`` wraps a TVM FFI object (upstream's Function, Tensor, Error and
     OpaquePyObject classes do not derive from ``api.Object``)."""
