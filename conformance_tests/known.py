@@ -16,7 +16,6 @@ the context ``"op:<container kind>"`` (``"op:Array"``, ``"op:Dict"``, ...).
 from __future__ import annotations
 
 import re
-import struct
 from typing import Any, Callable, Iterator, List, NamedTuple, Tuple
 
 
@@ -61,9 +60,6 @@ def _utf8(data: bytes) -> bool:
     except UnicodeDecodeError:
         return False
 
-
-#: DLDeviceType values upstream's Device can name.
-_NAMED_DEVICE_TYPES = set(range(1, 5)) | set(range(7, 19))
 
 KNOWN: List[Divergence] = [
     Divergence(
@@ -123,14 +119,6 @@ KNOWN: List[Divergence] = [
         lambda r, ctx: (r[0] == "dtype-text" and _lanes_field_negative(r[1]))
         or (r[0] == "dtype-triple" and r[3] >= 0x8000),
         "result = api.dtype('float32xvscalex4').lanes",
-    ),
-    Divergence(
-        "device-str-unknown-type",
-        "str() of an api.Device whose device_type has no name (0, 5, 6, 19, ... as a kernel "
-        "may return) raises KeyError(<device_type>) upstream; ref returns 'unknown:<id>'.",
-        lambda r, ctx: r[0] == "forged" and struct.unpack("<iIii", r[1])[0] == 6
-        and struct.unpack("<iIii", r[1])[2] not in _NAMED_DEVICE_TYPES,
-        "result = str(FORGE(6, 0, 0))  # a kernel returning the DLDevice {0, 0}",
     ),
     Divergence(
         "error-message-invalid-utf8",

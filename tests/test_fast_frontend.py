@@ -424,8 +424,14 @@ def test_dtype_and_device_results_are_what_the_python_makes(kernels):
         return [type(d).__name__, type(str(d)).__name__, str(d), repr(d), d._tvm_ffi_dtype_tuple,
                 sorted(vars(d))]
 
+    def named(text_of, d):
+        try:
+            return text_of(d)
+        except KeyError as error:  # a device type with no name, as upstream
+            return ["KeyError", error.args[0]]
+
     def device_facts(d):
-        return [type(d).__name__, d._type, d._index, str(d), repr(d)]
+        return [type(d).__name__, d._type, d._index, named(str, d), named(repr, d)]
 
     report = []
     for triple in [(2, 32, 1), (0, 32, 4), (1, 1, 1), (4, 16, 1), (6, 8, 1), (2, 16, 1), (10, 8, 2),

@@ -77,8 +77,13 @@ class Device:
         return hash((self._type, self._index))
 
     def __device_type_name__(self) -> str:
-        """The canonical name of the device type, e.g. ``"cuda"``."""
-        return _TYPE_TO_NAME.get(self._type, "unknown")
+        """The canonical name of the device type, e.g. ``"cuda"``.
+
+        A type with no name (0, 5, 6, 19, ..., as a kernel may return) raises
+        ``KeyError(<type>)``, as upstream's does; so do ``str``, ``repr`` and
+        ``type``, which all name the type.
+        """
+        return _TYPE_TO_NAME[self._type]
 
     def __str__(self) -> str:
         return f"{self.__device_type_name__()}:{self._index}"
