@@ -130,16 +130,6 @@ KNOWN: List[Divergence] = [
         and any(n[0] in ("bytes", "bytearray") and not _utf8(n[1]) for n, _ in walk(r[1:])),
         "result = calls.dtype_text(b'\\x80')",
     ),
-    Divergence(
-        "list-extend-capacity",
-        "List.extend(values) is `self[len:len] = values` upstream: one ffi.ListReplaceSlice, "
-        "which grows the capacity to exactly what is needed; ref appends one by one "
-        "(ffi.ListAppend), doubling the capacity, so the List's TVMFFISeqCell.capacity "
-        "differs (3 vs 4 after extending an empty C++-made List by 3 items).",
-        lambda r, ctx: ctx == "op:List" and r[0] == "py_extend" and len(r[1]) > 0,
-        "lst = calls.make_list(api.Array([]))\nlst.extend([1, 2, 3])\n"
-        "result = probe.dump(lst)  # its TVMFFISeqCell.capacity: 3 upstream, 4 in ref",
-    ),
 ]
 
 

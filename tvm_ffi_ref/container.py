@@ -195,9 +195,14 @@ class List(_SeqBase, MutableSequence):
         return _ffi.ListPop(self, normalize_index(length, index))
 
     def extend(self, values: Iterable[Any]) -> None:
-        """Appends every value of ``values``."""
-        for value in list(values):
-            self.append(value)
+        """Appends every value of ``values``.
+
+        One slice assignment at the end (a single ``ffi.ListReplaceSlice``), as
+        upstream does: the capacity grows to exactly the new size, where
+        appending one by one would double it.
+        """
+        end = len(self)
+        self[end:end] = values
 
 
 # ------------------------------------------------------------------- maps
