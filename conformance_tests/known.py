@@ -49,18 +49,6 @@ def _lanes_field_negative(text: str) -> bool:
     return "xvscale" in text or (match is not None and 32768 <= int(match.group(1)) < 65536)
 
 
-def _calls(program_node: Any, name: str) -> bool:
-    return any(step[0] == "call" and step[1] == name for step in program_node[2])
-
-
-def _utf8(data: bytes) -> bool:
-    try:
-        bytes(data).decode("utf-8")
-        return True
-    except UnicodeDecodeError:
-        return False
-
-
 KNOWN: List[Divergence] = [
     Divergence(
         "numpy-dtype-argument",
@@ -119,16 +107,6 @@ KNOWN: List[Divergence] = [
         lambda r, ctx: (r[0] == "dtype-text" and _lanes_field_negative(r[1]))
         or (r[0] == "dtype-triple" and r[3] >= 0x8000),
         "result = api.dtype('float32xvscalex4').lanes",
-    ),
-    Divergence(
-        "error-message-invalid-utf8",
-        "An error whose message is not valid UTF-8 (a kernel's DLDataType parameter given "
-        "bytes b'\\x80': 'unknown dtype `\\x80`') raises UnicodeDecodeError upstream, "
-        "where the message is decoded; ref decodes with errors='replace' and raises the "
-        "error's own class (ValueError 'unknown dtype `\ufffd`').",
-        lambda r, ctx: r[0] == "program" and _calls(r, "dtype_text")
-        and any(n[0] in ("bytes", "bytearray") and not _utf8(n[1]) for n, _ in walk(r[1:])),
-        "result = calls.dtype_text(b'\\x80')",
     ),
 ]
 

@@ -48,7 +48,9 @@ class Error(Object):
 
     @staticmethod
     def _text(array: abi.TVMFFIByteArray) -> str:
-        return ctypes.string_at(array.data, array.size).decode("utf-8", "replace")
+        # Strict, as upstream: text that is not UTF-8 raises UnicodeDecodeError when read
+        # (so converting such an error to an exception raises that instead).
+        return ctypes.string_at(array.data, array.size).decode("utf-8")
 
     @property
     def kind(self) -> str:
