@@ -15,7 +15,6 @@ the context ``"op:<container kind>"`` (``"op:Array"``, ``"op:Dict"``, ...).
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, Iterator, List, NamedTuple, Tuple
 
 
@@ -42,11 +41,6 @@ def walk(recipe: Any, context: str = "arg") -> Iterator[Tuple[Any, str]]:
 #: The NumPy dtypes upstream's argument setter accepts (its NUMPY_DTYPE_TO_DL_DATA_TYPE).
 _NUMPY_ARG_DTYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                      "float16", "float32", "float64"}
-
-def _lanes_field_negative(text: str) -> bool:
-    """Whether a dtype string sets the top bit of DLDataType.lanes (scalable, or >= 32768)."""
-    match = re.search(r"x(\d+)$", text)
-    return "xvscale" in text or (match is not None and 32768 <= int(match.group(1)) < 65536)
 
 
 KNOWN: List[Divergence] = [
@@ -98,15 +92,6 @@ KNOWN: List[Divergence] = [
         lambda r, ctx: ctx == "convert" and r[0] in ("Array", "List", "Map", "Dict", "Shape",
                                                      "tensor", "converted"),
         "a = api.Array([1])\nresult = api.convert(a) is a",
-    ),
-    Divergence(
-        "dtype-scalable-lanes",
-        "api.dtype('float32xvscalex4').lanes is -4 upstream (DLDataType.lanes read as int16: "
-        "scalable vectors store -factor); ref gives 65532. Applies to any dtype whose lanes "
-        "field has its top bit set, however it was made ('intx32768'.lanes: -32768 vs 32768).",
-        lambda r, ctx: (r[0] == "dtype-text" and _lanes_field_negative(r[1]))
-        or (r[0] == "dtype-triple" and r[3] >= 0x8000),
-        "result = api.dtype('float32xvscalex4').lanes",
     ),
 ]
 

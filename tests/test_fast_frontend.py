@@ -435,7 +435,7 @@ def test_dtype_and_device_results_are_what_the_python_makes(kernels):
 
     report = []
     for triple in [(2, 32, 1), (0, 32, 4), (1, 1, 1), (4, 16, 1), (6, 8, 1), (2, 16, 1), (10, 8, 2),
-                   (17, 4, 2), (3, 64, 1), (2, 32, 1)]:
+                   (17, 4, 2), (3, 64, 1), (2, 32, 1), (2, 32, 65532), (0, 8, 32768)]:
         report.append([dtype_facts(values.dtype_make(*triple)) == dtype_facts(dtype_from_tuple(*triple)),
                        dtype_facts(values.dtype_make(*triple))[2]])
     for pair in [(1, 0), (2, 1), (8, 0), (2, 7), (99, 3)]:

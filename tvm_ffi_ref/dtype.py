@@ -41,9 +41,54 @@ class DataTypeCode(enum.IntEnum):
     Float4E2M1FN = 17
 
 
+def lanes_as_int16(lanes: int) -> int:
+    """``DLDataType.lanes`` as upstream's Python API reads it: a signed 16-bit value.
+
+    The C field is ``uint16_t``, but a scalable vector stores ``-factor`` in it
+    (``float32xvscalex4`` has lanes ``-4``), so every lane count with the top
+    bit set reads as negative (``intx32768``: ``-32768``).
+    """
+    return (lanes + 0x8000) % 0x10000 - 0x8000
+
+
 def parse(text: str) -> Tuple[int, int, int]:
     """``(code, bits, lanes)`` of a dtype string; raises what the runtime raises."""
-    return shortcuts.dtype_from_string(text)
+    code, bits, lanes = shortcuts.dtype_from_string(text)
+    return code, bits, lanes_as_int16(lanes)
+
+
+def _as_c_int(value: Any) -> int:
+    # How Cython turns a Python value into a C integer: ints as they are, other
+    # numbers through their __int__ (so 4.0 is 4), anything else is a TypeError.
+    if isinstance(value, int):
+        return int(value)  # a bool (or other int subclass) is stored as its number
+    to_int = getattr(type(value), "__int__", None)
+    if to_int is None:
+        raise TypeError("an integer is required")
+    result = to_int(value)
+    if not isinstance(result, int):
+        raise TypeError(f"__int__ returned non-int (type {type(result).__name__})")
+    return result
+
+
+def _as_uint8(value: Any) -> int:
+    value = _as_c_int(value)
+    if value < 0:
+        raise OverflowError("can't convert negative value to uint8_t")
+    if value >= 1 << 64:
+        raise OverflowError("Python int too large to convert to C unsigned long")
+    if value > 0xFF:
+        raise OverflowError("value too large to convert to uint8_t")
+    return value
+
+
+def _as_int16(value: Any) -> int:
+    value = _as_c_int(value)
+    if not -(1 << 63) <= value < 1 << 63:
+        raise OverflowError("Python int too large to convert to C long")
+    if not -0x8000 <= value <= 0x7FFF:
+        raise OverflowError("value too large to convert to int16_t")
+    return value
 
 
 def format_triple(code: int, bits: int, lanes: int) -> str:
@@ -68,8 +113,12 @@ class dtype(str):  # noqa: N801 - the public name matches upstream's
 
     @staticmethod
     def from_dlpack_data_type(triple: Tuple[int, int, int]) -> "dtype":
-        """The dtype of a DLPack ``(code, bits, lanes)`` triple."""
-        return dtype_from_tuple(*triple)
+        """The dtype of a DLPack ``(code, bits, lanes)`` triple.
+
+        Each item must fit its ``DLDataType`` field as upstream declares it
+        (code and bits ``uint8``, lanes ``int16``), else ``OverflowError``.
+        """
+        return dtype_from_python_triple(triple[0], triple[1], triple[2])
 
     def __repr__(self) -> str:
         return f"dtype('{self}')"
@@ -78,9 +127,10 @@ class dtype(str):  # noqa: N801 - the public name matches upstream's
         return (dtype, (str(self),))
 
     def with_lanes(self, lanes: int) -> "dtype":
-        """The vector type of this element type with ``lanes`` lanes."""
+        """The vector type of this element type with ``lanes`` lanes (``int16``, negative:
+        scalable)."""
         code, bits, _ = self._tvm_ffi_dtype_tuple
-        return dtype_from_tuple(code, bits, lanes)
+        return dtype_from_python_triple(code, bits, lanes)
 
     @property
     def type_code(self) -> int:
@@ -101,7 +151,7 @@ class dtype(str):  # noqa: N801 - the public name matches upstream's
     def itemsize(self) -> int:
         """Bytes per element: ``(bits * lanes + 7) // 8``."""
         code, bits, lanes = self._tvm_ffi_dtype_tuple
-        if lanes > 32767:  # lanes is uint16 in the struct; negative means scalable
+        if lanes < 0:  # a scalable vector: its size is only known at run time
             raise ValueError("Cannot determine itemsize for scalable vector types")
         return (bits * lanes + 7) // 8
 
@@ -140,10 +190,20 @@ class dtype(str):  # noqa: N801 - the public name matches upstream's
 
 
 def dtype_from_tuple(code: int, bits: int, lanes: int) -> dtype:
-    """The dtype of a triple, spelled canonically."""
+    """The dtype of a ``DLDataType`` read from C, spelled canonically (lanes read as int16)."""
+    lanes = lanes_as_int16(lanes)
     self = str.__new__(dtype, format_triple(code, bits, lanes))
     self._tvm_ffi_dtype_tuple = (code, bits, lanes)
     return self
+
+
+def dtype_from_python_triple(code: Any, bits: Any, lanes: Any) -> dtype:
+    """The dtype of a triple given from Python, each item checked as upstream stores it.
+
+    Raises ``TypeError`` for a non-number and ``OverflowError`` (with Cython's
+    words) for a value that does not fit ``uint8`` (code, bits) or ``int16`` (lanes).
+    """
+    return dtype_from_tuple(_as_uint8(code), _as_uint8(bits), _as_int16(lanes))
 
 
 #: The dtype constants upstream exports.

@@ -55,7 +55,8 @@ PyObject* fx_make_dtype(DLDataType dtype) {
   self = PyUnicode_Type.tp_new((PyTypeObject*)cls, args, NULL);
   Py_DECREF(args);
   if (self == NULL) return NULL;
-  triple = Py_BuildValue("(iii)", (int)dtype.code, (int)dtype.bits, (int)dtype.lanes);
+  /* lanes read as int16, as dtype.lanes_as_int16 does: a scalable vector stores -factor */
+  triple = Py_BuildValue("(iii)", (int)dtype.code, (int)dtype.bits, (int)(int16_t)dtype.lanes);
   if (triple == NULL || PyObject_SetAttr(self, fx_names.dtype_tuple, triple) < 0) Py_CLEAR(self);
   Py_XDECREF(triple);
   return self;
