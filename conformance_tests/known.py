@@ -38,21 +38,14 @@ def walk(recipe: Any, context: str = "arg") -> Iterator[Tuple[Any, str]]:
                 yield from walk(item, "arg")
 
 
-#: The NumPy dtypes upstream's argument setter accepts (its NUMPY_DTYPE_TO_DL_DATA_TYPE).
-_NUMPY_ARG_DTYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                     "float16", "float32", "float64"}
-
-
 KNOWN: List[Divergence] = [
     Divergence(
-        "numpy-dtype-argument",
-        "A numpy.dtype outside upstream's table (bool, complex64/128, float128, '>i4', object, "
-        "...) must raise ValueError(\"Unsupported numpy or ml_dtypes dtype: \", dtype) (whose "
-        "str is \"('Unsupported numpy or ml_dtypes dtype: ', dtype('bool'))\"), as an argument "
-        "and in convert(); ref encodes bool and float128 as dtypes and words the other errors "
-        "`unknown dtype ...`.",
-        lambda r, ctx: r[0] == "npdtype" and r[1] not in _NUMPY_ARG_DTYPES,
-        "result = calls.echo(np.dtype('bool'))",
+        "convert-numpy-dtype",
+        "api.convert(numpy.dtype) gives the dtype of upstream's table entry, and raises "
+        "KeyError(dtype) for any numpy.dtype outside it (bool, complex64, '>i4', ...); "
+        "ref's convert encodes the value as an argument and decodes it (ValueError).",
+        lambda r, ctx: ctx == "convert" and r[0] == "npdtype",
+        "result = api.convert(np.dtype('bool'))",
     ),
     Divergence(
         "convert-str-bytes-class",

@@ -97,9 +97,12 @@ def _set_opaque_ptr_protocol(out, value, scope):
 
 
 def _set_numpy_dtype(out, value, scope):
-    from .dtype import dtype
+    from .dtype import numpy_dtype_triple
 
-    set_arg(out, dtype(str(value)), scope)
+    # upstream's table only: numpy.dtype('bool'), complex, '>i4', ... raise ValueError
+    code, bits, lanes = numpy_dtype_triple(value)
+    out.type_index = TI.kTVMFFIDataType
+    out.v_dtype = abi.DLDataType(code, bits, lanes)
 
 
 def _set_dlpack_data_type(out, value, scope):

@@ -27,7 +27,8 @@ a real (``numbers.Real``)              ``kTVMFFIFloat``
 ``ctypes.c_void_p``                    ``kTVMFFIOpaquePtr``
 ``__tvm_ffi_opaque_ptr__()`` provider  ``kTVMFFIOpaquePtr``
 any other callable                     a Function calling it
-``numpy.dtype``                        ``kTVMFFIDataType``
+``numpy.dtype``                        ``kTVMFFIDataType`` (upstream's 11 NumPy
+                                       types, and ml_dtypes'; else ValueError)
 ``__dlpack_data_type__()`` provider    ``kTVMFFIDataType``
 ``__dlpack_device__()`` provider       ``kTVMFFIDevice``
 ``__tvm_ffi_int__/float__/value__``    what the method returns, converted
@@ -246,9 +247,12 @@ def _set_callable(out, value, scope):
 
 
 def _set_numpy_dtype(out, value, scope):
-    from .dtype import dtype
+    from .dtype import numpy_dtype_triple
 
-    _set_dtype(out, dtype(str(value)), scope)
+    # upstream's table only: numpy.dtype('bool'), complex, '>i4', ... raise ValueError
+    code, bits, lanes = numpy_dtype_triple(value)
+    out.type_index = TI.kTVMFFIDataType
+    out.v_dtype = abi.DLDataType(code, bits, lanes)
 
 
 def _set_dlpack_data_type(out, value, scope):

@@ -206,6 +206,62 @@ def dtype_from_python_triple(code: Any, bits: Any, lanes: Any) -> dtype:
     return dtype_from_tuple(_as_uint8(code), _as_uint8(bits), _as_int16(lanes))
 
 
+#: The NumPy dtypes upstream accepts, by name, with their ``(code, bits, lanes)``;
+#: every other numpy.dtype (bool, complex, big-endian, ...) is refused.
+_NUMPY_TRIPLES = (
+    ("int8", (0, 8, 1)), ("int16", (0, 16, 1)), ("int32", (0, 32, 1)), ("int64", (0, 64, 1)),
+    ("uint8", (1, 8, 1)), ("uint16", (1, 16, 1)), ("uint32", (1, 32, 1)), ("uint64", (1, 64, 1)),
+    ("float16", (2, 16, 1)), ("float32", (2, 32, 1)), ("float64", (2, 64, 1)),
+)
+
+#: The ml_dtypes types upstream adds when ml_dtypes is installed (the second group
+#: exists from ml_dtypes 0.5, which added int2).
+_ML_DTYPES_TRIPLES = (
+    ("int4", (0, 4, 1)), ("uint4", (1, 4, 1)), ("bfloat16", (4, 16, 1)),
+    ("float8_e4m3b11fnuz", (9, 8, 1)), ("float8_e4m3fn", (10, 8, 1)),
+    ("float8_e4m3fnuz", (11, 8, 1)), ("float8_e5m2", (12, 8, 1)), ("float8_e5m2fnuz", (13, 8, 1)),
+)
+_ML_DTYPES_0_5_TRIPLES = (
+    ("int2", (0, 2, 1)), ("uint2", (1, 2, 1)), ("float8_e3m4", (7, 8, 1)),
+    ("float8_e4m3", (8, 8, 1)), ("float8_e8m0fnu", (14, 8, 1)), ("float6_e2m3fn", (15, 6, 1)),
+    ("float6_e3m2fn", (16, 6, 1)), ("float4_e2m1fn", (17, 4, 1)),
+)
+
+_numpy_table: Dict[Any, Tuple[int, int, int]] = {}
+
+
+def numpy_dtype_table() -> Dict[Any, Tuple[int, int, int]]:
+    """numpy.dtype -> ``(code, bits, lanes)`` for the NumPy (and ml_dtypes) types upstream
+    accepts; made on first use (only a numpy.dtype asks, so NumPy is already imported)."""
+    if not _numpy_table:
+        import numpy
+
+        table = {numpy.dtype(name): triple for name, triple in _NUMPY_TRIPLES}
+        try:
+            import ml_dtypes
+        except ImportError:
+            ml_dtypes = None
+        if ml_dtypes is not None:
+            groups = _ML_DTYPES_TRIPLES + (_ML_DTYPES_0_5_TRIPLES if hasattr(ml_dtypes, "int2")
+                                           else ())
+            table.update({numpy.dtype(getattr(ml_dtypes, name)): triple
+                          for name, triple in groups})
+        _numpy_table.update(table)
+    return _numpy_table
+
+
+def numpy_dtype_triple(value: Any) -> Tuple[int, int, int]:
+    """The ``(code, bits, lanes)`` a numpy.dtype argument travels as.
+
+    Only upstream's table is accepted; any other numpy.dtype raises upstream's
+    ``ValueError("Unsupported numpy or ml_dtypes dtype: ", value)``.
+    """
+    table = numpy_dtype_table()
+    if value not in table:
+        raise ValueError("Unsupported numpy or ml_dtypes dtype: ", value)
+    return table[value]
+
+
 #: The dtype constants upstream exports.
 DTYPE_NAMES = (
     "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float64 float32 float16 bfloat16 "
