@@ -223,7 +223,10 @@ def exception_to_error_raised(exception: BaseException) -> None:
 @interrupts.callback_entry
 def _python_deleter(handle):
     with _callbacks_lock:
-        _callbacks.pop(handle, None)
+        func = _callbacks.pop(handle, None)
+    # Dropped outside the lock: the callable may itself be a callback Function
+    # (convert wraps Functions anew), whose release runs this deleter again.
+    del func
 
 
 def convert_to_function(func: Callable) -> Function:
