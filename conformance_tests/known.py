@@ -38,55 +38,7 @@ def walk(recipe: Any, context: str = "arg") -> Iterator[Tuple[Any, str]]:
                 yield from walk(item, "arg")
 
 
-KNOWN: List[Divergence] = [
-    Divergence(
-        "convert-numpy-dtype",
-        "api.convert(numpy.dtype) gives the dtype of upstream's table entry, and raises "
-        "KeyError(dtype) for any numpy.dtype outside it (bool, complex64, '>i4', ...); "
-        "ref's convert encodes the value as an argument and decodes it (ValueError).",
-        lambda r, ctx: ctx == "convert" and r[0] == "npdtype",
-        "result = api.convert(np.dtype('bool'))",
-    ),
-    Divergence(
-        "convert-str-bytes-class",
-        "api.convert(str) returns upstream's core.String and api.convert(bytes/bytearray) its "
-        "core.Bytes whatever the length, with no object behind them (each pass makes a fresh "
-        "String/Bytes object, like a plain str); ref returns a plain str/bytes up to 7 bytes, "
-        "and beyond that a String/Bytes holding the object it made, which every later pass "
-        "shares (so reference counts differ: Array([convert(b'0123456789')]) holds a copy "
-        "upstream, the same object in ref).",
-        lambda r, ctx: ctx == "convert" and r[0] in ("str", "bytes", "bytearray"),
-        "result = [type(api.convert('abc')).__name__, type(api.convert(b'0123456789')).__name__]",
-    ),
-    Divergence(
-        "convert-numpy-scalar",
-        "api.convert(numpy integer/float scalar) returns it unchanged (it is a numbers.Number); "
-        "ref turns it into a Python int/float.",
-        lambda r, ctx: ctx == "convert" and r[0] == "npscalar" and r[1] != "bool",
-        "result = type(api.convert(np.int32(3))).__name__",
-    ),
-    Divergence(
-        "convert-opaque",
-        "api.convert of a value no rule converts (numpy.bool_, api.Device, a plain object) "
-        "returns an OpaquePyObject wrapping it (api.Device included: convert has no Device "
-        "rule upstream); ref returns the value itself.",
-        lambda r, ctx: ctx == "convert" and (r[0] in ("opaque", "device")
-                                            or (r[0] == "npscalar" and r[1] == "bool")),
-        "result = type(api.convert(object())).__name__",
-    ),
-    Divergence(
-        "convert-identity",
-        "api.convert(x) of a value that already is an FFI object returns x itself upstream "
-        "(`convert(a) is a` for Array, List, Map, Dict, Shape, String, Bytes); upstream's "
-        "Function, Tensor and Error are not core.Object, so convert wraps a Function in a new "
-        "Python-callback Function, re-imports a Tensor by DLPack (a new Tensor object) and "
-        "turns an Error into an OpaquePyObject. ref returns a new wrapper of the same object "
-        "(one more strong reference while both live) in every case.",
-        lambda r, ctx: ctx == "convert" and r[0] in ("Array", "List", "Map", "Dict", "Shape",
-                                                     "tensor", "converted"),
-        "a = api.Array([1])\nresult = api.convert(a) is a",
-    ),
-]
+KNOWN: List[Divergence] = []
 
 
 def container_op_divergent(kind: str, op: Any) -> bool:

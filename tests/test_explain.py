@@ -206,7 +206,7 @@ def test_depth_limit_and_shared_objects():
     nested = [[[[["deep string, boxed"]]]]]
     text = render_text(explain(nested, max_depth=2))
     assert "not expanded" in text
-    shared = tvm_ffi.convert("a string long enough to be boxed")
+    shared = tvm_ffi.Array(["a string long enough to be boxed"])[0]  # a String with its object
     text = render_text(explain([shared, shared]))
     assert text.count("ffi.String object") == 1 and "(drawn above)" in text
 

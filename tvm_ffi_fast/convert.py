@@ -256,12 +256,6 @@ def borrowed_to_python(value: abi.TVMFFIAny) -> Any:
     return _frontend.borrowed_to_python_at(ctypes.addressof(value))
 
 
-#: ``convert(value)``: the value ``value`` becomes once it has crossed into TVM FFI and back
-#: (lists and tuples become ``Array``, dicts ``Map``, callables ``Function``, long strings
-#: ``String``; values that stay inline come back equal).
-convert = _frontend.convert
-
-
 def release_any(value: abi.TVMFFIAny) -> None:
     """Drops the reference an owned TVMFFIAny holds, if any."""
     if value.type_index >= _OBJECT_BEGIN:

@@ -17,7 +17,7 @@ import ctypes
 from typing import Any, Callable, Dict, List, Optional
 
 from . import _frontend, abi, error
-from ._frontend import Function, convert_to_function, get_global_func
+from ._frontend import Function, convert_to_function, get_global_func, wrap_callable
 from ._lib import LIB
 from .object import Object, register_class, wrap_owned
 

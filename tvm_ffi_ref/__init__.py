@@ -36,7 +36,9 @@ runtime.interrupts.install_sigint_handler()
 
 from . import dtype as _dtype_module  # noqa: E402 - the API needs the runtime installed
 from .container import Array, Dict, List, Map  # noqa: E402
-from .convert import convert  # noqa: E402
+from . import convert as _encoding  # noqa: E402,F401 - loaded before the next line binds
+# the package name ``convert`` to the function (loading the module later would rebind it)
+from .api_convert import convert  # noqa: E402
 from .device import Device, DLDeviceType, device  # noqa: E402
 from .dtype import dtype  # noqa: E402
 from .error import register_error  # noqa: E402

@@ -41,6 +41,9 @@ Coming back, an owned TVMFFIAny becomes a Python value: POD kinds become
 ``None``/``int``/``bool``/``float``/``str``/``bytes``/``dtype``/``Device``,
 a BigInt an ``int``, an OpaquePyObject the original Python object, and every
 other object the wrapper class of its type index.
+
+The public ``convert`` is not this round trip: it follows upstream's own
+rules, written once for both front ends in ``api_convert.py``.
 """
 
 from __future__ import annotations
@@ -480,11 +483,13 @@ def borrowed_to_python(value: abi.TVMFFIAny) -> Any:
     return pod_to_python(value)
 
 
-def convert(value: Any) -> Any:
+def round_trip(value: Any) -> Any:
     """The value ``value`` becomes once it has crossed into TVM FFI and back.
 
-    Lists and tuples become ``Array``, dicts ``Map``, callables ``Function``,
-    long strings ``String``; values that stay inline come back equal.
+    What a kernel returning ``value`` hands back (``tvm-ffi-explain`` shows
+    it): lists and tuples become ``Array``, dicts ``Map``, callables
+    ``Function``, long strings ``String``; values that stay inline come back
+    equal. (The public ``convert`` is ``api_convert.convert``.)
     """
     out = abi.TVMFFIAny()
     to_owned_any(value, out)

@@ -235,6 +235,15 @@ def convert_to_function(func: Callable) -> Function:
         return func
     if not callable(func):
         raise TypeError(f"expected a callable, got {type(func).__name__}")
+    return wrap_callable(func)
+
+
+def wrap_callable(func: Callable) -> Function:
+    """A new Function object whose call calls ``func``, even if ``func`` is a Function.
+
+    (``convert`` wraps a Function anew, as upstream's does: there a Function is
+    not an Object, so it is converted as any other callable.)
+    """
     with _callbacks_lock:
         callback_id = _next_callback_id[0]
         _next_callback_id[0] += 1

@@ -35,7 +35,8 @@ import ctypes
 from typing import Any, List, Optional, Sequence
 
 from .. import abi
-from ..convert import CallScope, _choose_setter, convert, set_arg
+from ..convert import CallScope, _choose_setter, set_arg
+from ..convert import round_trip as _round_trip  # (explain has a parameter of that name)
 from .model import AddressBook, Explanation, Field, Region, Section, shorten
 from .values import describe, same_literal, value_text
 from .text import render_text
@@ -54,7 +55,7 @@ def _setter_name(value: Any) -> str:
 
 def _comes_back_as(value: Any) -> str:
     try:
-        return describe(convert(value))
+        return describe(_round_trip(value))
     except Exception as error:  # noqa: BLE001 - the explanation says what happened
         return f"nothing: {type(error).__name__}: {error}"
 

@@ -166,16 +166,16 @@ static PyObject* to_owned_any_at(PyObject* self, PyObject* const* args, Py_ssize
   Py_RETURN_NONE;
 }
 
-static PyObject* convert(PyObject* self, PyObject* value) {
-  TVMFFIAny out;
+/* function.wrap_callable: a new Function calling func, whatever func is (convert's rule). */
+static PyObject* wrap_callable(PyObject* self, PyObject* func) {
+  void* handle;
   (void)self;
-  if (fx_encode_owned(value, &out) < 0) return NULL;
-  return fx_decode_owned(&out);
+  handle = fx_function_from_callable(func);
+  if (handle == NULL) return NULL;
+  return fx_object_adopt(fx_function_type, handle);
 }
 
 static PyObject* convert_to_function(PyObject* self, PyObject* func) {
-  void* handle;
-  (void)self;
   if (PyObject_TypeCheck(func, fx_function_type)) {
     Py_INCREF(func);
     return func;
@@ -184,9 +184,7 @@ static PyObject* convert_to_function(PyObject* self, PyObject* func) {
     PyErr_Format(PyExc_TypeError, "expected a callable, got %s", fx_type_name(Py_TYPE(func)));
     return NULL;
   }
-  handle = fx_function_from_callable(func);
-  if (handle == NULL) return NULL;
-  return fx_object_adopt(fx_function_type, handle);
+  return wrap_callable(self, func);
 }
 
 /* ------------------------------------------------------------ calls and errors */
@@ -428,10 +426,9 @@ PyMethodDef fx_module_methods[] = {
      "The Python value of the borrowed TVMFFIAny at address."},
     {"to_owned_any_at", FASTCALL(to_owned_any_at),
      "to_owned_any_at(value, address): writes value as an owned value at address."},
-    {"convert", convert, METH_O,
-     "convert(value)\n--\n\nThe value `value` becomes once it has crossed into TVM FFI and "
-     "back.\n\nLists and tuples become Array, dicts Map, callables Function, long strings "
-     "String;\nvalues that stay inline come back equal."},
+    {"wrap_callable", wrap_callable, METH_O,
+     "wrap_callable(func)\n--\n\nA new Function object that calls func, even if func is a "
+     "Function."},
     {"convert_to_function", convert_to_function, METH_O,
      "convert_to_function(func)\n--\n\nA Function object that calls the Python callable func."},
     {"get_global_func", (PyCFunction)(void (*)(void))fx_py_get_global_func,
