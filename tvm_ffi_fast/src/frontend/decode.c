@@ -192,7 +192,8 @@ PyObject* fx_make_device(DLDevice device) {
   if (cls == NULL) return NULL;
   self = ((PyTypeObject*)cls)->tp_new((PyTypeObject*)cls, fx_names.empty_tuple, NULL);
   if (self == NULL) return NULL;
-  type = PyLong_FromLong((long)device.device_type);
+  /* DLDevice.device_type is an int32 (the enum may be unsigned in C): as ref and upstream read it */
+  type = PyLong_FromLong((long)(int32_t)device.device_type);
   index = PyLong_FromLong((long)device.device_id);
   if (type == NULL || index == NULL || PyObject_SetAttr(self, fx_names.type_, type) < 0 ||
       PyObject_SetAttr(self, fx_names.index_, index) < 0) {

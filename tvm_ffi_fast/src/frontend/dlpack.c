@@ -140,7 +140,7 @@ PyObject* fx_dltensor_fields(const DLTensor* t) {
   int i, ndim = t->ndim < 0 ? 0 : t->ndim;
   if (fields == NULL) return NULL;
   items[0] = PyLong_FromVoidPtr(t->data);
-  items[1] = PyLong_FromLong((long)t->device.device_type);
+  items[1] = PyLong_FromLong((long)(int32_t)t->device.device_type); /* int32, as decode.c */
   items[2] = PyLong_FromLong((long)t->device.device_id);
   items[3] = PyLong_FromLong((long)t->ndim);
   items[4] = Py_BuildValue("(iii)", (int)t->dtype.code, (int)t->dtype.bits, (int)t->dtype.lanes);
