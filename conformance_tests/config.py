@@ -1,8 +1,7 @@
 """What the conformance suite compares, and how hard it looks.
 
-``FRONTENDS`` is the one place that lists the front ends held to upstream:
-add ``"fast"`` once ``tvm_ffi_fast`` has its Python API. A listed front end
-that cannot be imported makes every test fail (never skip).
+``FRONTENDS`` is the one place that lists the front ends held to upstream.
+A listed front end that cannot be imported makes every test fail (never skip).
 
 Example budgets: each property names its CI budget (``examples=``); the
 ``--thorough`` pytest option multiplies every budget by ``THOROUGH_FACTOR``.
@@ -13,7 +12,7 @@ from __future__ import annotations
 from typing import List
 
 #: Front ends compared with upstream, bit for bit.
-FRONTENDS: List[str] = ["ref"]
+FRONTENDS: List[str] = ["ref", "fast"]
 
 #: The oracle, always run (in its own worker processes).
 ORACLE = "upstream"
