@@ -189,6 +189,18 @@ def test_tensors_show_shape_and_strides_in_elements(make):
     assert "tensor data" in text and "DLManagedTensor" in text
 
 
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_tensors_of_a_dtype_the_runtime_cannot_spell_are_explained(dtype):
+    # DLPack's complex code (5) has no dtype string, so Tensor.dtype raises: the
+    # description falls back to the (code, bits, lanes) triple.
+    for value in (np.zeros((2,), dtype=dtype), tvm_ffi.from_dlpack(np.zeros((), dtype=dtype))):
+        explanation = explain(value)
+        text = render_text(explanation)
+        render_svg(explanation)
+        assert explanation.error is None
+        assert "dtype=(code, bits, lanes)=(5, " in text
+
+
 def test_containers_of_300_show_the_ends_and_elide_the_middle():
     text = render_text(explain(tvm_ffi.Array(list(range(300)))))
     assert "... 292 more slots ..." in text and "slot[299]" in text and "slot[7]" not in text

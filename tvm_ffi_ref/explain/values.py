@@ -34,7 +34,11 @@ def describe(value: Any, limit: int = 4) -> str:
         more = ", ..." if len(value) > limit else ""
         return f"{name}({{{', '.join(items)}{more}}})"
     if isinstance(value, Tensor):
-        return f"Tensor(shape={value.shape}, dtype={value.dtype}, device={value.device})"
+        try:
+            dtype_text = str(value.dtype)
+        except ValueError:  # a dtype the runtime cannot spell (complex64 is code 5): its triple
+            dtype_text = "(code, bits, lanes)=%s" % (value._fields().dtype,)
+        return f"Tensor(shape={value.shape}, dtype={dtype_text}, device={value.device})"
     if isinstance(value, Error):
         return f"Error({value.kind}: {shorten(value.message, 40)})"
     if isinstance(value, Function):
