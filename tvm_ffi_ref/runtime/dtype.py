@@ -168,11 +168,9 @@ def _custom_function(name: str) -> int:
     with _custom_lock:
         func = _custom_functions.get(name)
         if func is None:
-            entry = functions.GLOBALS.get(name.encode())
-            if entry is None:
+            func = functions.GLOBALS.new_ref(name.encode())
+            if func is None:
                 raise _value_error(f"Function {name} not found")
-            func = entry.func
-            memory.inc_ref(func)
             _custom_functions[name] = func
         return func
 

@@ -176,8 +176,22 @@ class GlobalTable:
             memory.dec_ref(old.func)
 
     def get(self, name: bytes) -> Optional[GlobalEntry]:
+        """The entry of ``name`` (its function borrowed: a concurrent set may drop it)."""
         with self.lock:
             return self.entries.get(name)
+
+    def new_ref(self, name: bytes) -> Optional[int]:
+        """The function registered as ``name`` with a new strong reference, or None.
+
+        The reference is taken under the lock: taken after it, a concurrent set or
+        remove could drop the table's reference first and free the function.
+        """
+        with self.lock:
+            entry = self.entries.get(name)
+            if entry is None:
+                return None
+            memory.inc_ref(entry.func)
+            return entry.func
 
     def remove(self, name: bytes) -> bool:
         with self.lock:
@@ -221,12 +235,7 @@ def _text(array) -> bytes:
 
 @implements("TVMFFIFunctionGetGlobal")
 def function_get_global(name, out):
-    entry = GLOBALS.get(_text(name))
-    if entry is None:
-        out[0] = None
-    else:
-        memory.inc_ref(entry.func)
-        out[0] = entry.func
+    out[0] = GLOBALS.new_ref(_text(name))
 
 
 @implements("TVMFFIFunctionSetGlobal")

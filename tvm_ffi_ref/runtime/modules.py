@@ -262,12 +262,10 @@ def env_mod_lookup_from_imports(library_ctx, func_name, out):
                 if cached:
                     break
             if not cached:
-                entry = functions.GLOBALS.get(func_name)
-                if entry is None:
+                cached = functions.GLOBALS.new_ref(func_name)
+                if cached is None:
                     raise FFIError("RuntimeError", f"Cannot find function {func_name.decode()} in "
                                                    "the imported modules or global registry.")
-                memory.inc_ref(entry.func)
-                cached = entry.func
             record.lookup_cache[func_name] = cached
     out[0] = cached  # borrowed: the module's cache keeps it alive
 
