@@ -3,8 +3,8 @@
 Every entry here is a bug in a front end (upstream is the specification).
 The properties leave inputs that hit one out, so that they keep checking
 everything else; ``test_known_divergences.py`` runs each entry's minimal
-reproduction as a strict xfail, so fixing the bug turns that test red until
-the entry is deleted from here (and the properties cover the input again).
+reproduction and requires it to still differ, so fixing the bug turns that
+test red until the entry is deleted from here (and the properties cover the input again).
 
 A recipe node is matched in a *context*: ``"arg"`` (the value is passed to a
 kernel, or built) or ``"convert"`` (the value goes through ``api.convert``:
