@@ -15,7 +15,7 @@ suite, never a front-end result). The front end's own exceptions are results:
 Everything a case does is described by plain data (*recipes*, see
 :func:`build`) so that every worker constructs the very same Python values
 from the same description. This file imports nothing from the project except,
-by file path, ``tvm_ffi_ref/abi.py`` (a pure description of the C structs),
+by file path, ``tvm_ffi_common/abi.py`` (a pure description of the C structs),
 so the upstream worker never loads our library.
 """
 
@@ -99,7 +99,7 @@ class Env:
         self.api = api
         self.np = numpy
         spec = importlib.util.spec_from_file_location(
-            "conformance_abi", os.path.join(ROOT, "tvm_ffi_ref", "abi.py"))
+            "conformance_abi", os.path.join(ROOT, "tvm_ffi_common", "abi.py"))
         self.abi = importlib.util.module_from_spec(spec)
         sys.modules["conformance_abi"] = self.abi
         spec.loader.exec_module(self.abi)
@@ -429,7 +429,7 @@ def op_explain(env: Env, recipes: List[Any]) -> List[Any]:
     kernel receives]``; one that cannot gives ``["cannot-pass", error class]``
     next to what passing it to the probe raises.
     """
-    from tvm_ffi_ref.explain import explain, render_svg, render_text
+    from tvm_ffi_explain import explain, render_svg, render_text
 
     def one(value: Any) -> Any:
         explanation = explain(value)

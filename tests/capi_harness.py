@@ -2,7 +2,7 @@
 
 A snippet of Python sees three names:
 
-* ``abi``  -- ``tvm_ffi_ref/abi.py``, loaded from its file so that importing it
+* ``abi``  -- ``tvm_ffi_common/abi.py``, loaded from its file so that importing it
   does not import the ``tvm_ffi_ref`` package (which installs a runtime);
 * ``lib``  -- a ``libtvm_ffi.so`` with every C API signature bound;
 * ``TI``   -- ``abi.TVMFFITypeIndex``;
@@ -31,7 +31,7 @@ from subprocess_utils import run_python
 from tvm_ffi_common import libinfo
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ABI_PATH = os.path.join(ROOT, "tvm_ffi_ref", "abi.py")
+ABI_PATH = os.path.join(ROOT, "tvm_ffi_common", "abi.py")
 
 RUNTIMES = ("bare", "ref", "fast", "upstream")
 

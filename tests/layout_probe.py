@@ -1,6 +1,6 @@
 """Compiles a C program that prints the ABI as a C compiler sees it.
 
-The program is generated from ``tvm_ffi_ref.abi``: for every struct its size,
+The program is generated from ``tvm_ffi_common.abi``: for every struct its size,
 alignment and, per field, offset and size; every enum value and enum size;
 every version macro. A second source assigns every exported function to a
 pointer typed with the prototype the mirror declares, so that a mismatch
@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 from typing import Dict, List, Tuple
 
-from tvm_ffi_ref import abi
+from tvm_ffi_common import abi
 
 Layout = Dict[Tuple[str, ...], int]
 

@@ -2,7 +2,7 @@
 
 Every size, alignment, field offset, enum value and macro is printed by a C
 program compiled against each header set (as C11 and as C++17) and compared
-with ``tvm_ffi_ref.abi``; every prototype is type-checked against each header
+with ``tvm_ffi_common.abi``; every prototype is type-checked against each header
 set; and the mirror is shown to cover everything those headers declare.
 """
 
@@ -16,7 +16,7 @@ import pytest
 import header_scan
 import layout_probe
 from tvm_ffi_common import libinfo
-from tvm_ffi_ref import abi
+from tvm_ffi_common import abi
 
 HEADERS = ["dlpack/dlpack.h", "tvm/ffi/c_api.h", "tvm/ffi/extra/c_env_api.h"]
 UPSTREAM_MACROS = sorted(abi.MACROS)

@@ -48,8 +48,8 @@ GOOD = ["good_add", "good_cached", "good_echo", "good_greet", "good_raise"]
 
 
 def run_check(*args, timeout=300, env=None):
-    """Runs ``python -m tvm_ffi_ref.check`` and returns the CompletedProcess."""
-    return subprocess.run([sys.executable, "-m", "tvm_ffi_ref.check", "--no-progress", *args],
+    """Runs ``python -m tvm_ffi_check`` and returns the CompletedProcess."""
+    return subprocess.run([sys.executable, "-m", "tvm_ffi_check", "--no-progress", *args],
                           capture_output=True, text=True, timeout=timeout,
                           env=dict(os.environ, **(env or {})))
 

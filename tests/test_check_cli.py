@@ -110,11 +110,11 @@ def test_the_console_script_is_declared():
     import importlib.metadata
 
     scripts = {e.name: e.value for e in importlib.metadata.entry_points(group="console_scripts")}
-    assert scripts.get("tvm-ffi-check") == "tvm_ffi_ref.check:main"
+    assert scripts.get("tvm-ffi-check") == "tvm_ffi_check:main"
 
 
 def test_the_progress_bar_draws_on_a_terminal_only():
-    from tvm_ffi_ref.check.report import ProgressBar
+    from tvm_ffi_check.report import ProgressBar
 
     class Terminal(io.StringIO):
         def isatty(self):

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tvm_ffi_ref.check import schema as schemas
-from tvm_ffi_ref.check.values import TensorArg, format_call
+from tvm_ffi_check import schema as schemas
+from tvm_ffi_check.values import TensorArg, format_call
 
 
 def t(key, *args):
@@ -69,7 +69,7 @@ EVERY_TYPE = [
 
 @pytest.mark.parametrize("type_schema", EVERY_TYPE, ids=lambda s: schemas.describe_type(s))
 def test_every_type_gives_values_the_front_end_can_pass(type_schema):
-    from tvm_ffi_ref.check.probe import Packed
+    from tvm_ffi_check.probe import Packed
 
     @settings(max_examples=30, deadline=None, database=None)
     @given(schemas.strategy_for(type_schema))

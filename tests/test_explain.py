@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 import tvm_ffi_ref as tvm_ffi
-from tvm_ffi_ref import abi
+from tvm_ffi_common import abi
 from tvm_ffi_ref.convert import CallScope, set_arg
-from tvm_ffi_ref.explain import any_hex, explain, render_svg, render_text
-from tvm_ffi_ref.explain.cli import main
+from tvm_ffi_explain import any_hex, explain, render_svg, render_text
+from tvm_ffi_explain.cli import main
 
 TI = abi.TVMFFITypeIndex
 ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
@@ -242,7 +242,7 @@ def test_a_value_that_cannot_be_passed_is_explained_not_raised():
 
 
 def test_modules_and_kernel_functions_are_explained():
-    from tvm_ffi_ref.demo import example_library_path
+    from tvm_ffi_explain.demo import example_library_path
 
     kernels = tvm_ffi.load_module(example_library_path())
     text = render_text(explain(kernels.add_int))
@@ -301,7 +301,7 @@ def test_cli_colour_is_opt_in_off_a_terminal():
 def test_console_script_is_installed():
     script = os.path.join(os.path.dirname(sys.executable), "tvm-ffi-explain")
     command = [script] if os.path.exists(script) else [sys.executable, "-m",
-                                                        "tvm_ffi_ref.explain"]
+                                                        "tvm_ffi_explain"]
     done = subprocess.run(command + ['"hello"'], capture_output=True, text=True, timeout=120,
                           env=dict(os.environ, PYTHONIOENCODING="utf-8"))
     assert done.returncode == 0, done.stderr
@@ -311,9 +311,9 @@ def test_console_script_is_installed():
 def test_the_examples_in_explain_docstrings_run():
     import doctest
 
-    import tvm_ffi_ref.explain
+    import tvm_ffi_explain
 
-    results = doctest.testmod(tvm_ffi_ref.explain, optionflags=doctest.ELLIPSIS)
+    results = doctest.testmod(tvm_ffi_explain, optionflags=doctest.ELLIPSIS)
     assert results.attempted >= 5 and results.failed == 0
 
 

@@ -245,7 +245,7 @@ extern "C" int count_imports() { return sizeof(kAllImports) / sizeof(kAllImports
 
 def test_a_library_linked_against_upstream_resolves_every_import_against_ours(
         tmp_path, upstream_include, upstream_library):
-    from tvm_ffi_ref import abi
+    from tvm_ffi_common import abi
 
     names = ",\n".join(f"  reinterpret_cast<void*>(&{fn.name})" for fn in abi.C_API_FUNCTIONS)
     src = tmp_path / "all_imports.cc"

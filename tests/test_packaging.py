@@ -27,7 +27,7 @@ def test_headers_and_library_are_found():
 
 
 def test_the_demo_runs_the_example_kernels():
-    done = subprocess.run([sys.executable, "-m", "tvm_ffi_ref.demo"], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "tvm_ffi_explain.demo"], capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "add_int(40, 2)" in done.stdout
@@ -45,11 +45,14 @@ def test_a_wheel_carries_every_package_and_the_built_libraries(tmp_path):
 
     (wheel,) = tmp_path.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for base in ("tvm_ffi_common", "tvm_ffi_ref", "tvm_ffi_fast"):
+    for base in ("tvm_ffi_common", "tvm_ffi_api", "tvm_ffi_ref", "tvm_ffi_fast", "tvm_ffi_check",
+                 "tvm_ffi_explain"):
         for directory, _, files in os.walk(os.path.join(root, base)):
             if "__init__.py" in files and "__pycache__" not in directory:
                 package = os.path.relpath(directory, root)
-                assert f"{package}/__init__.py" in names, package
+                for name in files:
+                    if name.endswith(".py"):
+                        assert f"{package}/{name}" in names, f"{package}/{name}"
     assert "tvm_ffi_common/lib/libtvm_ffi.so" in names
     assert "tvm_ffi_common/include/tvm/ffi/c_api.h" in names
     assert any(n.startswith("tvm_ffi_fast/_core") for n in names)

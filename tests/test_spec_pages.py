@@ -7,7 +7,7 @@
 * Every code pointer resolves: a backticked ``tvm_ffi_ref.x.y`` imports, a
   backticked repository path exists, a relative link's target exists.
 * Every generated file (tables, diagrams, the layout blocks in the pages) is
-  what ``python -m tvm_ffi_ref.spec_tables`` writes now.
+  what ``python -m tvm_ffi_explain.spec_tables`` writes now.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import sys
 
 import pytest
 
-from tvm_ffi_ref import spec_tables
+from tvm_ffi_explain import spec_tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC = os.path.join(ROOT, "spec")
@@ -178,7 +178,7 @@ def test_excerpts_are_verbatim(name):
 
 def test_generated_tables_diagrams_and_blocks_are_fresh():
     stale = spec_tables.stale_files(ROOT)
-    assert not stale, f"stale: {stale}; run python -m tvm_ffi_ref.spec_tables"
+    assert not stale, f"stale: {stale}; run python -m tvm_ffi_explain.spec_tables"
 
 
 def test_diagrams_are_well_formed_svg():

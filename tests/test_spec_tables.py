@@ -2,7 +2,7 @@
 
 import os
 
-from tvm_ffi_ref import spec_tables
+from tvm_ffi_explain import spec_tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -10,11 +10,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def test_committed_tables_are_fresh():
     with open(os.path.join(ROOT, spec_tables.TABLES_PATH)) as f:
         committed = f.read()
-    assert committed == spec_tables.generate(), "run: python -m tvm_ffi_ref.spec_tables"
+    assert committed == spec_tables.generate(), "run: python -m tvm_ffi_explain.spec_tables"
 
 
 def test_tables_cover_every_struct_field_and_enum_value():
-    from tvm_ffi_ref import abi
+    from tvm_ffi_common import abi
 
     page = spec_tables.generate()
     for struct in abi.STRUCTS:

@@ -1,7 +1,10 @@
-"""Pieces shared by both front ends: the built ``libtvm_ffi.so``, the C headers
-and (as it grows) the pure-Python layer of the API that needs no runtime.
+"""What every part of the project shares below the Python API.
 
-Nothing here installs a runtime; importing it is free of side effects.
+* :mod:`tvm_ffi_common.libinfo`: where ``libtvm_ffi.so`` and the C headers are;
+* :mod:`tvm_ffi_common.abi`: the headers mirrored in ctypes (pure description);
+* :mod:`tvm_ffi_common.capi`: ``LIB``, the library loaded and bound through the mirror.
+
+Nothing here installs a runtime; importing the package is free of side effects.
 """
 
 from ._version import __version__

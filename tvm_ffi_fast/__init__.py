@@ -21,24 +21,20 @@ How the package is put together
 
 3. **The API, shared with tvm_ffi_ref.** Everything else (containers,
    tensors, dtype, device, errors, modules, reflection, registry, streams,
-   strings, ...) is tvm_ffi_ref's pure-Python modules, written once. This
-   package appends tvm_ffi_ref's directory to its own ``__path__``, so that
-   ``tvm_ffi_fast.container`` is ``tvm_ffi_ref/container.py`` executed as a
-   module *of this package*: its relative imports (``from .object import
-   Object``, ``from .convert import ...``) find the four core modules above,
-   not the reference's. tvm_ffi_ref itself is never imported (its
-   ``__init__`` would install the reference runtime), and neither is its
-   ``runtime`` subpackage: ``tvm_ffi_fast/runtime.py`` shadows it and refuses
-   to import.
+   strings, ...) is written once in ``tvm_ffi_api`` and mounted into this
+   package (``tvm_ffi_api``'s docstring says how): ``tvm_ffi_fast.container``
+   is ``tvm_ffi_api/container.py`` run as a module of this package, whose
+   relative imports find the four core modules above.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from typing import Optional, Tuple
 
-from tvm_ffi_common import __version__, libinfo
+import tvm_ffi_api
+from tvm_ffi_common import __version__, abi, libinfo
+
+tvm_ffi_api.mount(__path__)  # noqa: F821 - __path__ is the package's own
 
 # libtvm_ffi.so must be in the process, globally visible, before _core (which
 # links against it) and before any kernel library is loaded.
@@ -56,59 +52,15 @@ if _clib.tvm_ffi_fast_frontend_init() != 0:
     raise ImportError("tvm_ffi_fast: the compiled front end could not be initialised "
                       "(the Python error was printed above)")
 
-
-def _shared_api_dir() -> str:
-    """tvm_ffi_ref's package directory, found without importing tvm_ffi_ref."""
-    spec = importlib.util.find_spec("tvm_ffi_ref")
-    if spec is not None and spec.submodule_search_locations:
-        return list(spec.submodule_search_locations)[0]
-    import tvm_ffi_common
-
-    return os.path.join(os.path.dirname(os.path.dirname(tvm_ffi_common.__file__)), "tvm_ffi_ref")
-
-
-__path__.append(_shared_api_dir())  # noqa: F821 - __path__ is the package's own
-
-from . import abi  # noqa: E402 - shared, from tvm_ffi_ref
-from ._lib import LIB  # noqa: E402
-
 #: How installing the fast runtime went: ``kTVMFFIRuntimeInstalled``, or
 #: ``kTVMFFIRuntimeAlreadyInstalled`` when another runtime already serves the
 #: process (this front end then shares it).
 INSTALL_STATUS = abi.TVMFFIRuntimeInstallStatus(_INSTALL_STATUS)
 
-from . import dtype as _dtype_module  # noqa: E402
-from .container import Array, Dict, List, Map  # noqa: E402
-from . import convert as _encoding  # noqa: E402,F401 - loaded before the next line binds
-# the package name ``convert`` to the function (loading the module later would rebind it)
-from .api_convert import convert  # noqa: E402
-from .device import Device, DLDeviceType, device  # noqa: E402
-from .dtype import dtype  # noqa: E402
-from .error import register_error  # noqa: E402
-from .function import (  # noqa: E402
-    Error,
-    Function,
-    get_global_func,
-    get_global_func_metadata,
-    list_global_func_names,
-    register_global_func,
-    remove_global_func,
-)
-from .module import Module, load_module, system_lib  # noqa: E402
-from .object import Object, ObjectConvertible, ObjectRValueRef  # noqa: E402
-from .pyobject import OpaquePyObject  # noqa: E402
-from .registry import register_object  # noqa: E402
-from .stream import StreamContext, get_raw_stream, use_raw_stream, use_torch_stream  # noqa: E402
-from .string import Bytes, String  # noqa: E402
-from .tensor import Shape, Tensor, from_dlpack  # noqa: E402
+from . import public  # noqa: E402 - the API needs the runtime installed
+from .public import *  # noqa: E402,F401,F403
 
-
-def __getattr__(name: str):
-    # The dtype constants (``tvm_ffi_fast.float32``, ...) are made on first use.
-    if name in _dtype_module.DTYPE_NAMES:
-        value = globals()[name] = dtype(name)
-        return value
-    raise AttributeError(f"module 'tvm_ffi_fast' has no attribute '{name}'")
+__getattr__ = public.dtype_constants(__name__, globals())
 
 
 def abi_version() -> Tuple[int, int, int]:
@@ -124,13 +76,4 @@ def runtime_name() -> Optional[str]:
     return None if name == _cffi.NULL else _cffi.string(name).decode()
 
 
-__all__ = [
-    "LIB", "abi", "abi_version", "runtime_name", "__version__",
-    "Array", "Bytes", "DLDeviceType", "Device", "Dict", "Error", "Function", "List", "Map",
-    "Module", "Object", "ObjectConvertible", "ObjectRValueRef", "OpaquePyObject", "Shape",
-    "StreamContext", "String", "Tensor",
-    "convert", "device", "dtype", "from_dlpack", "get_global_func", "get_global_func_metadata",
-    "get_raw_stream", "list_global_func_names", "load_module", "register_error",
-    "register_global_func", "register_object", "remove_global_func", "system_lib",
-    "use_raw_stream", "use_torch_stream",
-] + list(_dtype_module.DTYPE_NAMES)
+__all__ = public.__all__ + ["abi_version", "runtime_name"] + list(public.DTYPE_NAMES)

@@ -17,9 +17,15 @@ from __future__ import annotations
 import ctypes
 from typing import Any, Dict, Optional, Type
 
-from . import _frontend, abi
+from tvm_ffi_common import abi
+
+from . import _frontend
 from ._frontend import Object
-from ._lib import LIB
+from tvm_ffi_common.capi import LIB
+
+from . import object_methods
+from .object_protocols import ObjectConvertible, ObjectRValueRef
+from .type_info import TYPE_CLASSES, class_for_type_index, type_info, type_key, type_key_to_index
 
 TI = abi.TVMFFITypeIndex
 _OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)
@@ -30,80 +36,10 @@ def type_index_of(handle: int) -> int:
     return _frontend.type_index_of(handle)
 
 
-def type_info(type_index: int) -> abi.TVMFFITypeInfo:
-    """The runtime's record of a type."""
-    return LIB.TVMFFIGetTypeInfo(type_index).contents
-
-
-def type_key(type_index: int) -> str:
-    """The key of a registered type index."""
-    key = type_info(type_index).type_key
-    return ctypes.string_at(key.data, key.size).decode()
-
-
-def type_key_to_index(key: str) -> Optional[int]:
-    """The index registered for ``key``, or None."""
-    data = key.encode()
-    index = LIB.TVMFFITypeGetOrAllocIndex(
-        ctypes.byref(abi.TVMFFIByteArray(ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p),
-                                         len(data))),
-        -1, 0, 0, 0, -2)
-    return None if index == -2 else index
-
-
-class ObjectRValueRef:
-    """Marks an argument whose reference the callee may take over (see :meth:`Object._move`)."""
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj: "Object"):
-        self.obj = obj
-
-
-class _ObjectMethods:
-    """The methods of :class:`Object` written in Python, installed onto the C type below."""
-
-    def __ctypes_handle__(self) -> ctypes.c_void_p:
-        """The object's address as a ``ctypes.c_void_p``."""
-        return ctypes.c_void_p(self._handle)
-
-    @property
-    def type_key(self) -> str:
-        """The registered type key of the object, e.g. ``"ffi.Array"``."""
-        return type_key(self.type_index)
-
-    def __repr__(self) -> str:
-        if not self._handle:
-            return f"{type(self).__name__}(chandle=None)"
-        try:
-            from .function import get_global_func
-
-            return str(get_global_func("ffi.ReprPrint")(self))
-        except Exception:  # noqa: BLE001 - repr must never raise
-            return f"{type(self).__name__}({self._handle})"
-
-    def _move(self) -> ObjectRValueRef:
-        """Passes this object so the callee may take over its reference."""
-        return ObjectRValueRef(self)
-
-
-for _name in ("__ctypes_handle__", "type_key", "__repr__", "_move"):
-    setattr(Object, _name, _ObjectMethods.__dict__[_name])
-del _name
-
-
-class ObjectConvertible:
-    """Base of Python classes that convert themselves to an object when passed."""
-
-    def asobject(self) -> Object:
-        """The object this value stands for."""
-        raise NotImplementedError()
+object_methods.install_onto(Object)
 
 
 # --------------------------------------------------------------- class registry
-
-#: The Python class of each type index.
-TYPE_CLASSES: Dict[int, type] = {}
 
 #: Classes whose ``_adopt`` is the C one (``cls.__new__(cls)`` plus the handle).
 _C_ADOPTERS = (Object, _frontend.Function)
@@ -139,30 +75,6 @@ def register_class(type_index: int, cls: type) -> type:
     cls._tvm_ffi_type_index = type_index  # type: ignore[attr-defined]
     _frontend.register_class(type_index, cls, _wrap_mode(type_index, cls))
     return cls
-
-
-def class_for_type_index(type_index: int) -> type:
-    """The wrapper class of a type index, made from its record if never registered."""
-    cls = TYPE_CLASSES.get(type_index)
-    if cls is None:
-        cls = _fallback_class(type_index)
-    return cls
-
-
-def _fallback_class(type_index: int) -> type:
-    # Derive from the parent's class (made the same way when nobody registered
-    # one), so that fields the ancestors reflect are inherited.
-    info = type_info(type_index)
-    base: Type[Object] = Object
-    if info.type_depth > 0:
-        base = class_for_type_index(info.type_ancestors[info.type_depth - 1].contents.type_index)
-    from .reflection import install_reflection
-
-    key = type_key(type_index)
-    cls = type(key.rsplit(".", 1)[-1], (base,), {"__slots__": (), "__module__": __name__,
-                                                  "__qualname__": key})
-    install_reflection(cls, type_index)
-    return register_class(type_index, cls)
 
 
 def wrap_owned(handle: int, type_index: Optional[int] = None) -> Any:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import ctypes
 
-from . import _frontend, abi
+from tvm_ffi_common import abi
+
+from . import _frontend
 
 
 def store_str_or_bytes(out: abi.TVMFFIAny, data: bytes, is_str: bool, scope) -> None:

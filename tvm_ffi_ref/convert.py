@@ -53,9 +53,13 @@ import numbers
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
-from . import abi, shortcuts
-from ._lib import LIB
-from .object import Object, ObjectConvertible, ObjectRValueRef, type_index_of, wrap_owned
+from tvm_ffi_common import abi
+
+from . import shortcuts
+from tvm_ffi_common.capi import LIB
+from .arg_setters import (PYTHON_SETTERS, CallScope, argument_kind, set_made_object,
+                          set_object, set_object_arg)
+from .object import Object, type_index_of, wrap_owned
 from .string import Bytes, String
 
 TI = abi.TVMFFITypeIndex
@@ -63,37 +67,11 @@ _OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
-class CallScope:
-    """What must outlive one call: temporary objects and buffers, and post-call fixups."""
-
-    __slots__ = ("owned", "keep", "after")
-
-    def __init__(self) -> None:
-        self.owned: List[int] = []  # references created for the call, dropped after it
-        self.keep: List[object] = []  # Python objects whose memory the call borrows
-        self.after: List[Callable[[], None]] = []
-
-    def close(self) -> None:
-        """Runs the fixups and drops the temporary references."""
-        for action in self.after:
-            action()
-        for handle in self.owned:
-            LIB.TVMFFIObjectDecRef(handle)
-        self.owned.clear()
-        self.keep.clear()
-        self.after.clear()
-
-
 def _check(status: int) -> None:
     if status != 0:
         from .function import raise_last_error
 
         raise_last_error()
-
-
-def _set_object(out: abi.TVMFFIAny, handle: int) -> None:
-    out.type_index = type_index_of(handle)
-    out.v_ptr = handle
 
 
 def _byte_array(data: bytes, scope: CallScope) -> abi.TVMFFIByteArray:
@@ -114,38 +92,12 @@ def _set_none(out, value, scope):
     out.v_int64 = 0
 
 
-def _set_object_arg(out, value, scope):
-    if not value._handle:
-        raise ValueError(f"cannot pass an empty {type(value).__name__} (its handle was moved)")
-    _set_object(out, value._handle)
-
-
-def _set_rvalue_ref(out, value, scope):
-    source = value.obj
-    slot = ctypes.c_void_p(source._handle)
-    scope.keep.append(slot)
-
-    def settle() -> None:
-        if not slot.value:  # the callee took the reference
-            source._handle = None
-
-    scope.after.append(settle)
-    out.type_index = TI.kTVMFFIObjectRValueRef
-    out.v_ptr = ctypes.addressof(slot)
-
-
-def _set_object_protocol(out, value, scope):
-    obj = value.__tvm_ffi_object__()
-    scope.keep.append(obj)
-    _set_object_arg(out, obj, scope)
-
-
 def _set_dlpack(out, value, scope):
     from .tensor import from_dlpack
 
     tensor = from_dlpack(value)
     scope.keep.append(tensor)
-    _set_object(out, tensor._handle)
+    set_object(out, tensor._handle)
 
 
 def _set_bool(out, value, scope):
@@ -187,7 +139,7 @@ def _set_device(out, value, scope):
 def _set_native_str(out, value, scope):
     cached = value._tvm_ffi_cached_object
     if cached is not None:
-        _set_object(out, cached._handle)
+        set_object(out, cached._handle)
     else:
         _set_str_or_bytes(out, str.encode(value, "utf-8"), True, scope)
 
@@ -195,7 +147,7 @@ def _set_native_str(out, value, scope):
 def _set_native_bytes(out, value, scope):
     cached = value._tvm_ffi_cached_object
     if cached is not None:
-        _set_object(out, cached._handle)
+        set_object(out, cached._handle)
     else:
         _set_str_or_bytes(out, bytes(value), False, scope)
 
@@ -204,7 +156,7 @@ def _set_native_shape(out, value, scope):
     cached = value._tvm_ffi_cached_object
     if cached is None:
         raise ValueError("this Shape has no object behind it")
-    _set_object(out, cached._handle)
+    set_object(out, cached._handle)
 
 
 def _set_str(out, value, scope):
@@ -215,22 +167,16 @@ def _set_bytes(out, value, scope):
     _set_str_or_bytes(out, bytes(value), False, scope)
 
 
-def _set_made_object(out, obj, scope):
-    # ``obj`` is a wrapper made just for this call: keep it until the call ends.
-    scope.keep.append(obj)
-    _set_object(out, obj._handle)
-
-
 def _set_sequence(out, value, scope):
     from .container import make_array
 
-    _set_made_object(out, make_array(value), scope)
+    set_made_object(out, make_array(value), scope)
 
 
 def _set_dict(out, value, scope):
     from .container import make_map
 
-    _set_made_object(out, make_map(value), scope)
+    set_made_object(out, make_map(value), scope)
 
 
 def _set_void_p(out, value, scope):
@@ -238,137 +184,38 @@ def _set_void_p(out, value, scope):
     out.v_ptr = value.value
 
 
-def _set_opaque_ptr_protocol(out, value, scope):
-    out.type_index = TI.kTVMFFIOpaquePtr
-    out.v_ptr = int(value.__tvm_ffi_opaque_ptr__())
-
-
 def _set_callable(out, value, scope):
     from .function import convert_to_function
 
-    _set_made_object(out, convert_to_function(value), scope)
+    set_made_object(out, convert_to_function(value), scope)
 
 
-def _set_numpy_dtype(out, value, scope):
-    from .dtype import numpy_dtype_triple
-
-    # upstream's table only: numpy.dtype('bool'), complex, '>i4', ... raise ValueError
-    code, bits, lanes = numpy_dtype_triple(value)
-    out.type_index = TI.kTVMFFIDataType
-    out.v_dtype = abi.DLDataType(code, bits, lanes)
-
-
-def _set_dlpack_data_type(out, value, scope):
-    code, bits, lanes = value.__dlpack_data_type__()
-    out.type_index = TI.kTVMFFIDataType
-    out.v_dtype = abi.DLDataType(code, bits, lanes)
-
-
-def _set_dlpack_device(out, value, scope):
-    device_type, device_id = value.__dlpack_device__()
-    out.type_index = TI.kTVMFFIDevice
-    out.v_device = abi.DLDevice(device_type, device_id)
-
-
-def _set_int_protocol(out, value, scope):
-    result = value.__tvm_ffi_int__()
-    if not isinstance(result, int):
-        raise TypeError(f"__tvm_ffi_int__ of {type(value).__name__} returned "
-                        f"{type(result).__name__}, expected int")
-    _set_int(out, result, scope)
-
-
-def _set_float_protocol(out, value, scope):
-    _set_float(out, value.__tvm_ffi_float__(), scope)
-
-
-def _set_value_protocol(out, value, scope):
-    set_arg(out, value.__tvm_ffi_value__(), scope)
-
-
-def _set_exception(out, value, scope):
-    from .function import exception_to_error
-
-    _set_made_object(out, exception_to_error(value), scope)
-
-
-def _set_object_convertible(out, value, scope):
-    obj = value.asobject()
-    scope.keep.append(obj)
-    _set_object_arg(out, obj, scope)
-
-
-def _set_opaque(out, value, scope):
-    from .pyobject import wrap_pyobject
-
-    _set_made_object(out, wrap_pyobject(value), scope)
+#: The reference's setter of each argument kind (:func:`arg_setters.argument_kind`).
+_SETTER_OF_KIND: Dict[str, Callable] = {
+    **PYTHON_SETTERS,
+    "none": _set_none,
+    "object": set_object_arg,
+    "dlpack": _set_dlpack,
+    "bool": _set_bool,
+    "int": _set_int,
+    "float": _set_float,
+    "dtype": _set_dtype,
+    "device": _set_device,
+    "native_str": _set_native_str,
+    "native_bytes": _set_native_bytes,
+    "native_shape": _set_native_shape,
+    "str": _set_str,
+    "bytes": _set_bytes,
+    "sequence": _set_sequence,
+    "dict": _set_dict,
+    "void_p": _set_void_p,
+    "callable": _set_callable,
+}
 
 
 def _choose_setter(value: Any) -> Callable:
-    """Upstream's dispatch order, decided once per Python type."""
-    from .dtype import dtype
-    from .device import Device
-    from .tensor import Shape
-
-    cls = type(value)
-    if value is None:
-        return _set_none
-    if isinstance(value, Object):
-        return _set_object_arg
-    if isinstance(value, ObjectRValueRef):
-        return _set_rvalue_ref
-    if hasattr(cls, "__tvm_ffi_object__"):
-        return _set_object_protocol
-    if hasattr(cls, "__dlpack__"):
-        return _set_dlpack
-    if isinstance(value, bool):
-        return _set_bool
-    if isinstance(value, numbers.Integral):
-        return _set_int
-    if isinstance(value, numbers.Real):
-        return _set_float
-    if isinstance(value, dtype):
-        return _set_dtype
-    if isinstance(value, Device):
-        return _set_device
-    if isinstance(value, String):
-        return _set_native_str
-    if isinstance(value, Bytes):
-        return _set_native_bytes
-    if isinstance(value, Shape):
-        return _set_native_shape
-    if isinstance(value, str):
-        return _set_str
-    if isinstance(value, (bytes, bytearray)):
-        return _set_bytes
-    if isinstance(value, (tuple, list)):
-        return _set_sequence
-    if isinstance(value, dict):
-        return _set_dict
-    if isinstance(value, ctypes.c_void_p):
-        return _set_void_p
-    if hasattr(cls, "__tvm_ffi_opaque_ptr__"):
-        return _set_opaque_ptr_protocol
-    if callable(value):
-        return _set_callable
-    numpy = sys.modules.get("numpy")
-    if numpy is not None and isinstance(value, numpy.dtype):
-        return _set_numpy_dtype
-    if hasattr(cls, "__dlpack_data_type__"):
-        return _set_dlpack_data_type
-    if hasattr(cls, "__dlpack_device__") and not hasattr(cls, "__dlpack__"):
-        return _set_dlpack_device
-    if hasattr(cls, "__tvm_ffi_int__"):
-        return _set_int_protocol
-    if hasattr(cls, "__tvm_ffi_float__"):
-        return _set_float_protocol
-    if hasattr(cls, "__tvm_ffi_value__"):
-        return _set_value_protocol
-    if isinstance(value, Exception):
-        return _set_exception
-    if isinstance(value, ObjectConvertible):
-        return _set_object_convertible
-    return _set_opaque
+    """The setter for ``value``, by upstream's dispatch order; decided once per Python type."""
+    return _SETTER_OF_KIND[argument_kind(value)]
 
 
 _SETTERS: Dict[type, Callable] = {}

@@ -16,81 +16,20 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Optional
 
-from . import abi, error, rules
-from ._lib import LIB
-from .runtime import interrupts
+from tvm_ffi_common import abi
+from tvm_ffi_common.capi import LIB
+
+from . import rules
 from .convert import CallScope, borrowed_to_python, pack_args, to_owned_any, to_python
-from .object import Object, register_class, wrap_owned
+from .error import Error, exception_to_error_raised
+from .extern_c import from_extern_c
+from .object import Object, register_class
+from .runtime import interrupts
 
 TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
-
-
-class Error(Object):
-    """An Error object: kind, message and backtrace of a failure that crossed the ABI."""
-
-    __slots__ = ()
-
-    def __init__(self, kind: str, message: str, backtrace: str = "") -> None:
-        super().__init__()
-        parts = [kind.encode(), message.encode(), backtrace.encode()]
-        arrays = [abi.TVMFFIByteArray(ctypes.cast(ctypes.c_char_p(p), ctypes.c_void_p), len(p))
-                  for p in parts]
-        handle = ctypes.c_void_p()
-        if LIB.TVMFFIErrorCreate(*(ctypes.byref(a) for a in arrays), ctypes.byref(handle)):
-            raise MemoryError("could not create an Error object")
-        self._handle = handle.value
-
-    def _cell(self) -> abi.TVMFFIErrorCell:
-        return abi.TVMFFIErrorCell.from_address(self._handle + _CELL_OFFSET)
-
-    @staticmethod
-    def _text(array: abi.TVMFFIByteArray) -> str:
-        # Strict, as upstream: text that is not UTF-8 raises UnicodeDecodeError when read
-        # (so converting such an error to an exception raises that instead).
-        return ctypes.string_at(array.data, array.size).decode("utf-8")
-
-    @property
-    def kind(self) -> str:
-        """The error kind, the name of an exception class."""
-        return self._text(self._cell().kind)
-
-    @property
-    def message(self) -> str:
-        """The error message."""
-        return self._text(self._cell().message)
-
-    @property
-    def backtrace(self) -> str:
-        """The backtrace text, most recent frame first."""
-        return self._text(self._cell().backtrace)
-
-    @property
-    def extra_context(self) -> Any:
-        """The object of extra context attached to the error, or None."""
-        handle = self._cell().extra_context
-        if not handle:
-            return None
-        LIB.TVMFFIObjectIncRef(handle)
-        return wrap_owned(handle)
-
-    def update_backtrace(self, backtrace: str) -> None:
-        """Replaces the stored backtrace."""
-        data = backtrace.encode()
-        array = abi.TVMFFIByteArray(ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p), len(data))
-        self._cell().update_backtrace(self._handle, ctypes.byref(array),
-                                      abi.TVMFFIBacktraceUpdateMode.kTVMFFIBacktraceUpdateModeReplace)
-
-    def py_error(self) -> BaseException:
-        """The Python exception this error stands for (its class chosen by kind)."""
-        exception = error.make_exception(self.kind, self.message, self.backtrace)
-        exception.__tvm_ffi_error__ = self
-        return exception
-
-
-register_class(TI.kTVMFFIError, Error)
 
 
 def take_last_error() -> Optional[Error]:
@@ -136,16 +75,6 @@ def _outcome(status: int, result: abi.TVMFFIAny) -> Any:
     raise rules.status_violation(status)
 
 
-def exception_to_error(exception: BaseException) -> Error:
-    """The Error object for a Python exception (reusing the one it came from, if any)."""
-    backtrace = error.traceback_to_backtrace(exception.__traceback__)
-    original = getattr(exception, "__tvm_ffi_error__", None)
-    if isinstance(original, Error):
-        original.update_backtrace(backtrace + original.backtrace)
-        return original
-    return Error(error.kind_of(exception), str(exception), backtrace)
-
-
 class Function(Object):
     """A TVM FFI function; calling it calls through the ABI."""
 
@@ -156,21 +85,6 @@ class Function(Object):
         func = super()._adopt(handle)
         cell = abi.TVMFFIFunctionCell.from_address(handle + _CELL_OFFSET)
         func._safe_call = cell.safe_call
-        return func
-
-    @staticmethod
-    def __from_extern_c__(c_symbol: int, *, keep_alive_object: Any = None) -> "Function":
-        """A Function calling the C safe-call entry at address ``c_symbol``.
-
-        ``keep_alive_object`` (e.g. the ``ctypes.CDLL`` the symbol lives in)
-        stays referenced for as long as this Python wrapper lives.
-        """
-        handle = ctypes.c_void_p()
-        if LIB.TVMFFIFunctionCreate(None, c_symbol, None, ctypes.byref(handle)):
-            raise_last_error()
-        func = Function._adopt(handle.value)
-        if keep_alive_object is not None:
-            _keep_alive[handle.value] = keep_alive_object
         return func
 
     def __call__(self, *args: Any) -> Any:
@@ -184,11 +98,8 @@ class Function(Object):
         return finish_call(status, result)
 
 
+Function.__from_extern_c__ = staticmethod(from_extern_c)
 register_class(TI.kTVMFFIFunction, Function)
-
-
-#: Objects kept alive for functions made by ``__from_extern_c__``.
-_keep_alive: Dict[int, Any] = {}
 
 
 # ------------------------------------------------------ Python callables in C
@@ -211,12 +122,6 @@ def _python_safe_call(handle, args, num_args, result):
     except BaseException as exception:  # noqa: BLE001 - every error must cross as an Error
         exception_to_error_raised(exception)
         return -1
-
-
-def exception_to_error_raised(exception: BaseException) -> None:
-    """Leaves ``exception`` as this thread's raised error."""
-    err = exception_to_error(exception)
-    LIB.TVMFFIErrorSetRaised(err._handle)
 
 
 @ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -277,45 +182,3 @@ def get_global_func(name: str, allow_missing: bool = False) -> Optional[Function
             return None
         raise ValueError(f"Cannot find global function {name}")
     return Function._adopt(handle.value)
-
-
-def register_global_func(func_name: Any, f: Optional[Callable] = None, override: bool = False):
-    """Registers a Python callable (or a Function) as a global function.
-
-    Usable as ``register_global_func("name", f)`` or as a decorator:
-    ``@register_global_func("name")`` / ``@register_global_func`` (the
-    function's own name); either way the registered :class:`Function` is
-    returned. Registering a taken name fails unless ``override``.
-    """
-    if not isinstance(func_name, str):
-        f, func_name = func_name, getattr(func_name, "__name__", None)
-    if not isinstance(func_name, str):
-        raise ValueError("expect string function name")
-
-    def register(target: Callable) -> Function:
-        function = convert_to_function(target)
-        if LIB.TVMFFIFunctionSetGlobal(ctypes.byref(_name_array(func_name)), function._handle,
-                                       1 if override else 0):
-            raise_last_error()
-        return function
-
-    return register if f is None else register(f)
-
-
-def list_global_func_names() -> List[str]:
-    """The names of every registered global function."""
-    functor = get_global_func("ffi.FunctionListGlobalNamesFunctor")()
-    return [str(functor(i)) for i in range(functor(-1))]
-
-
-def remove_global_func(name: str) -> bool:
-    """Removes a global function; returns whether it existed."""
-    return bool(get_global_func("ffi.FunctionRemoveGlobal")(name))
-
-
-def get_global_func_metadata(name: str) -> Any:
-    """The metadata registered with a global function (parsed JSON when present)."""
-    import json
-
-    text = str(get_global_func("ffi.GetGlobalFuncMetadata")(name))
-    return json.loads(text) if text else {}

@@ -18,8 +18,10 @@ from __future__ import annotations
 import ctypes
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
-from . import abi, error, runtime
-from ._lib import LIB
+from tvm_ffi_common import abi
+
+from . import error, runtime
+from tvm_ffi_common.capi import LIB
 from .runtime import containers, maps, strings, tensors
 from .runtime.slots import FFIError
 

@@ -49,7 +49,7 @@ from __future__ import annotations
 import ctypes
 from typing import List, Optional, Sequence
 
-from .. import abi
+from tvm_ffi_common import abi
 from . import anyvalue, memory
 from .anyhash import any_equal
 from .functions import def_global, set_bool, set_object

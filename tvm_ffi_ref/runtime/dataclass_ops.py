@@ -142,7 +142,7 @@ import math
 import struct
 from typing import Callable, Dict, Generator, List, Optional, Sequence, Set, Tuple
 
-from .. import abi
+from tvm_ffi_common import abi
 from . import anyvalue, errors, functions, memory, strings, tensors
 from .anyhash import custom_entry
 from .global_functions import kwargs_object

@@ -45,7 +45,7 @@ import ctypes
 import threading
 from typing import Dict, Optional, Tuple, Union
 
-from .. import abi
+from tvm_ffi_common import abi
 from . import errors, functions, memory, strings
 from .slots import FFIError, implements
 

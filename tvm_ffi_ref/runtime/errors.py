@@ -15,7 +15,7 @@ from __future__ import annotations
 import ctypes
 from typing import Optional
 
-from .. import abi
+from tvm_ffi_common import abi
 from . import memory
 from .slots import implements
 from .threads import this_thread

@@ -25,7 +25,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence
 
-from .. import abi
+from tvm_ffi_common import abi
 from . import interrupts, memory, strings
 from .slots import ErrorAlreadyRaised, FFIError, implements
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 import ctypes
 import threading
 
-from .. import abi
-from .._lib import LIB
+from tvm_ffi_common import abi
+from tvm_ffi_common.capi import LIB
 from . import containers, memory, strings
 from .functions import GLOBALS, set_bool, set_object
 from .registry import TYPES

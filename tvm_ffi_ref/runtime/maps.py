@@ -81,7 +81,7 @@ import sys
 import traceback
 from typing import List, Optional, Sequence, Tuple
 
-from .. import abi
+from tvm_ffi_common import abi
 from . import anyvalue, memory
 from .anyhash import any_equal, any_hash
 from .containers import (ANY_SIZE, FREE_ADDRESS, DataDeleter, call_data_deleter, check_type,

@@ -18,8 +18,8 @@ import ctypes
 import threading
 from typing import Callable, Dict, List, Optional, Tuple
 
-from .. import abi
-from .._lib import LIB
+from tvm_ffi_common import abi
+from tvm_ffi_common.capi import LIB
 from . import interrupts
 
 _libc = ctypes.CDLL(None)

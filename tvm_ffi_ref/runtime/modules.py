@@ -49,8 +49,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from .. import abi
-from .._lib import LIB
+from tvm_ffi_common import abi
+from tvm_ffi_common.capi import LIB
 from . import containers, env, errors, functions, memory, strings
 from .functions import def_global, set_bool, set_object
 from .signatures import typed_global

@@ -49,7 +49,7 @@ import ctypes
 import json
 from typing import List, Optional
 
-from .. import abi
+from tvm_ffi_common import abi
 from . import anyvalue, containers, errors, maps, memory, strings
 from .functions import call_function, set_bool, set_object
 from .registry import TYPES

@@ -26,7 +26,7 @@ import sys
 import threading
 from typing import Dict, List, Optional
 
-from .. import abi
+from tvm_ffi_common import abi
 from . import anyvalue
 from .hashing import std_hash_bytes
 from .slots import FFIError, implements

@@ -52,7 +52,7 @@ from __future__ import annotations
 import json
 from typing import Callable, Dict, List, Sequence
 
-from .. import abi
+from tvm_ffi_common import abi
 from . import anyvalue, memory
 from .functions import PACKED_METADATA, def_global, new_python_function
 from .registry import TYPES

@@ -25,8 +25,8 @@ import sys
 import traceback
 from typing import Callable, Dict, List, Optional, Tuple
 
-from .. import abi
-from .._lib import LIB
+from tvm_ffi_common import abi
+from tvm_ffi_common.capi import LIB
 from . import interrupts
 
 #: The name this runtime installs under.

@@ -49,7 +49,7 @@ from __future__ import annotations
 import ctypes
 from typing import List, Optional, Sequence, Tuple
 
-from .. import abi
+from tvm_ffi_common import abi
 from . import env, errors, memory
 from .slots import FFIError, implements
 

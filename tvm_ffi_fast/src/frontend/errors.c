@@ -2,11 +2,11 @@
  * errors.c -- errors crossing between the raised-error slot and Python exceptions.
  *
  * Coming in (a call returned -1): the thread's raised Error is moved out,
- * wrapped as function.Error, and its py_error() (shared error.py: the class
+ * wrapped as error.Error, and its py_error() (shared error.py: the class
  * registered for its kind, the backtrace appended as traceback frames) is
  * raised. -1 with nothing raised is the "error-raised" ABIViolation.
  *
- * Going out (a Python callback raised): function.exception_to_error_raised,
+ * Going out (a Python callback raised): error.exception_to_error_raised,
  * in Python, makes the Error (kind by the exception's exact class, message
  * str(exception), the traceback as backtrace) and leaves it raised.
  */

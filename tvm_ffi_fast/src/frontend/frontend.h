@@ -285,7 +285,7 @@ typedef enum {
   FX_HOOK_DEVICE,            /* device.Device */
   FX_HOOK_TENSOR_VIEW,       /* tensor.Tensor._view_of_dltensor */
   FX_HOOK_ABI_VIOLATION,     /* rules.ABIViolation */
-  FX_HOOK_ERROR_RAISED,      /* function.exception_to_error_raised */
+  FX_HOOK_ERROR_RAISED,      /* error.exception_to_error_raised */
   FX_HOOK_C_VOID_P,          /* ctypes.c_void_p */
   FX_HOOK_COUNT
 } FxHook;

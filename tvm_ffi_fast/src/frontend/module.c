@@ -37,7 +37,7 @@ static const struct {
     [FX_HOOK_DEVICE] = {"tvm_ffi_fast.device", "Device"},
     [FX_HOOK_TENSOR_VIEW] = {"tvm_ffi_fast.tensor", "Tensor._view_of_dltensor"},
     [FX_HOOK_ABI_VIOLATION] = {"tvm_ffi_fast.rules", "ABIViolation"},
-    [FX_HOOK_ERROR_RAISED] = {"tvm_ffi_fast.function", "exception_to_error_raised"},
+    [FX_HOOK_ERROR_RAISED] = {"tvm_ffi_fast.error", "exception_to_error_raised"},
     [FX_HOOK_C_VOID_P] = {"ctypes", "c_void_p"},
 };
 

@@ -1,0 +1,48 @@
+"""The Python API both front ends share, written once: this folder.
+
+``tvm_ffi_ref`` (ctypes over the Python runtime) and ``tvm_ffi_fast`` (a
+compiled core over the C runtime) offer one interface, upstream's
+``tvm_ffi``. Everything above their cores is the same Python, so it lives
+here, once, and each front end *mounts* this folder: its ``__init__`` calls
+:func:`mount`, which appends this folder to the package's ``__path__``. Then
+``import tvm_ffi_fast.container`` finds ``tvm_ffi_api/container.py`` and runs
+it as the module ``tvm_ffi_fast.container``; ``tvm_ffi_ref.container`` is the
+same file run again as a module of the reference. Each package gets its own
+module objects (its own classes and tables), and a relative import in a file
+here resolves inside the importing package:
+
+* ``from .object import Object`` finds that package's **core**: the few
+  modules each front end writes itself, which come first on its
+  ``__path__`` (``object``, ``convert``, ``function``, ``shortcuts``);
+* ``from .container import Array`` finds another shared module, mounted too.
+
+So a file here may import the core modules by those names and nothing else
+of a front end's; the cores import shared modules the same way. The ctypes
+mirror of the headers and the bound library are not per package: they are
+``tvm_ffi_common.abi`` and ``tvm_ffi_common.capi``.
+
+This package itself offers no submodules (its ``__path__`` is empty):
+``import tvm_ffi_api.container`` raises ``ImportError``, because a shared
+module only means something inside a front end. Import ``tvm_ffi_ref`` or
+``tvm_ffi_fast``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import List
+
+#: This folder, which the front ends mount.
+FOLDER = os.path.dirname(os.path.abspath(__file__))
+
+# The modules here run only as modules of a front end (see above).
+__path__: List[str] = []
+
+
+def mount(package_path: List[str]) -> None:
+    """Makes this folder's modules submodules of the package whose ``__path__`` is given.
+
+    The package's own directory stays first, so its core modules win.
+    """
+    if FOLDER not in package_path:
+        package_path.append(FOLDER)

@@ -1,0 +1,105 @@
+"""The registries: global functions by name, and Python classes by type key.
+
+* :func:`register_global_func` and its companions manage the runtime's
+  global function table (``TVMFFIFunctionSetGlobal`` and the ``ffi.*``
+  functions that list, remove and describe entries).
+* :func:`register_object` binds a Python class to a registered type key: the
+  class becomes the wrapper of every object of that type (and of descendants
+  nobody registered), and gains the type's reflected fields, methods and
+  ``__ffi_init__`` constructor (:mod:`.reflection`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Callable, List, Optional, TypeVar, Union
+
+from tvm_ffi_common import abi
+from tvm_ffi_common.capi import LIB
+
+from .function import convert_to_function, get_global_func, raise_last_error
+from .object import register_class, type_key_to_index
+from .reflection import install_reflection
+
+_T = TypeVar("_T", bound=type)
+
+
+def register_object(type_key: Union[str, type, None] = None, *, init: bool = True):
+    """Registers the decorated class for ``type_key`` (default: the class name).
+
+    Raises ``ValueError`` when no runtime type has that key: the kernel library
+    defining it must be loaded first.
+    """
+
+    def register(cls: _T, key: str) -> _T:
+        type_index = type_key_to_index(key)
+        if type_index is None:
+            raise ValueError(f"Cannot find object type index for {key}")
+        register_class(type_index, cls)
+        if init or "__init__" in cls.__dict__:
+            install_reflection(cls, type_index)
+        else:
+            init_before = cls.__dict__.get("__init__")
+            install_reflection(cls, type_index)
+            if init_before is None and "__init__" in cls.__dict__:
+                del cls.__init__
+        cls.__tvm_ffi_type_key__ = key
+        return cls
+
+    if isinstance(type_key, str):
+        return lambda cls: register(cls, type_key)
+    if type_key is None:
+        return lambda cls: register(cls, cls.__name__)
+    if isinstance(type_key, type):
+        return register(type_key, type_key.__name__)
+    raise TypeError("type_key must be a string, type, or None")
+
+
+# ------------------------------------------------------------ global functions
+
+
+def _name_array(name: str):
+    data = name.encode()
+    return abi.TVMFFIByteArray(ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p), len(data))
+
+
+def register_global_func(func_name: Any, f: Optional[Callable] = None, override: bool = False):
+    """Registers a Python callable (or a Function) as a global function.
+
+    Usable as ``register_global_func("name", f)`` or as a decorator:
+    ``@register_global_func("name")`` / ``@register_global_func`` (the
+    function's own name); either way the registered :class:`Function` is
+    returned. Registering a taken name fails unless ``override``.
+    """
+    if not isinstance(func_name, str):
+        f, func_name = func_name, getattr(func_name, "__name__", None)
+    if not isinstance(func_name, str):
+        raise ValueError("expect string function name")
+
+    def register(target: Callable) -> Any:
+        function = convert_to_function(target)
+        if LIB.TVMFFIFunctionSetGlobal(ctypes.byref(_name_array(func_name)), function._handle,
+                                       1 if override else 0):
+            raise_last_error()
+        return function
+
+    return register if f is None else register(f)
+
+
+def list_global_func_names() -> List[str]:
+    """The names of every registered global function."""
+    functor = get_global_func("ffi.FunctionListGlobalNamesFunctor")()
+    return [str(functor(i)) for i in range(functor(-1))]
+
+
+def remove_global_func(name: str) -> bool:
+    """Removes a global function; returns whether it existed."""
+    return bool(get_global_func("ffi.FunctionRemoveGlobal")(name))
+
+
+def get_global_func_metadata(name: str) -> Any:
+    """The metadata registered with a global function (parsed JSON when present)."""
+    import json
+
+    text = str(get_global_func("ffi.GetGlobalFuncMetadata")(name))
+    return json.loads(text) if text else {}

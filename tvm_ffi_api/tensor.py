@@ -1,0 +1,201 @@
+"""``Tensor``, ``Shape`` and DLPack exchange with NumPy, PyTorch and friends.
+
+A Tensor object is the 24-byte header followed by a ``DLTensor``; everything
+a :class:`Tensor` reports is read from that struct in place (by the core:
+``shortcuts.dltensor``). Exchange is zero
+copy both ways through DLPack capsules: :func:`from_dlpack` takes the
+``DLManagedTensor`` out of a producer's capsule and hands it to
+``TVMFFITensorFromDLPack`` (which then owns it and calls its deleter when the
+Tensor dies); :meth:`Tensor.__dlpack__` exports a managed tensor that keeps
+the Tensor alive until the consumer calls its deleter.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from numbers import Integral
+from typing import Any, Optional, Tuple
+
+from tvm_ffi_common import abi
+
+from . import shortcuts
+from .device import Device
+from .dtype import dtype_from_tuple
+from .object import Object, register_class
+
+TI = abi.TVMFFITypeIndex
+_CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
+
+#: The DLPack version this package produces (``__dlpack__`` with ``max_version``).
+__dlpack_version__ = (abi.DLPACK_MAJOR_VERSION, abi.DLPACK_MINOR_VERSION)
+
+
+def _is_capsule(value: Any) -> bool:
+    return type(value).__name__ == "PyCapsule"
+
+
+def from_dlpack(ext_tensor: Any, *, require_alignment: int = 0,
+                require_contiguous: bool = False) -> "Tensor":
+    """A Tensor sharing the memory of any DLPack producer (or of a DLPack capsule).
+
+    ``require_alignment`` (bytes) and ``require_contiguous`` make the import
+    fail with ``ValueError`` when the producer's memory does not comply.
+    """
+    if hasattr(ext_tensor, "__dlpack__"):
+        capsule = ext_tensor.__dlpack__()
+    elif _is_capsule(ext_tensor):
+        capsule = ext_tensor
+    else:
+        raise TypeError("Expect from_dlpack to take either a compatible tensor or PyCapsule")
+    return Tensor._adopt(shortcuts.import_capsule(capsule, require_alignment, require_contiguous))
+
+
+def _compact_strides(shape: Tuple[int, ...]) -> Tuple[int, ...]:
+    strides, expected = [], 1
+    for extent in reversed(shape):
+        strides.append(expected)
+        expected *= extent
+    return tuple(reversed(strides))
+
+
+class Tensor(Object):
+    """An n-dimensional array that lives in C memory and crosses kernels by reference."""
+
+    # _view: the borrowed DLTensor* of a view (_view_of_dltensor); never set on a Tensor
+    # that owns an object, so that wrapping a result is Object._adopt alone.
+    __slots__ = ("_view",)
+
+    @classmethod
+    def _view_of_dltensor(cls, address: int) -> "Tensor":
+        """A non-owning Tensor over a borrowed ``DLTensor*`` (valid while its owner lives)."""
+        tensor = cls.__new__(cls)
+        tensor._handle = None
+        tensor._view = address
+        return tensor
+
+    def _fields(self) -> "shortcuts.DLTensorFields":
+        address = getattr(self, "_view", None) if self._handle is None else self._handle + _CELL_OFFSET
+        return shortcuts.dltensor(address)
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        """The extent of each dimension."""
+        return self._fields().shape
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return self._fields().ndim
+
+    def numel(self) -> int:
+        """The number of elements."""
+        count = 1
+        for extent in self.shape:
+            count *= extent
+        return count
+
+    def size(self, idx: int) -> int:
+        """The extent of dimension ``idx`` (negative counts from the end)."""
+        ndim = self.ndim
+        if idx < -ndim or idx >= ndim:
+            raise IndexError(f"Dimension {idx} out of range for tensor with {ndim} dimensions")
+        return self.shape[idx]
+
+    @property
+    def strides(self) -> Tuple[int, ...]:
+        """Element strides of each dimension (compact row-major when none are stored)."""
+        t = self._fields()
+        return _compact_strides(t.shape) if t.strides is None else t.strides
+
+    def is_contiguous(self) -> bool:
+        """Whether the layout is compact row-major (size-1 and empty dims aside)."""
+        t = self._fields()
+        if t.strides is None or 0 in t.shape:
+            return True
+        expected = 1
+        for k in range(t.ndim - 1, -1, -1):
+            if t.shape[k] == 1:
+                continue
+            if t.strides[k] != expected:
+                return False
+            expected *= t.shape[k]
+        return True
+
+    def data_ptr(self) -> int:
+        """The address of the first element (``data + byte_offset``)."""
+        t = self._fields()
+        return t.data + t.byte_offset
+
+    @property
+    def dtype(self):
+        """The element type."""
+        return dtype_from_tuple(*self._fields().dtype)
+
+    @property
+    def device(self) -> Device:
+        """Where the data lives."""
+        t = self._fields()
+        return Device._from_pair(t.device_type, t.device_id)
+
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        t = self._fields()
+        return (t.device_type, t.device_id)
+
+    def _to_dlpack(self) -> Any:
+        return shortcuts.export_capsule(self._handle, False)
+
+    def _to_dlpack_versioned(self) -> Any:
+        return shortcuts.export_capsule(self._handle, True)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Optional[Tuple[int, int]] = None,
+                   dl_device: Optional[Tuple[int, int]] = None,
+                   copy: Optional[bool] = None) -> Any:
+        """The DLPack producer protocol: a capsule sharing this tensor's memory."""
+        if self._handle is None:
+            raise BufferError("a borrowed DLTensor view cannot be exported")
+        if max_version is None:
+            return self._to_dlpack()
+        if max_version[0] >= __dlpack_version__[0]:
+            if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+                raise BufferError("dl_device of different type not supported")
+            if copy:
+                raise BufferError("copy not yet supported")
+            return self._to_dlpack_versioned()
+        if max_version[0] < 1:
+            return self._to_dlpack()
+        raise BufferError(f"Unsupported max_version {max_version}")
+
+
+register_class(TI.kTVMFFITensor, Tensor)
+
+
+def shape_content(handle: int) -> Tuple[int, ...]:
+    """The dimensions stored in a Shape object."""
+    cell = abi.TVMFFIShapeCell.from_address(handle + _CELL_OFFSET)
+    return tuple(cell.data[i] for i in range(cell.size))
+
+
+class Shape(tuple):
+    """A ``tuple`` of ints backed by a TVM FFI Shape object."""
+
+    _tvm_ffi_cached_object: Optional[Object]
+
+    def __new__(cls, content) -> "Shape":
+        content = tuple(content)
+        if any(not isinstance(x, Integral) for x in content):
+            raise ValueError("Shape must be a tuple of integers")
+        self = super().__new__(cls, content)
+        from .function import get_global_func
+
+        made = get_global_func("ffi.Shape")(*content)
+        self._tvm_ffi_cached_object = made._tvm_ffi_cached_object
+        return self
+
+    @classmethod
+    def _tvm_ffi_from_handle(cls, handle: int) -> "Shape":
+        self = super().__new__(cls, shape_content(handle))
+        self._tvm_ffi_cached_object = Object._adopt(handle)
+        return self
+
+
+register_class(TI.kTVMFFIShape, Shape)

@@ -1,0 +1,642 @@
+"""The checks that run next to the kernel, in a disposable worker process.
+
+Each function here calls a kernel function through its Function object (the
+library module's, so the kernel gets ``self == NULL`` as under upstream),
+with arguments packed exactly as the ``tvm_ffi_ref`` front end packs them,
+and watches what the ABI lets a caller watch:
+
+* the status, the raised error, the 16 bytes of the result and the header of
+  an object result (:mod:`tvm_ffi_ref.rules`);
+* the strong reference count of every borrowed object argument (and of the
+  elements of Array/List arguments) before the call, right after it and after
+  the result is released; a guard reference keeps each one alive whatever the
+  kernel does to it;
+* the bytes of the argument array plus one canary slot after it;
+* the objects the reference runtime allocated and has not yet freed (every
+  ``TVMFFIStringFromByteArray``, error, Array... a kernel makes goes through
+  it) and the C API functions the kernel called (``runtime.observers``).
+
+It never releases a reference the kernel may not have given, so a broken
+kernel leaks in the worker instead of corrupting it. Results are returned as
+plain data: ``(rule, message)`` violations and a canonical *outcome* of the
+call, comparable across calls and threads.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import struct
+import threading
+from collections import Counter
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import tvm_ffi_ref as api
+from tvm_ffi_common import abi
+from tvm_ffi_ref import rules
+from tvm_ffi_common.capi import LIB
+from tvm_ffi_ref.convert import CallScope, set_arg, to_python
+from tvm_ffi_ref.object import type_key
+from tvm_ffi_ref.runtime import memory, slots
+
+from .values import RawStrArg, TensorArg, materialize
+
+TI = abi.TVMFFITypeIndex
+OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)
+ANY_SIZE = ctypes.sizeof(abi.TVMFFIAny)
+#: What the slot after the last argument holds; a kernel must not write it.
+CANARY = bytes(range(0xA0, 0xB0))
+_SEQ_TYPES = (int(TI.kTVMFFIArray), int(TI.kTVMFFIList))
+
+Violation = Tuple[str, str]
+
+
+# ------------------------------------------------------ runtime bookkeeping
+
+#: Objects the reference runtime allocated and has not freed: address -> type index.
+LIVE: Dict[int, int] = {}
+_tracking = [False]
+
+
+def install_tracking() -> None:
+    """Counts the reference runtime's live objects (call before anything is loaded)."""
+    if _tracking[0]:
+        return
+    _tracking[0] = True
+    memory.track_lifetimes(LIVE.__setitem__, lambda address: LIVE.pop(address, None))
+
+
+class _ApiTrace:
+    """The C API functions called while recording (the runtime's slot observer)."""
+
+    def __init__(self) -> None:
+        self.recording = False
+        self.calls: List[str] = []
+
+    def __call__(self, name: str, args) -> None:
+        if self.recording:
+            self.calls.append(name)
+
+    def summary(self) -> List[str]:
+        return [f"{name} x{count}" if count > 1 else name
+                for name, count in Counter(self.calls).items()]
+
+
+TRACE = _ApiTrace()
+if TRACE not in slots.observers:
+    slots.observers.append(TRACE)
+
+
+def strong_count(address: int) -> int:
+    """The strong reference count in an object's header."""
+    return ctypes.c_uint64.from_address(address).value & 0xFFFFFFFF
+
+
+def _type_name(index: int) -> str:
+    try:
+        return type_key(index)
+    except Exception:  # noqa: BLE001 - an unregistered index
+        return f"type {index}"
+
+
+def clear_raised() -> None:
+    """Drops whatever an earlier call left in this thread's raised-error slot."""
+    handle = ctypes.c_void_p()
+    LIB.TVMFFIErrorMoveFromRaised(ctypes.byref(handle))
+    if handle.value:
+        LIB.TVMFFIObjectDecRef(handle.value)
+
+
+def take_raised() -> Optional[int]:
+    """Moves this thread's raised error out (an owned handle), or None."""
+    handle = ctypes.c_void_p()
+    LIB.TVMFFIErrorMoveFromRaised(ctypes.byref(handle))
+    return handle.value or None
+
+
+def error_parts(handle: int) -> Tuple[str, str]:
+    """``(kind, message)`` of an Error object."""
+    cell = abi.TVMFFIErrorCell.from_address(handle + memory.HEADER_SIZE)
+    return tuple(ctypes.string_at(part.data, part.size).decode("utf-8", "replace")
+                 if part.data and part.size else ""
+                 for part in (cell.kind, cell.message))
+
+
+# ------------------------------------------------------------------ packing
+
+
+class Packed:
+    """One call's argument array: ``n`` arguments, then a canary slot."""
+
+    def __init__(self, values: Sequence[Any]) -> None:
+        self.scope = CallScope()
+        self.n = len(values)
+        self.array = (abi.TVMFFIAny * (self.n + 1))()
+        try:
+            for i, value in enumerate(values):
+                self._pack(self.array[i], value)
+        except BaseException:
+            self.scope.close()
+            raise
+        ctypes.memmove(ctypes.addressof(self.array) + self.n * ANY_SIZE, CANARY, ANY_SIZE)
+
+    def _pack(self, out: abi.TVMFFIAny, value: Any) -> None:
+        keep = self.scope.keep
+        if isinstance(value, RawStrArg):
+            buffer = ctypes.create_string_buffer(value.text.encode("utf-8"))
+            keep.append(buffer)
+            out.type_index = TI.kTVMFFIRawStr
+            out.v_ptr = ctypes.addressof(buffer)
+            return
+        if isinstance(value, TensorArg) and value.as_pointer:
+            array = materialize(value, keep)
+            ndim = array.ndim
+            shape = (ctypes.c_int64 * max(ndim, 1))(*array.shape)
+            strides = (ctypes.c_int64 * max(ndim, 1))(*(s // array.itemsize
+                                                        for s in array.strides))
+            dtype = api.dtype(str(array.dtype))
+            code, bits, lanes = dtype._tvm_ffi_dtype_tuple
+            tensor = abi.DLTensor(
+                data=array.ctypes.data, device=abi.DLDevice(abi.DLDeviceType.kDLCPU, 0),
+                ndim=ndim, dtype=abi.DLDataType(code, bits, lanes), shape=shape,
+                strides=strides, byte_offset=0)
+            keep.extend([shape, strides, tensor])
+            out.type_index = TI.kTVMFFIDLTensorPtr
+            out.v_ptr = ctypes.addressof(tensor)
+            return
+        value = materialize(value, keep)
+        keep.append(value)  # arguments are borrowed: what they point into must outlive the call
+        set_arg(out, value, self.scope)
+
+    def raw(self) -> bytes:
+        """The bytes of the argument array and the canary."""
+        return ctypes.string_at(ctypes.addressof(self.array), (self.n + 1) * ANY_SIZE)
+
+    def objects(self) -> List[int]:
+        """Every object the arguments borrow: top-level ones and Array/List elements."""
+        found: List[int] = []
+        for i in range(self.n):
+            self._collect(self.array[i], found, depth=0)
+        return found
+
+    def _collect(self, value: abi.TVMFFIAny, found: List[int], depth: int) -> None:
+        if value.type_index < OBJECT_BEGIN or not value.v_ptr:
+            return
+        if value.v_ptr not in found:
+            found.append(value.v_ptr)
+        if depth < 2 and value.type_index in _SEQ_TYPES:
+            cell = abi.TVMFFISeqCell.from_address(value.v_ptr + memory.HEADER_SIZE)
+            if cell.data and 0 < cell.size < 1024:
+                items = (abi.TVMFFIAny * cell.size).from_address(cell.data)
+                for item in items:
+                    self._collect(item, found, depth + 1)
+
+    def close(self) -> None:
+        """Releases what the arguments needed."""
+        self.scope.close()
+
+
+#: Called before every kernel call (the worker reports progress, which keeps a
+#: per-call timeout per call).
+BEFORE_CALL: List[Any] = []
+
+
+def invoke(func: api.Function, packed: Packed) -> Tuple[int, abi.TVMFFIAny]:
+    """Calls the kernel function once: ``(status, result)``."""
+    for hook in BEFORE_CALL:
+        hook()
+    result = abi.TVMFFIAny()
+    status = func._safe_call(func._handle, packed.array, packed.n, ctypes.byref(result))
+    return status, result
+
+
+# ------------------------------------------------------------------ outcomes
+
+
+def canonical(value: Any, depth: int = 0) -> Any:
+    """A comparable, picklable form of a Python value made from a result."""
+    if depth > 6:
+        return ("...",)
+    if value is None or isinstance(value, bool):
+        return ("value", value)
+    if isinstance(value, int):
+        return ("int", int(value))
+    if isinstance(value, float):
+        return ("float", struct.pack("<d", value).hex())
+    if isinstance(value, str):
+        return ("str", str(value))
+    if isinstance(value, bytes):
+        return ("bytes", bytes(value))
+    if isinstance(value, ctypes.c_void_p):
+        return ("void*", value.value or 0)
+    if isinstance(value, api.Shape):
+        return ("Shape", tuple(int(d) for d in value))
+    if isinstance(value, (api.Array, api.List)):
+        return (type(value).__name__, tuple(canonical(v, depth + 1) for v in value))
+    if isinstance(value, (api.Map, api.Dict)):
+        items = [(canonical(k, depth + 1), canonical(v, depth + 1)) for k, v in value.items()]
+        return (type(value).__name__, tuple(sorted(items, key=repr)))
+    if isinstance(value, api.Tensor):
+        data = b""
+        try:
+            import numpy as np
+
+            if value.device.dlpack_device_type() == 1:
+                data = np.ascontiguousarray(np.from_dlpack(value)).tobytes()
+        except Exception:  # noqa: BLE001 - a dtype NumPy cannot show
+            data = b"?"
+        return ("Tensor", tuple(value.shape), str(value.dtype), data)
+    if isinstance(value, api.Error):
+        return ("Error", value.kind, value.message)
+    if isinstance(value, api.Function):
+        return ("Function",)
+    if isinstance(value, api.Object):
+        return ("Object", value.type_key)
+    if isinstance(value, (api.Device,)):
+        return ("Device", str(value))
+    return (type(value).__name__, repr(value))
+
+
+def display(outcome: Any, limit: int = 160) -> str:
+    """A short reading of a canonical outcome."""
+    kind = outcome[0]
+    if kind == "error":
+        text = f"raised {outcome[1]}: {outcome[2]}"
+    elif kind == "result":
+        text = "returned " + _display_value(outcome[1])
+    else:
+        text = " ".join(map(str, outcome))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _display_value(value: Any) -> str:
+    tag = value[0]
+    if tag in ("value", "int", "str", "bytes"):
+        return repr(value[1])
+    if tag == "float":
+        return repr(struct.unpack("<d", bytes.fromhex(value[1]))[0])
+    if tag in ("Array", "List"):
+        return f"{tag}([{', '.join(_display_value(v) for v in value[1])}])"
+    if tag in ("Map", "Dict"):
+        return f"{tag}({{{', '.join(f'{_display_value(k)}: {_display_value(v)}' for k, v in value[1])}}})"
+    if tag == "Tensor":
+        return f"Tensor({value[2]}{list(value[1])})"
+    return f"{tag}({', '.join(map(repr, value[1:]))})" if len(value) > 1 else tag
+
+
+def _result_outcome(result: abi.TVMFFIAny) -> Any:
+    """The canonical outcome of an owned, rule-abiding result; takes its reference."""
+    try:
+        value = to_python(result)
+    except Exception as exc:  # noqa: BLE001 - a value the front end cannot read
+        if result.type_index >= OBJECT_BEGIN:
+            LIB.TVMFFIObjectDecRef(result.v_ptr)
+        return ("result", ("unreadable", f"{type(exc).__name__}: {exc}"))
+    outcome = ("result", canonical(value))
+    del value
+    return outcome
+
+
+def _error_outcome(violations: List[Violation]) -> Any:
+    handle = take_raised()
+    if handle is None:
+        violations.append(("error-raised", rules.missing_error_violation().detail))
+        return ("error", "?", "(nothing raised)")
+    try:
+        index = ctypes.c_int32.from_address(handle + 8).value
+        kind, message = error_parts(handle) if index == TI.kTVMFFIError else ("?", "?")
+        violation = rules.error_content_violation(index, kind, message)
+        if violation is not None:
+            violations.append((violation.rule, violation.detail))
+        return ("error", kind, message)
+    finally:
+        LIB.TVMFFIObjectDecRef(handle)
+
+
+# ------------------------------------------------------------ checked call
+
+
+def _args_written(before: bytes, after: bytes, n: int) -> List[Violation]:
+    found = []
+    for i in range(n + 1):
+        old, new = before[i * ANY_SIZE:(i + 1) * ANY_SIZE], after[i * ANY_SIZE:(i + 1) * ANY_SIZE]
+        if old == new:
+            continue
+        if i == n:
+            found.append(("args-written", f"the kernel wrote past the last argument (the 16 "
+                                          f"bytes after args[{n - 1}]); "
+                                          f"{old.hex()} became {new.hex()}" if n else
+                                          "the kernel wrote to args[0] of a call with no "
+                                          "arguments"))
+        else:
+            found.append(("args-written", f"the kernel overwrote borrowed argument args[{i}]: "
+                                          f"{old.hex()} became {new.hex()}"))
+    return found
+
+
+def _describe(handle: int) -> str:
+    return f"{_type_name(ctypes.c_int32.from_address(handle + 8).value)} at 0x{handle:x}"
+
+
+class _Call:
+    """One call with guards: the counts and bytes a checked call compares.
+
+    ``also_watch`` are more objects whose counts are recorded right before
+    the call (``before_extra``): a result kept from an earlier call.
+    """
+
+    def __init__(self, func: api.Function, values: Sequence[Any], also_watch=()) -> None:
+        clear_raised()
+        self.packed = Packed(values)
+        self.watched = self.packed.objects()
+        for handle in self.watched:  # the guard: no kernel mistake frees an argument
+            LIB.TVMFFIObjectIncRef(handle)
+        self.before = {h: strong_count(h) for h in self.watched}
+        self.before_extra = {h: strong_count(h) for h in also_watch}
+        raw_before = self.packed.raw()
+        TRACE.calls.clear()
+        TRACE.recording = True
+        try:
+            self.status, self.result = invoke(func, self.packed)
+        finally:
+            TRACE.recording = False
+        self.api_calls = TRACE.summary()
+        self.after_call = {h: strong_count(h) for h in self.watched}
+        self.violations = _args_written(raw_before, self.packed.raw(), self.packed.n)
+
+    def result_object(self) -> Optional[int]:
+        """The object a successful call returned, if any."""
+        if self.status == 0 and self.result.type_index >= OBJECT_BEGIN and self.result.v_ptr:
+            return self.result.v_ptr
+        return None
+
+    def result_problems(self) -> List[Violation]:
+        """The rules a successful call's result breaks by itself (its bytes and header)."""
+        found = [(v.rule, v.detail) for v in rules.result_violations(self.result)]
+        handle = self.result_object()
+        if handle and not found:
+            live = rules.object_liveness_violation(handle)
+            if live is not None:
+                found.append((live.rule, live.detail))
+        return found
+
+    def finish(self) -> List[Violation]:
+        """Checks status, error and result without keeping anything; releases what is safe.
+
+        For the calls after the first (a kernel may misbehave only later): a
+        result that breaks a rule is never released.
+        """
+        violation = rules.status_violation(self.status)
+        if violation is not None:
+            clear_raised()
+            return [(violation.rule, violation.detail)]
+        if self.status == 0:
+            problems = self.result_problems()
+            if not problems and self.result_object():
+                LIB.TVMFFIObjectDecRef(self.result_object())
+            return problems
+        if self.status == -1:
+            found: List[Violation] = []
+            _error_outcome(found)
+            return found
+        clear_raised()
+        return []
+
+    def settle(self, result_handle: Optional[int] = None, results_held: bool = False) -> None:
+        """Checks the arguments' counts once the result is gone, then releases the guards.
+
+        ``result_handle`` is a result object the caller could not release
+        (it broke a rule); when it is an argument it accounts for one count.
+        With ``results_held`` the checker still holds results that may
+        reference the arguments, so only references the kernel dropped count.
+        """
+        for handle in self.watched:
+            now = strong_count(handle)
+            expected = self.before[handle]
+            if handle == result_handle and now == expected + 1:
+                expected += 1
+            if now != expected and not (results_held and now > expected):
+                if now < expected:
+                    what = (f"dropped {expected - now} reference(s) it did not own to borrowed "
+                            f"argument {_describe(handle)}")
+                else:
+                    what = (f"kept {now - expected} reference(s) to borrowed argument "
+                            f"{_describe(handle)} after returning")
+                self.violations.append(("arg-refcount", f"the kernel {what} (strong count "
+                                                        f"{expected} before, {now} after)"))
+                for _ in range(max(0, expected - now)):  # undo the kernel's DecRef
+                    LIB.TVMFFIObjectIncRef(handle)
+        for handle in self.watched:
+            LIB.TVMFFIObjectDecRef(handle)
+        self.packed.close()
+
+
+def checked_call(func: api.Function, values: Sequence[Any]) -> Dict[str, Any]:
+    """Calls once with every per-call rule checked; twice when it returns an object.
+
+    The second call (same arguments, while the checker still holds a
+    reference to the first result) shows whether a kernel that hands out the
+    same object again adds a reference for each caller.
+
+    Returns ``{"status", "outcome", "violations", "api_calls"}``.
+    """
+    call = _Call(func, values)
+    violations = call.violations
+    status, result = call.status, call.result
+    outcome: Any = ("status", status)
+    unreleasable: Optional[int] = None  # a result object the caller may not release
+    probe: Optional[int] = None  # our reference to the first result, held over a second call
+
+    violation = rules.status_violation(status)
+    if violation is not None:
+        violations.append((violation.rule, violation.detail))
+        clear_raised()
+    elif status == -1:
+        outcome = _error_outcome(violations)
+    elif status == -2:
+        outcome = ("error", "(pending in the frontend)", "")
+        clear_raised()
+    else:
+        found = call.result_problems()
+        handle = call.result_object()
+        if handle and not found:
+            if handle in call.before and call.after_call[handle] < call.before[handle] + 1:
+                found.append(("result-reference",
+                              f"the result is borrowed argument {_describe(handle)}, returned "
+                              f"without a reference of its own (strong count "
+                              f"{call.before[handle]} before and after the call; it must go up "
+                              f"by one)"))
+        violations.extend(found)
+        if found:
+            unreleasable = handle
+            outcome = ("broken-result", result.type_index)
+        else:
+            if handle and handle not in call.before:
+                LIB.TVMFFIObjectIncRef(handle)
+                probe = handle
+            outcome = _result_outcome(result)  # takes (and releases) the caller's reference
+
+    if probe is not None:
+        second = _Call(func, values, also_watch=(probe,))
+        if second.result_object() == probe and \
+                strong_count(probe) < second.before_extra[probe] + 1:
+            violations.append((
+                "result-reference",
+                f"the kernel returned the same {_describe(probe)} on two calls without adding "
+                f"a reference for the caller (strong count {strong_count(probe)} after the "
+                "second call, as before it): the first caller's release freed, or will free, an "
+                "object the kernel still hands out"))
+            second.settle(probe)  # neither the second result nor our probe is released
+        else:
+            second.violations.extend(second.finish())
+            second.settle()
+            violations.extend(v for v in second.violations if v not in violations)
+            LIB.TVMFFIObjectDecRef(probe)
+    call.settle(unreleasable)
+    return {"status": status, "outcome": outcome, "violations": violations,
+            "api_calls": call.api_calls}
+
+
+# ---------------------------------------------------------------- leaks
+
+
+def repeat_calls(func: api.Function, values: Sequence[Any], count: int) -> List[Violation]:
+    """Calls ``count`` more times and reports what stays behind (the ``leak`` rule).
+
+    Two things show a leak: objects the reference runtime allocated during
+    the calls and never freed (after every result, error and argument is
+    released), and result objects that stay referenced by someone other than
+    the caller. For the latter the checker keeps its own reference to each
+    result until the end: a new object per call, each still referenced from
+    elsewhere at the end, or one object whose count grows with every call,
+    is a leak (a cache keeps one object, or replaces its entry).
+    """
+    gc.collect()
+    live_before = set(LIVE)
+    probes: List[int] = []
+    growth: Dict[int, List[int]] = {}
+    violations: List[Violation] = []
+    for _ in range(count):
+        call = _Call(func, values)
+        handle = call.result_object()
+        problems = call.result_problems() if handle else []
+        if handle and not problems and handle not in call.before:
+            LIB.TVMFFIObjectIncRef(handle)  # the checker's probe
+            probes.append(handle)
+            LIB.TVMFFIObjectDecRef(handle)  # the caller's release
+            growth.setdefault(handle, []).append(strong_count(handle) - probes.count(handle))
+        elif not problems:  # no result object, or an argument handed back: dies with the call
+            problems = call.finish()
+        call.settle(handle if problems else None, results_held=True)
+        found = problems + call.violations
+        if found:  # a rule broken only on a later call: report it, stop repeating
+            violations.extend(v for v in found if v not in violations)
+            return violations
+    distinct = list(growth)
+    if count >= 2 and len(distinct) >= max(2, count // 2):
+        held = [h for h in distinct if strong_count(h) - probes.count(h) >= 1]
+        if len(held) == len(distinct):
+            violations.append((
+                "leak", f"each of {len(distinct)} calls returned a new "
+                        f"{_type_name(ctypes.c_int32.from_address(distinct[0] + 8).value)} that "
+                        "still has another reference after the caller released it: results "
+                        "are never freed (an extra IncRef, or kept by the kernel)"))
+    for handle, series in growth.items():
+        if len(series) >= max(2, count // 2) and all(b > a for a, b in zip(series, series[1:])):
+            violations.append((
+                "leak", f"the kernel returns the same {_describe(handle)} every call and its "
+                        f"reference count grows by one each time ({series[0]} -> {series[-1]} "
+                        "references besides the caller's): it adds a reference nobody releases"))
+    for handle in probes:
+        LIB.TVMFFIObjectDecRef(handle)
+    gc.collect()
+    left = [address for address in LIVE if address not in live_before]
+    if count >= 2 and len(left) >= max(2, count // 2):
+        kinds = Counter(_type_name(LIVE.get(a, -1)) for a in left)
+        what = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
+        violations.append(("leak", f"{len(left)} objects the runtime allocated during {count} "
+                                   f"calls are still alive after everything was released "
+                                   f"({what})"))
+    return violations
+
+
+# -------------------------------------------------------------- threads
+
+
+def plain_outcome(func: api.Function, values: Sequence[Any]) -> Any:
+    """The canonical outcome of one call (no rule checks; the result released)."""
+    clear_raised()
+    packed = Packed(values)
+    try:
+        status, result = invoke(func, packed)
+        if status == 0:
+            broken = [v.rule for v in rules.result_violations(result)]
+            if not broken and result.type_index >= OBJECT_BEGIN:
+                live = rules.object_liveness_violation(result.v_ptr)
+                broken += [live.rule] if live is not None else []
+            if broken:  # never released: it is not a reference we can trust
+                return ("broken-result", tuple(broken))
+            return _result_outcome(result)
+        if status == -1:
+            handle = take_raised()
+            if handle is None:
+                return ("error", "?", "(nothing raised)")
+            try:
+                return ("error",) + tuple(error_parts(handle))
+            finally:
+                LIB.TVMFFIObjectDecRef(handle)
+        clear_raised()
+        return ("status", status)
+    finally:
+        packed.close()
+
+
+def thread_calls(func: api.Function, arglists: Sequence[Sequence[Any]], threads: int,
+                 rounds: int) -> Dict[str, Any]:
+    """Calls with each argument list from ``threads`` threads at once and compares.
+
+    Each argument list is called serially twice first; one whose two serial
+    outcomes differ is nondeterministic and is left out. Then every thread,
+    started together, calls the lists in turn (thread ``t`` starts at list
+    ``t``, so different arguments run side by side). Any outcome other than
+    the serial one breaks ``thread-safety``.
+    """
+    serial = []
+    skipped = 0
+    for original, values in enumerate(arglists):
+        first, second = plain_outcome(func, values), plain_outcome(func, values)
+        if first == second:
+            serial.append((original, values, first))
+        else:
+            skipped += 1
+    if not serial:
+        return {"violations": [], "skipped": skipped, "calls": 0}
+    barrier = threading.Barrier(threads)
+    mismatches: List[Tuple[int, Any, Any]] = []
+    failures: List[str] = []
+    lock = threading.Lock()
+
+    def worker(t: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            for k in range(rounds):
+                original, values, expected = serial[(t + k) % len(serial)]
+                got = plain_outcome(func, values)
+                if got != expected:
+                    with lock:
+                        mismatches.append((original, expected, got))
+        except Exception as exc:  # noqa: BLE001 - a checker failure, reported as such
+            with lock:
+                failures.append(f"{type(exc).__name__}: {exc}")
+
+    pool = [threading.Thread(target=worker, args=(t,), daemon=True) for t in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+    answer: Dict[str, Any] = {"violations": [], "skipped": skipped, "calls": threads * rounds,
+                              "failures": failures, "mismatches": len(mismatches)}
+    if mismatches:
+        original, expected, got = mismatches[0]
+        answer.update(mismatch_index=original, serial=display(expected), threaded=display(got))
+    return answer

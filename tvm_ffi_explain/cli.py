@@ -1,0 +1,117 @@
+"""The command line: ``tvm-ffi-explain EXPR [EXPR ...]``.
+
+Each expression is evaluated as Python with ``np`` (NumPy), ``tvm_ffi``
+(the reference front end, :mod:`tvm_ffi_ref`), ``demo``
+(:mod:`tvm_ffi_explain.demo`, whose ``example_library_path()`` is the example
+kernel library) and the names of the API (``Array``, ``Map``, ``Shape``,
+``dtype``, ``device``, ``load_module``, ...) in scope; the values become the
+arguments of one call, ``args[0]``, ``args[1]``, ... and are explained.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from typing import Any, Dict, List, Optional, Sequence
+
+EXAMPLES = """\
+examples:
+  tvm-ffi-explain '"hello"'                 a str of at most 7 bytes travels inline
+  tvm-ffi-explain '"hello, world!"'         a longer one is a String object
+  tvm-ffi-explain '[1, 2.5, "abc"]'         a list becomes an Array
+  tvm-ffi-explain 'np.arange(6).reshape(2,3)'   a NumPy array becomes a Tensor (DLPack)
+  tvm-ffi-explain 1 2.5 --svg call.svg      two arguments, also drawn as SVG
+"""
+
+
+def namespace() -> Dict[str, Any]:
+    """What an expression may use: numpy as ``np``, tvm_ffi_ref as ``tvm_ffi`` and its API."""
+    import ctypes
+
+    import numpy
+
+    import tvm_ffi_ref
+
+    from . import demo
+
+    names: Dict[str, Any] = {"np": numpy, "numpy": numpy, "tvm_ffi": tvm_ffi_ref, "demo": demo,
+                             "tvm_ffi_ref": tvm_ffi_ref, "ctypes": ctypes, "math": math,
+                             "nan": math.nan, "inf": math.inf}
+    for name in tvm_ffi_ref.__all__:
+        try:
+            names.setdefault(name, getattr(tvm_ffi_ref, name))
+        except AttributeError:  # pragma: no cover - __all__ lists what exists
+            pass
+    return names
+
+
+def evaluate(expressions: Sequence[str]) -> List[Any]:
+    """The value of each expression, evaluated in :func:`namespace`."""
+    scope = namespace()
+    return [eval(compile(text, f"<argument {i}>", "eval"), scope)  # noqa: S307 - on purpose
+            for i, text in enumerate(expressions)]
+
+
+def _use_color(choice: str, stream) -> bool:
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+def main(argv: Optional[Sequence[str]] = None, stdout=None) -> int:
+    """Entry point of ``tvm-ffi-explain``; 0 when every value could be passed, 1 otherwise."""
+    from . import explain, render_svg
+    from .text import can_encode, render_text
+
+    stdout = stdout or sys.stdout
+    parser = argparse.ArgumentParser(
+        prog="tvm-ffi-explain",
+        description="Shows the bytes a kernel receives when Python passes it these values: "
+                    "each TVMFFIAny field by field and, for objects, the header, the cell "
+                    "and the payload, recursively.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("expressions", nargs="+", metavar="EXPR",
+                        help="a Python expression; np, tvm_ffi and its API are in scope")
+    parser.add_argument("--svg", metavar="FILE", help="also draw the explanation as SVG")
+    parser.add_argument("--stable", action="store_true",
+                        help="hide addresses (mask pointer bytes), so output is reproducible")
+    parser.add_argument("--max-items", type=int, default=8, metavar="N",
+                        help="container elements and tensor bytes/8 to show (default 8)")
+    parser.add_argument("--depth", type=int, default=6, metavar="N",
+                        help="how many pointers deep to follow (default 6)")
+    parser.add_argument("--ascii", action="store_true", help="no box-drawing characters")
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="colour the bytes of each field (default: when a terminal)")
+    parser.add_argument("--no-round-trip", action="store_true",
+                        help="do not say what each value comes back as")
+    args = parser.parse_args(argv)
+
+    try:
+        values = evaluate(args.expressions)
+    except Exception as error:  # noqa: BLE001 - report it like Python would, without a trace
+        print(f"tvm-ffi-explain: cannot evaluate: {type(error).__name__}: {error}",
+              file=sys.stderr)
+        return 2
+    explanation = explain(*values, sources=args.expressions, stable=args.stable,
+                          max_items=args.max_items, max_depth=args.depth,
+                          max_bytes=8 * max(args.max_items, 1),
+                          round_trip=not args.no_round_trip)
+    text = render_text(explanation, color=_use_color(args.color, stdout))
+    if not args.ascii and not can_encode(stdout, text):
+        args.ascii = True
+    if args.ascii:
+        text = render_text(explanation, ascii=True, color=_use_color(args.color, stdout))
+    stdout.write(text)
+    if args.svg:
+        with open(args.svg, "w", encoding="utf-8") as f:
+            f.write(render_svg(explanation))
+        print(f"wrote {args.svg}", file=sys.stderr)
+    return 0 if explanation.error is None else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

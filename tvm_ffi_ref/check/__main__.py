@@ -1,7 +1,0 @@
-"""``python -m tvm_ffi_ref.check``: the same as ``tvm-ffi-check``."""
-
-import sys
-
-from . import main
-
-sys.exit(main())

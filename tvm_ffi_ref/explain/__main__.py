@@ -1,7 +1,0 @@
-"""``python -m tvm_ffi_ref.explain EXPR ...``: the same as ``tvm-ffi-explain``."""
-
-import sys
-
-from .cli import main
-
-sys.exit(main())
