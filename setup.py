@@ -9,7 +9,8 @@ Besides the Python packages this builds, with the C compiler alone:
   ``c_api/include``),
 * ``tvm_ffi_fast._core``, the cffi extension, linked against the former,
 
-and copies ``c_api/include`` into ``tvm_ffi_common/include`` for kernel authors.
+and copies ``c_api/include`` into ``tvm_ffi_common/include`` for kernel authors,
+and ``tvm_ffi_abi_dropin.pth`` into ``site-packages`` (see ``DROPIN_PTH``).
 """
 
 import glob
@@ -20,6 +21,8 @@ import subprocess
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
+from setuptools.command.editable_wheel import editable_wheel
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 INCLUDE_DIR = os.path.join(ROOT, "c_api", "include")
@@ -72,7 +75,46 @@ class BuildExtWithCLibraries(build_ext):
         super().run()
 
 
+#: Put in site-packages; Python runs its line at start-up. It installs the
+#: drop-in (``import tvm_ffi`` served by ours) only when TVM_FFI_IMPL is set,
+#: and costs one environment lookup otherwise (tvm_ffi_common/dropin.py).
+DROPIN_PTH = "tvm_ffi_abi_dropin.pth"
+DROPIN_LINE = ("import os; 'TVM_FFI_IMPL' in os.environ and "
+               "__import__('tvm_ffi_common.dropin').dropin.install_from_environment()\n")
+
+
+def write_dropin_pth(directory):
+    """Writes the drop-in's .pth file into ``directory`` (the top of an install)."""
+    with open(os.path.join(directory, DROPIN_PTH), "w") as f:
+        f.write(DROPIN_LINE)
+    return os.path.join(directory, DROPIN_PTH)
+
+
+class BuildPyWithDropIn(build_py):
+    """build_py that also puts the drop-in's .pth file at the top of a wheel."""
+
+    def run(self):
+        super().run()
+        write_dropin_pth(self.build_lib)
+
+    def get_outputs(self, *args, **kwargs):
+        return super().get_outputs(*args, **kwargs) + [os.path.join(self.build_lib, DROPIN_PTH)]
+
+
+class EditableWheelWithDropIn(editable_wheel):
+    """editable_wheel (``pip install -e``) that also ships the drop-in's .pth file.
+
+    An editable wheel holds no build_py output; setuptools writes its own .pth
+    files into the wheel's top directory in this step, so ours goes there too.
+    """
+
+    def _install_namespaces(self, installation_dir, pth_prefix):
+        super()._install_namespaces(installation_dir, pth_prefix)
+        write_dropin_pth(installation_dir)
+
+
 setup(
-    cmdclass={"build_ext": BuildExtWithCLibraries},
+    cmdclass={"build_ext": BuildExtWithCLibraries, "build_py": BuildPyWithDropIn,
+              "editable_wheel": EditableWheelWithDropIn},
     cffi_modules=["tvm_ffi_fast/_build.py:ffibuilder"],
 )

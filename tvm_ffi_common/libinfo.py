@@ -65,12 +65,19 @@ def load_library() -> ctypes.CDLL:
     """Loads ``libtvm_ffi.so`` once, with ``RTLD_GLOBAL``, and returns it.
 
     Global visibility matters: kernel libraries loaded later resolve their
-    ``TVMFFI*`` imports against the symbols already in the process.
+    ``TVMFFI*`` imports against the symbols already in the process. For the
+    same reason, ``ImportError`` is raised when another ``libtvm_ffi.so``
+    (upstream's) already provides them (:mod:`tvm_ffi_common.dropin`).
     """
     global _loaded
     if _loaded is None:
+        from .dropin import check_no_other_library
+
         mode = ctypes.RTLD_GLOBAL
         if sys.platform.startswith("linux"):
             mode |= os.RTLD_NOW
-        _loaded = ctypes.CDLL(library_path(), mode=mode)
+        path = library_path()
+        library = ctypes.CDLL(path, mode=mode)
+        check_no_other_library(library, path)
+        _loaded = library
     return _loaded

@@ -32,7 +32,11 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 import tvm_ffi_api
-from tvm_ffi_common import __version__, abi, libinfo
+from tvm_ffi_common import dropin
+
+dropin.refuse_upstream_after_ours(__name__)
+
+from tvm_ffi_common import __version__, abi, libinfo  # noqa: E402
 
 tvm_ffi_api.mount(__path__)  # noqa: F821 - __path__ is the package's own
 

@@ -20,8 +20,12 @@ import ctypes
 from typing import Optional, Tuple
 
 import tvm_ffi_api
-from tvm_ffi_common import __version__, abi
-from tvm_ffi_common.capi import LIB
+from tvm_ffi_common import dropin
+
+dropin.refuse_upstream_after_ours(__name__)
+
+from tvm_ffi_common import __version__, abi  # noqa: E402
+from tvm_ffi_common.capi import LIB  # noqa: E402
 
 tvm_ffi_api.mount(__path__)  # noqa: F821 - __path__ is the package's own
 
