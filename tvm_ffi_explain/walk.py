@@ -157,7 +157,7 @@ def known_code() -> Dict[int, str]:
     if _KNOWN_CODE is not None:
         return _KNOWN_CODE
     from tvm_ffi_ref import function, pyobject
-    from tvm_ffi_ref.runtime import containers, errors, maps, memory, tensors
+    from tvm_ffi_ref.runtime import containers, errors, map_storage, memory, tensors
 
     def address(callback) -> int:
         return ctypes.cast(callback, ctypes.c_void_p).value
@@ -169,7 +169,8 @@ def known_code() -> Dict[int, str]:
         memory.FREE_SEQUENCE_ADDRESS: "tvm_ffi_runtime_free_sequence in libtvm_ffi.so "
                                       "(releases the elements, then the block)",
         containers.FREE_ADDRESS: "free in libc",
-        maps.ADOPTED_SMALL_DELETER: "tvm_ffi_ref.runtime.maps._release_adopted_small_map",
+        map_storage.ADOPTED_SMALL_DELETER: "tvm_ffi_ref.runtime.map_storage."
+                                           "_release_adopted_small_map",
         address(errors._update_backtrace): "tvm_ffi_ref.runtime.errors._update_backtrace",
         address(function._python_safe_call): "tvm_ffi_ref.function._python_safe_call "
                                              "(runs the Python callable)",
@@ -736,43 +737,45 @@ class Walker:
     # --- maps
 
     def map_body(self, region: Region, address: int, index: int, depth: int) -> None:
-        from tvm_ffi_ref.runtime import maps
+        from tvm_ffi_ref.runtime import map_layout
 
         is_map = index == TI.kTVMFFIMap
-        cell = maps.map_cell(address)
-        small = maps.is_small(cell)
-        C = self.struct_fields(maps.MapCell, address + maps.MAP_CELL_AT, maps.MAP_CELL_AT)
+        cell = map_layout.map_cell(address)
+        small = map_layout.is_small(cell)
+        C = self.struct_fields(map_layout.MapCell, address + map_layout.MAP_CELL_AT,
+                               map_layout.MAP_CELL_AT)
         slots = cell.slots
         C["size"].meaning = f"{cell.size} entr{'y' if cell.size == 1 else 'ies'}"
         name = "Map" if is_map else "Dict"
         if small:
             region.summary = (f"a {name} in the small form: header, the map fields, then up to 4 "
                               "key/value pairs, scanned in order")
-            region.code = "tvm_ffi_ref.runtime.maps.new_small_map"
+            region.code = "tvm_ffi_ref.runtime.map_storage.new_small_map"
             C["slots"].meaning = (f"bit 63 set = small form; room for "
-                                  f"{slots & ~maps.SMALL_TAG} pairs")
+                                  f"{slots & ~map_layout.SMALL_TAG} pairs")
             C["data_deleter"].meaning = ("NULL: the pairs are inside this object" if not
                                          cell.data_deleter else "frees the pairs' storage")
             fields = [C["data"], C["size"], C["slots"], C["data_deleter"]]
             region.sections.append(Section("cell", "MapBaseObj", fields))
             data = cell.data
-            if data == address + maps.SMALL_PAIRS_AT:
+            if data == address + map_layout.SMALL_PAIRS_AT:
                 C["data"].meaning = "the pairs, inside this object"
-                region.size = maps.SMALL_PAIRS_AT + (slots & ~maps.SMALL_TAG) * maps.PAIR_SIZE
+                region.size = (map_layout.SMALL_PAIRS_AT
+                               + (slots & ~map_layout.SMALL_TAG) * map_layout.PAIR_SIZE)
                 region.sections += self.pair_sections(data, data - address, cell.size,
-                                                      slots & ~maps.SMALL_TAG, depth)
+                                                      slots & ~map_layout.SMALL_TAG, depth)
             else:
                 C["data"].meaning = "the pairs, elsewhere"
                 if data and depth < self.max_depth:
                     pairs = self.new_region("small map pairs", data, "key/value pairs",
                                             key="buffer")
                     pairs.sections += self.pair_sections(data, 0, cell.size,
-                                                         slots & ~maps.SMALL_TAG, depth)
+                                                         slots & ~map_layout.SMALL_TAG, depth)
                     C["data"].target = self.finish(pairs)
             return
         region.summary = (f"a {name} in the dense form: header and the map fields; the entries "
                           "are in a table of 16-slot blocks")
-        region.code = "tvm_ffi_ref.runtime.maps.new_dense_map"
+        region.code = "tvm_ffi_ref.runtime.map_storage.new_dense_map"
         C["slots"].meaning = f"{slots} slots (bit 63 clear = dense form)"
         C["data"].meaning = "the table of blocks"
         C["data_deleter"].meaning = "frees the table"
@@ -788,7 +791,7 @@ class Walker:
 
     def pair_sections(self, address: int, base: int, size: int, capacity: int,
                       depth: int) -> List[Section]:
-        from tvm_ffi_ref.runtime import maps
+        from tvm_ffi_ref.runtime import map_layout
 
         sections = []
         for i in self._shown_indices(size):
@@ -796,8 +799,8 @@ class Walker:
                 sections.append(Section("", "", elided=True,
                                         note=f"... {self._hidden(size)} more pairs ..."))
                 continue
-            at = address + maps.PAIR_SIZE * i
-            at_base = base + maps.PAIR_SIZE * i
+            at = address + map_layout.PAIR_SIZE * i
+            at_base = base + map_layout.PAIR_SIZE * i
             sections.append(Section(f"pair[{i}].key", "TVMFFIAny",
                                     self.any_fields(at, at_base, depth)))
             sections.append(Section(f"pair[{i}].value", "TVMFFIAny",
@@ -808,20 +811,20 @@ class Walker:
         return sections
 
     def dense_table_region(self, address: int, depth: int) -> Region:
-        from tvm_ffi_ref.runtime import anyhash, maps
+        from tvm_ffi_ref.runtime import anyhash, map_dense_table, map_layout
 
-        table = maps.DenseTable(address)
+        table = map_dense_table.DenseTable(address)
         cell = table.cell
-        blocks = (cell.slots + maps.BLOCK_SLOTS - 1) // maps.BLOCK_SLOTS
+        blocks = (cell.slots + map_layout.BLOCK_SLOTS - 1) // map_layout.BLOCK_SLOTS
         region = self.new_region(
             "dense map table", cell.data,
-            f"{blocks} block(s) of {maps.BLOCK_SIZE} bytes: 16 metadata bytes, then 16 items "
-            "(key, value, prev, next); shown in insertion order", key="buffer")
-        region.code = "tvm_ffi_ref.runtime.maps.DenseTable"
-        region.size = blocks * maps.BLOCK_SIZE
+            f"{blocks} block(s) of {map_layout.BLOCK_SIZE} bytes: 16 metadata bytes, then 16 "
+            "items (key, value, prev, next); shown in insertion order", key="buffer")
+        region.code = "tvm_ffi_ref.runtime.map_dense_table.DenseTable"
+        region.size = blocks * map_layout.BLOCK_SIZE
         order = []
         slot = cell.iter_list_head
-        while slot != maps.INVALID_INDEX and len(order) < cell.size:
+        while slot != map_layout.INVALID_INDEX and len(order) < cell.size:
             order.append(slot)
             slot = table.item(slot).next
         for n in self._shown_indices(len(order)):
@@ -830,8 +833,8 @@ class Walker:
                                                f"{self._hidden(len(order))} more entries ..."))
                 continue
             i = order[n]
-            block, item = divmod(i, maps.BLOCK_SLOTS)
-            meta_at = block * maps.BLOCK_SIZE + item
+            block, item = divmod(i, map_layout.BLOCK_SLOTS)
+            meta_at = block * map_layout.BLOCK_SIZE + item
             meta = table.meta(i)
             item_at = table.item_address(i) - cell.data
             key = table.item(i).first
@@ -849,11 +852,12 @@ class Walker:
             section.fields += self.any_fields(item_address, item_at, depth, "key.")
             section.fields += self.any_fields(item_address + ANY_SIZE, item_at + ANY_SIZE,
                                               depth, "value.")
-            D = self.struct_fields(maps.DenseItem, item_address, item_at)
+            D = self.struct_fields(map_layout.DenseItem, item_address, item_at)
             for name, which in (("prev", "before"), ("next", "after")):
                 value = self.int_field(D[name], ctypes.c_uint64)
-                D[name].meaning = (f"no entry {which} this one" if value == maps.INVALID_INDEX
-                                   else f"slot {value} comes {which} this one in insertion order")
+                D[name].meaning = (f"no entry {which} this one"
+                                   if value == map_layout.INVALID_INDEX else
+                                   f"slot {value} comes {which} this one in insertion order")
                 section.fields.append(D[name])
             region.sections.append(section)
         self.book.add_region(region)
@@ -861,15 +865,16 @@ class Walker:
 
     @staticmethod
     def meta_note(meta: int) -> str:
-        from tvm_ffi_ref.runtime import maps
+        from tvm_ffi_ref.runtime import map_layout
 
-        if meta == maps.EMPTY_SLOT:
+        if meta == map_layout.EMPTY_SLOT:
             return "0xff: empty"
-        if meta == maps.PROTECTED_SLOT:
+        if meta == map_layout.PROTECTED_SLOT:
             return "0xfe: being vacated"
-        role = "a later link of its chain" if meta & maps.NOT_HEAD else "the head of its chain"
-        jump = meta & maps.JUMP_MASK
-        distance = maps.PROBE_DISTANCES[jump]
+        role = ("a later link of its chain" if meta & map_layout.NOT_HEAD else
+                "the head of its chain")
+        jump = meta & map_layout.JUMP_MASK
+        distance = map_layout.PROBE_DISTANCES[jump]
         follow = "the chain ends here" if distance == 0 else f"next link {distance} slots on"
         return f"0x{meta:02x}: {role}; jump {jump}: {follow}"
 
