@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Dict, List, Optional, Set
+from typing import Dict, Optional, Set
 
 from tvm_ffi_common import abi
 from . import memory, strings
@@ -142,15 +142,7 @@ class RecursiveHasher:
             result = type_key_hash(index)
         else:
             result = stable_hash_combine(type_key_hash(index), children.size)
-        hashes: List[int] = []
-        try:
-            for child in children.values:
-                child_hash = self.immediate(child)
-                if child_hash is None:
-                    child_hash = yield self.frame(child)
-                hashes.append(child_hash)
-        finally:
-            children.release()
+        hashes = yield from children.results(self)
         if children.kind == "sequence":
             for position, child_hash in enumerate(hashes):
                 result = stable_hash_combine(result, stable_hash_combine(child_hash, position))

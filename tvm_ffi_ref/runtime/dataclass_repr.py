@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-from typing import Dict, List, Optional, Set
+from typing import Dict, Optional, Set
 
 from tvm_ffi_common import abi
 from . import anyvalue, memory, strings, tensors
@@ -43,6 +43,17 @@ def store_str(result: abi.TVMFFIAny, text: str) -> None:
 def _text(data: bytes) -> str:
     """Bytes of a name or hook result as text (invalid UTF-8 survives the round trip)."""
     return data.decode("utf-8", "surrogateescape")
+
+
+def _text_result(result: abi.TVMFFIAny) -> str:
+    """The text a repr hook or ``fn_repr`` returned (a str or a C string); consumes ``result``."""
+    try:
+        if result.type_index not in STRS + (TI.kTVMFFIRawStr,):
+            raise FFIError("TypeError", "Cannot convert from type "
+                                        f"`{TYPES.type_key(result.type_index)}` to `str`")
+        return _text(strings.view_bytes(result))
+    finally:
+        anyvalue.dec_ref_any(result)
 
 
 def _is_enum(type_index: int) -> bool:
@@ -255,13 +266,7 @@ class ReprPrinter:
             result = call_hook(hook, [object_view(address), object_view(callback)])
         finally:
             memory.dec_ref(callback)
-        try:
-            if result.type_index not in STRS + (TI.kTVMFFIRawStr,):
-                raise FFIError("TypeError", "Cannot convert from type "
-                                            f"`{TYPES.type_key(result.type_index)}` to `str`")
-            return _text(strings.view_bytes(result))
-        finally:
-            anyvalue.dec_ref_any(result)
+        return _text_result(result)
 
     def _finish(self, address: int, text: str) -> str:
         self.state[address] = _DONE
@@ -274,15 +279,7 @@ class ReprPrinter:
         self.state[address] = _IN_PROGRESS
         children = Children(value, FLAGS.kTVMFFIFieldFlagBitMaskReprOff)
         header = TYPES.type_key(index) + self._suffix(address)
-        texts: List[str] = []
-        try:
-            for child in children.values:
-                text = self.immediate(child)
-                if text is None:
-                    text = yield self.frame(child)
-                texts.append(text)
-        finally:
-            children.release()
+        texts = yield from children.results(self)
         if children.kind == "sequence":
             if index == TI.kTVMFFIArray:
                 text = "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
@@ -334,14 +331,7 @@ def _expect_type(address: int, type_key: str) -> None:
 
 
 def _fn_repr_text(fn: int, value: abi.TVMFFIAny) -> str:
-    result = call_hook(fn, [value])
-    try:
-        if result.type_index not in STRS + (TI.kTVMFFIRawStr,):
-            raise FFIError("TypeError", "Cannot convert from type "
-                                        f"`{TYPES.type_key(result.type_index)}` to `str`")
-        return _text(strings.view_bytes(result))
-    finally:
-        anyvalue.dec_ref_any(result)
+    return _text_result(call_hook(fn, [value]))
 
 
 def _store_string_object(result: abi.TVMFFIAny, text: str) -> None:

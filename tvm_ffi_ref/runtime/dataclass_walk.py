@@ -166,6 +166,23 @@ class Children:
         release_all(self.values)
         self.values = []
 
+    def results(self, walker) -> Frame:
+        """Each child's result in order, then releases the children (``yield from`` it).
+
+        A child ``walker.immediate`` answers is answered on the spot; any other
+        gets ``walker.frame``, yielded to :func:`run_frames`.
+        """
+        results: List[object] = []
+        try:
+            for child in self.values:
+                result = walker.immediate(child)
+                if result is None:
+                    result = yield walker.frame(child)
+                results.append(result)
+        finally:
+            self.release()
+        return results
+
 
 #: The C++ type upstream converts each hook column's entry to (named when it is no Function).
 HOOK_SIGNATURES = {
