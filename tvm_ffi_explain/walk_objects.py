@@ -85,8 +85,10 @@ class ObjectBodies:
             text = read(array.data, array.size) if array.data and array.size else b""
             B["data"].meaning = text_note(text, True) if text else "(empty)"
             B["size"].meaning = f"{array.size} bytes"
-            if (name == "backtrace" and array.data and not self._inside(address, array.data)
-                    and depth < self.max_depth):
+            # This runtime keeps the backtrace in a block of its own, which malloc may place
+            # right after the object: only a foreign error's is judged by its address.
+            if (name == "backtrace" and array.data and depth < self.max_depth
+                    and (self._is_ours(address) or not self._inside(address, array.data))):
                 B["data"].target = self.buffer_region("backtrace text", array.data,
                                                       array.size + 1, "most recent frame first")
             section.fields += [B["data"], B["size"]]
