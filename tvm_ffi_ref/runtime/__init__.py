@@ -10,7 +10,8 @@ it must be atomic, because C++ kernels do it inline).
 from __future__ import annotations
 
 # The global table lists ffi.* names in registration order, which is import order:
-# global_functions, then maps, then dataclass_ops (whose parts import maps first).
+# global_functions, then maps, then dataclass_ops (whose parts import maps first);
+# make_object's one global comes last.
 from . import (  # noqa: F401 - imported for their @implements and ffi.* registrations
     anyhash,
     anyvalue,
@@ -25,6 +26,7 @@ from . import (  # noqa: F401 - imported for their @implements and ffi.* registr
     modules,
     objects,
     reflection,
+    make_object,
     registry,
     strings,
     tensors,
