@@ -76,8 +76,7 @@ class ContainerBodies:
         sections = []
         for i in self._shown_indices(size):
             if i is None:
-                sections.append(Section("", "", elided=True,
-                                        note=f"... {self._hidden(size)} more slots ..."))
+                sections.append(self._gap(size, "slots"))
                 continue
             sections.append(Section(f"slot[{i}]", "TVMFFIAny", self.any_fields(
                 address + ANY_SIZE * i, base + ANY_SIZE * i, depth)))
@@ -97,6 +96,10 @@ class ContainerBodies:
     def _hidden(self, count: int) -> int:
         """How many elements :meth:`_shown_indices` leaves out."""
         return count - len([i for i in self._shown_indices(count) if i is not None])
+
+    def _gap(self, count: int, what: str) -> Section:
+        """The row standing for the ``what`` :meth:`_shown_indices` leaves out."""
+        return Section("", "", elided=True, note=f"... {self._hidden(count)} more {what} ...")
 
     # --- maps
 
@@ -160,8 +163,7 @@ class ContainerBodies:
         sections = []
         for i in self._shown_indices(size):
             if i is None:
-                sections.append(Section("", "", elided=True,
-                                        note=f"... {self._hidden(size)} more pairs ..."))
+                sections.append(self._gap(size, "pairs"))
                 continue
             at = address + map_layout.PAIR_SIZE * i
             at_base = base + map_layout.PAIR_SIZE * i
@@ -193,8 +195,7 @@ class ContainerBodies:
             slot = table.item(slot).next
         for n in self._shown_indices(len(order)):
             if n is None:
-                region.sections.append(Section("", "", elided=True, note=f"... "
-                                               f"{self._hidden(len(order))} more entries ..."))
+                region.sections.append(self._gap(len(order), "entries"))
                 continue
             i = order[n]
             block, item = divmod(i, map_layout.BLOCK_SLOTS)

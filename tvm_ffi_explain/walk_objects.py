@@ -19,6 +19,22 @@ from .model import Field, Region, Section, shorten
 from .reading import ANY_SIZE, HEADER_SIZE, TI, read, text_note, type_key_of
 
 
+#: The Functions ``libtvm_ffi.so`` makes, told apart by the trampoline in their
+#: ``safe_call``: where that code is, the fields it keeps after the cell, a note.
+_LIBRARY_CLOSURES = (
+    (CLOSURE_TRAMPOLINE, "c_api/src/builtins.c (builtin_function_create)",
+     [("self", "the closure's data: what target gets as its handle"),
+      ("target", "the safe-call function the trampoline forwards to"),
+      ("release", "called with self when the function dies")],
+     "made by TVMFFIFunctionCreate; not part of the ABI"),
+    (OWNED_TRAMPOLINE, "c_api/src/builtins.c (tvm_ffi_runtime_function_with_owner)",
+     [("self", "the module it came from, kept alive while the function lives"),
+      ("target", "the kernel's exported safe-call, called with a NULL handle"),
+      ("release", "unused (NULL)")],
+     "a kernel function of a loaded module; not part of the ABI"),
+)
+
+
 class ObjectBodies:
     """Strings, bytes, big integers, errors, functions, opaque and reflected objects."""
 
@@ -119,20 +135,11 @@ class ObjectBodies:
         region.sections.append(Section("cell", "TVMFFIFunctionCell",
                                        [C["safe_call"], C["cpp_call"]]))
         safe_call = C["safe_call"].pointer
-        if safe_call and safe_call == library_function_trampoline(CLOSURE_TRAMPOLINE):
-            region.code = "c_api/src/builtins.c (builtin_function_create)"
-            names = [("self", "the closure's data: what target gets as its handle"),
-                     ("target", "the safe-call function the trampoline forwards to"),
-                     ("release", "called with self when the function dies")]
-            note = "made by TVMFFIFunctionCreate; not part of the ABI"
-        elif safe_call and safe_call == library_function_trampoline(OWNED_TRAMPOLINE):
-            region.code = "c_api/src/builtins.c (tvm_ffi_runtime_function_with_owner)"
-            names = [("self", "the module it came from, kept alive while the function lives"),
-                     ("target", "the kernel's exported safe-call, called with a NULL handle"),
-                     ("release", "unused (NULL)")]
-            note = "a kernel function of a loaded module; not part of the ABI"
-        else:
-            names = []
+        names = []
+        for trampoline, code, fields, note in _LIBRARY_CLOSURES:
+            if safe_call and safe_call == library_function_trampoline(trampoline):
+                region.code, names = code, fields
+                break
         if names:
             at = HEADER_SIZE + ctypes.sizeof(abi.TVMFFIFunctionCell)
             section = Section("closure", "libtvm_ffi.so's own fields", note=note)
