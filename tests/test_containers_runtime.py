@@ -605,16 +605,16 @@ def test_front_end_helpers(runtime):
 
 
 def test_probe_distances_match_upstream_header(upstream_include):
-    from tvm_ffi_ref.runtime import maps
+    from tvm_ffi_ref.runtime import map_dense_table, map_layout
 
     header = os.path.join(upstream_include, "tvm", "ffi", "container", "map_base.h")
     with open(header) as f:
         source = f.read()
     table = source[source.index("kNextProbeLocation[kNumJumpDists]"):]
     table = re.sub(r"//[^\n]*", "", table[table.index("{") + 1:table.index("};")])
-    assert maps.PROBE_DISTANCES == tuple(int(x) for x in re.findall(r"\d+", table))
-    assert maps.calc_table_size(4) == (61, 8)
-    assert maps.calc_table_size(300) == (54, 1024)
+    assert map_layout.PROBE_DISTANCES == tuple(int(x) for x in re.findall(r"\d+", table))
+    assert map_dense_table.calc_table_size(4) == (61, 8)
+    assert map_dense_table.calc_table_size(300) == (54, 1024)
 
 
 # ----------------------------------------------------------------- C++ kernels

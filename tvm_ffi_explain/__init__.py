@@ -40,7 +40,8 @@ from tvm_ffi_ref.convert import round_trip as _round_trip  # (explain has a para
 from .model import AddressBook, Explanation, Field, Region, Section, shorten
 from .values import describe, same_literal, value_text
 from .text import render_text
-from .walk import Walker, known_code
+from .known_code import known_code
+from .walk import Walker
 
 __all__ = ["explain", "any_hex", "render_text", "render_svg", "Explanation", "Region", "Section", "Field",
            "AddressBook", "Walker"]

@@ -160,14 +160,14 @@ class ObjectLayout:
 
 
 def _runtime_structs():
-    from tvm_ffi_ref.runtime import maps
+    from tvm_ffi_ref.runtime import map_layout
 
-    return maps
+    return map_layout
 
 
 def object_layouts() -> List[ObjectLayout]:
     """Every object layout the spec draws, built from the mirror's structs."""
-    maps = _runtime_structs()
+    map_layout = _runtime_structs()
     header = Part("header", "header", abi.TVMFFIObject, ["combined_ref_count", "type_index",
                                                           "__padding", "deleter"])
     small_cell = ["data", "size", "slots", "data_deleter"]
@@ -201,16 +201,16 @@ def object_layouts() -> List[ObjectLayout]:
             ["data points at a separate buffer of capacity TVMFFIAny slots,",
              "freed through data_deleter"]),
         ObjectLayout("object-Map-small", "Map / Dict object, small form (type index 72 / 76)", [
-            header, Part("cell", "cell", maps.MapCell, small_cell),
-            Part("pairs", "element", maps.KeyValue, repeat="slots & ~(1 << 63)")],
+            header, Part("cell", "cell", map_layout.MapCell, small_cell),
+            Part("pairs", "element", map_layout.KeyValue, repeat="slots & ~(1 << 63)")],
             ["slots has bit 63 set; data points at the pairs inside the object"]),
         ObjectLayout("object-Map-dense", "Map / Dict object, dense form (type index 72 / 76)", [
-            header, Part("cell", "cell", maps.MapCell)],
+            header, Part("cell", "cell", map_layout.MapCell)],
             ["slots is a power of two >= 8 (bit 63 clear); data points at the blocks"]),
         ObjectLayout("map-dense-block", "One block of a dense map's table", [
             Part("metadata", "header", size=16, ctype="uint8_t[16]",
                  label="one metadata byte per slot"),
-            Part("items", "element", maps.DenseItem, repeat="16")],
+            Part("items", "element", map_layout.DenseItem, repeat="16")],
             ["slot i is item i % 16 of block i / 16"]),
         ObjectLayout("object-Tensor", "Tensor object (type index 70)", [
             header, Part("cell", "cell", abi.DLTensor),

@@ -9,20 +9,24 @@ it must be atomic, because C++ kernels do it inline).
 
 from __future__ import annotations
 
-from . import (  # noqa: F401 - imported for their @implements registrations
+# The global table lists ffi.* names in registration order, which is import order:
+# global_functions, then maps, then dataclass_ops (whose parts import maps first);
+# make_object's one global comes last.
+from . import (  # noqa: F401 - imported for their @implements and ffi.* registrations
     anyhash,
     anyvalue,
     containers,
+    global_functions,
+    maps,
     dataclass_ops,
     dtype,
     env,
     errors,
     functions,
-    global_functions,
-    maps,
     modules,
     objects,
     reflection,
+    make_object,
     registry,
     strings,
     tensors,

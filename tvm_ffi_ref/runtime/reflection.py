@@ -1,11 +1,12 @@
-"""The reflected types upstream's library registers when it loads, and making objects by name.
+"""The reflected types upstream's library registers when it loads.
 
 A *reflected* type describes its object layout in its ``TVMFFITypeInfo``:
 fields (name, offset, size, a getter and a setter, an optional default),
 methods (Function objects, static or not), and metadata (the object's total
 size, how structural equality treats it, and a ``creator`` that makes an
 empty object). Generic code -- a front end printing an object, a serializer,
-``ffi.MakeObjectFromPackedArgs`` -- works from these records alone.
+``ffi.MakeObjectFromPackedArgs`` (:mod:`.make_object`) -- works from these
+records alone.
 
 Upstream's library registers a few such types as it loads; a C++ kernel may
 look at them, so this runtime registers the same records (the type keys and
@@ -51,9 +52,8 @@ from typing import List, Optional
 
 from tvm_ffi_common import abi
 from . import anyvalue, containers, errors, maps, memory, strings
-from .functions import call_function, set_bool, set_object
+from .functions import set_bool, set_object
 from .registry import TYPES
-from .functions import def_global
 from .signatures import Signature, register_object_type, type_key_of, typed_function
 from .slots import ErrorAlreadyRaised, FFIError
 
@@ -106,7 +106,7 @@ def _c_callback(prototype):
     return wrap
 
 
-def _convert_error(value: abi.TVMFFIAny, target: str) -> FFIError:
+def convert_error(value: abi.TVMFFIAny, target: str) -> FFIError:
     return FFIError("TypeError", f"Cannot convert from type `{type_key_of(value)}` to `{target}`")
 
 
@@ -148,7 +148,7 @@ def _set_object(field, value):
         new = value.v_ptr
         memory.inc_ref(new)
     else:
-        raise _convert_error(value, "ffi.Object")
+        raise convert_error(value, "ffi.Object")
     slot = ctypes.c_void_p.from_address(field)
     old, slot.value = slot.value, new
     if old:
@@ -164,7 +164,7 @@ def _int_accessors(ctype):
     def setter(field, value):
         value = value.contents
         if value.type_index not in (TI.kTVMFFIInt, TI.kTVMFFIBool):
-            raise _convert_error(value, "int")
+            raise convert_error(value, "int")
         ctype.from_address(field).value = value.v_int64
 
     return getter, setter
@@ -495,117 +495,3 @@ def _register_preloaded_records() -> None:
 
 
 _register_preloaded_records()
-
-
-# ------------------------------------------ ffi.MakeObjectFromPackedArgs
-
-
-def _text(array: abi.TVMFFIByteArray) -> str:
-    return ctypes.string_at(array.data, array.size).decode() if array.size else ""
-
-
-def _str_of(value: abi.TVMFFIAny) -> bytes:
-    if value.type_index not in (TI.kTVMFFISmallStr, TI.kTVMFFIStr, TI.kTVMFFIRawStr):
-        raise _convert_error(value, "str")
-    return strings.view_bytes(value)
-
-
-def _call(function: int, args: List[abi.TVMFFIAny]) -> abi.TVMFFIAny:
-    """Calls a Function object; an owned result, or the callee's error passed on."""
-    array = (abi.TVMFFIAny * max(1, len(args)))(*args)
-    result = abi.TVMFFIAny()
-    if call_function(function, array, len(args), ctypes.byref(result)) != 0:
-        raise ErrorAlreadyRaised()
-    return result
-
-
-def _call_setter(field: abi.TVMFFIFieldInfo, address: int, value: abi.TVMFFIAny) -> None:
-    if field.flags & FLAGS.kTVMFFIFieldFlagBitSetterIsFunctionObj:
-        pointer = abi.TVMFFIAny(type_index=TI.kTVMFFIOpaquePtr, v_ptr=address)
-        anyvalue.dec_ref_any(_call(field.setter, [pointer, value]))
-        return
-    if not field.setter:
-        raise FFIError("TypeError", f"Field `{_text(field.name)}` has no setter")
-    if abi.TVMFFIFieldSetter(field.setter)(address, ctypes.byref(value)) != 0:
-        raise ErrorAlreadyRaised()
-
-
-def _set_to_default(field: abi.TVMFFIFieldInfo, address: int) -> None:
-    default = field.default_value_or_factory
-    if field.flags & FLAGS.kTVMFFIFieldFlagBitMaskDefaultFromFactory:
-        if default.type_index != TI.kTVMFFIFunction:
-            raise _convert_error(default, "ffi.Function")
-        value = _call(default.v_ptr, [])
-        try:
-            _call_setter(field, address, value)
-        finally:
-            anyvalue.dec_ref_any(value)
-    else:
-        _call_setter(field, address, default)
-
-
-def _create_empty(info: abi.TVMFFITypeInfo) -> int:
-    """An empty object: the type's native creator, else its ``__ffi_new__`` attribute."""
-    if info.metadata and info.metadata.contents.creator:
-        out = ctypes.c_void_p()
-        if info.metadata.contents.creator(ctypes.byref(out)) != 0:
-            raise ErrorAlreadyRaised()
-        return out.value
-    column = TYPES.attr_column(b"__ffi_new__")
-    if column is not None and info.type_index < len(column.values) \
-            and column.values[info.type_index].type_index == TI.kTVMFFIFunction:
-        made = _call(column.values[info.type_index].v_ptr, [])
-        if made.type_index < TI.kTVMFFIStaticObjectBegin:
-            raise FFIError("TypeError", f"__ffi_new__ of `{_text(info.type_key)}` "
-                                        "did not return an object")
-        return made.v_ptr
-    raise FFIError("RuntimeError", f"Type `{_text(info.type_key)}` does not "
-                                   "support reflection creation (no native creator or "
-                                   "__ffi_new__ type attr)")
-
-
-@def_global("ffi.MakeObjectFromPackedArgs")
-def _make_object_from_packed_args(args, result):
-    """``(type, name0, value0, name1, value1, ...)``: an object with those fields set.
-
-    ``type`` is a type index or key. Fields are filled in declaration order,
-    ancestors' first (below ``ffi.Object``); a field not named takes its
-    default, and one without a default is an error, as is a name that no
-    field has.
-    """
-    if args and args[0].type_index in (TI.kTVMFFIInt, TI.kTVMFFIBool):
-        type_index = args[0].v_int64
-    else:
-        if not args:
-            raise FFIError("TypeError", "Cannot convert from type `None` to `str`")
-        type_index = TYPES.key_to_index(_str_of(args[0]))
-    if len(args) % 2 != 1:
-        raise FFIError("InternalError", "Check failed: (args.size() % 2 == 1) is false: ")
-    info = TYPES.entry(type_index).info
-    names = [_str_of(args[k]) for k in range(1, len(args), 2)]
-    address = _create_empty(info)
-    try:
-        used = set()
-        owners = [info.type_ancestors[d].contents for d in range(1, info.type_depth)] + [info]
-        for owner in owners:
-            for i in range(owner.num_fields):
-                field = owner.fields[i]
-                name = _text(field.name).encode()
-                match = next((k for k, given in enumerate(names)
-                              if k not in used and given == name), None)
-                if match is not None:
-                    _call_setter(field, address + field.offset, args[2 * match + 2])
-                    used.add(match)
-                elif field.flags & FLAGS.kTVMFFIFieldFlagBitMaskHasDefault:
-                    _set_to_default(field, address + field.offset)
-                else:
-                    raise FFIError("TypeError", f"Required field `{name.decode()}` not set in type "
-                                                f"`{_text(info.type_key)}`")
-        for k, name in enumerate(names):
-            if k not in used:
-                raise FFIError("TypeError", f"Type `{_text(info.type_key)}` does "
-                                            f"not have field `{name.decode()}`")
-    except BaseException:
-        memory.dec_ref(address)
-        raise
-    set_object(result, address)

@@ -1,0 +1,284 @@
+"""The dense form's hash table: home slots, probe chains and the iteration list.
+
+A key's chain starts at its home slot (Fibonacci hashing of its AnyHash) and
+follows the jumps its slots' metadata bytes encode; the entries are also linked
+in insertion order through ``prev``/``next``. C++ walks and edits these chains
+inline, so :class:`DenseTable` takes upstream's steps one for one (the rules
+are in :mod:`.maps`). It is the one intricate algorithm of a map, so it stands
+alone: it works on a table that exists; making, growing and freeing tables is
+:mod:`.map_storage`'s.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Optional, Tuple
+
+from tvm_ffi_common import abi
+from .anyhash import any_equal, any_hash
+from .containers import ANY_SIZE
+from .hashing import MASK64
+from .map_layout import (BLOCK_SIZE, BLOCK_SLOTS, EMPTY_SLOT, INVALID_INDEX, ITEM_SIZE, JUMP_MASK,
+                         NOT_HEAD, PAIR_SIZE, PROBE_DISTANCES, PROTECTED_SLOT, ZERO_ANY, ZERO_PAIR,
+                         DenseItem, map_cell, put, release)
+from .slots import FFIError
+
+MAX_LOAD_FACTOR = 0.99
+FIB_MULTIPLIER = 11400714819323198485
+
+
+def fib_hash(hash_value: int, fib_shift: int) -> int:
+    """Fibonacci hashing: the home slot of a hash in a table of ``2**(64 - fib_shift)`` slots."""
+    return ((FIB_MULTIPLIER * hash_value) & MASK64) >> fib_shift
+
+
+def calc_table_size(capacity: int) -> Tuple[int, int]:
+    """``(fib_shift, slots)`` of the table a dense map built for ``capacity`` entries gets.
+
+    ``slots`` is the smallest power of two above ``capacity``, doubled unless
+    it is at least twice ``capacity``.
+    """
+    shift, slots = 64, 1
+    remaining = capacity
+    while remaining:
+        shift -= 1
+        slots <<= 1
+        remaining >>= 1
+    if slots < capacity * 2:
+        return shift - 1, slots << 1
+    return shift, slots
+
+
+class DenseTable:
+    """The slot table of a dense-form map, with upstream's chain and list operations.
+
+    Reads the object's fields on every use, so it stays valid while entries
+    come and go (not across a rebuild, which replaces the table).
+    """
+
+    def __init__(self, address: int):
+        self.address = address
+        self.cell = map_cell(address)
+
+    # --- geometry
+    def _block(self, i: int) -> int:
+        return self.cell.data + (i // BLOCK_SLOTS) * BLOCK_SIZE
+
+    def meta(self, i: int) -> int:
+        """The metadata byte of slot ``i``."""
+        return ctypes.c_uint8.from_address(self._block(i) + i % BLOCK_SLOTS).value
+
+    def set_meta(self, i: int, meta: int) -> None:
+        ctypes.c_uint8.from_address(self._block(i) + i % BLOCK_SLOTS).value = meta
+
+    def item_address(self, i: int) -> int:
+        """Where slot ``i``'s item (key, value, prev, next) lives."""
+        return self._block(i) + BLOCK_SLOTS + (i % BLOCK_SLOTS) * ITEM_SIZE
+
+    def item(self, i: int) -> DenseItem:
+        return DenseItem.from_address(self.item_address(i))
+
+    # --- chains
+    def is_head(self, i: int) -> bool:
+        return not self.meta(i) & NOT_HEAD
+
+    def is_empty(self, i: int) -> bool:
+        return self.meta(i) == EMPTY_SLOT
+
+    def has_next(self, i: int) -> bool:
+        return PROBE_DISTANCES[self.meta(i) & JUMP_MASK] != 0
+
+    def next_link(self, i: int, meta: Optional[int] = None) -> Optional[int]:
+        """The slot after ``i`` on its chain (by ``meta``, default slot i's), or None."""
+        if meta is None:
+            meta = self.meta(i)
+        distance = PROBE_DISTANCES[meta & JUMP_MASK]
+        return None if distance == 0 else (i + distance) % self.cell.slots
+
+    def set_jump(self, i: int, jump: int) -> None:
+        self.set_meta(i, (self.meta(i) & NOT_HEAD) | jump)
+
+    def home(self, hash_value: int) -> int:
+        return fib_hash(hash_value, self.cell.fib_shift)
+
+    def search(self, key: abi.TVMFFIAny) -> Optional[int]:
+        """The slot holding ``key``, or None."""
+        if self.cell.size == 0:
+            return None
+        i = self.home(any_hash(key))
+        if not self.is_head(i):
+            return None
+        while i is not None:
+            if any_equal(key, self.item(i).first):
+                return i
+            i = self.next_link(i)
+        return None
+
+    def find_prev(self, i: int) -> int:
+        """The link before slot ``i`` on its chain (``i`` must not be a head)."""
+        link = self.home(any_hash(self.item(i).first))
+        prev = link
+        link = self.next_link(link)
+        while link != i:
+            if link is None:
+                raise FFIError("InternalError", "corrupt map: slot is not on its key's chain")
+            prev = link
+            link = self.next_link(link)
+        return prev
+
+    def next_empty(self, i: int) -> Optional[Tuple[int, int]]:
+        """``(jump, slot)`` of the first empty slot probed after ``i``, or None."""
+        for jump in range(1, len(PROBE_DISTANCES)):
+            candidate = (i + PROBE_DISTANCES[jump]) % self.cell.slots
+            if self.is_empty(candidate):
+                return jump, candidate
+        return None
+
+    def is_full(self) -> bool:
+        return self.cell.size + 1 > self.cell.slots * MAX_LOAD_FACTOR
+
+    def _new_link(self, i: int, meta: int, key: abi.TVMFFIAny) -> None:
+        """Makes slot ``i`` a chain link holding ``key`` (moved in) and a None value."""
+        self.set_meta(i, meta)
+        item_address = self.item_address(i)
+        put(item_address, key)
+        ctypes.memmove(item_address + ANY_SIZE, ZERO_ANY, ANY_SIZE)
+        item = self.item(i)
+        item.prev = INVALID_INDEX
+        item.next = INVALID_INDEX
+
+    # --- the iteration list
+    def unlink(self, i: int) -> None:
+        item, cell = self.item(i), self.cell
+        if item.prev == INVALID_INDEX:
+            cell.iter_list_head = item.next
+        else:
+            self.item(item.prev).next = item.next
+        if item.next == INVALID_INDEX:
+            cell.iter_list_tail = item.prev
+        else:
+            self.item(item.next).prev = item.prev
+
+    def push_back(self, i: int) -> None:
+        item, cell = self.item(i), self.cell
+        item.prev = cell.iter_list_tail
+        item.next = INVALID_INDEX
+        if cell.iter_list_tail != INVALID_INDEX:
+            self.item(cell.iter_list_tail).next = i
+        if cell.iter_list_head == INVALID_INDEX:
+            cell.iter_list_head = i
+        cell.iter_list_tail = i
+
+    def replace_in_list(self, src: int, dst: int) -> None:
+        """Puts slot ``dst`` where slot ``src`` was in the iteration list."""
+        source, target, cell = self.item(src), self.item(dst), self.cell
+        target.prev = source.prev
+        target.next = source.next
+        if target.prev == INVALID_INDEX:
+            cell.iter_list_head = dst
+        else:
+            self.item(target.prev).next = dst
+        if target.next == INVALID_INDEX:
+            cell.iter_list_tail = dst
+        else:
+            self.item(target.next).prev = dst
+
+    # --- insertion and removal
+    def try_insert(self, key: abi.TVMFFIAny) -> Optional[Tuple[bool, int]]:
+        """Finds or makes the slot for ``key``: ``(is_new, slot)``, or None when the table is full.
+
+        A new slot holds ``key`` (moved in) and a None value; an existing one is
+        unlinked from the iteration list (its caller re-appends it) and ``key``
+        stays with the caller.
+        """
+        if self.cell.slots == 0:
+            return None
+        i = self.home(any_hash(key))
+        if self.is_empty(i):
+            self._new_link(i, 0, key)
+            self.cell.size += 1
+            return True, i
+        if not self.is_head(i):
+            return None if self.is_full() else self._spare_list_head(i, key)
+        link = i
+        while True:
+            if any_equal(key, self.item(link).first):
+                self.unlink(link)
+                return False, link
+            tail = link
+            link = self.next_link(link)
+            if link is None:
+                break
+        if self.is_full():
+            return None
+        found = self.next_empty(tail)
+        if found is None:
+            return None
+        jump, empty = found
+        self._new_link(empty, NOT_HEAD, key)
+        self.set_jump(tail, jump)
+        self.cell.size += 1
+        return True, empty
+
+    def _spare_list_head(self, target: int, key: abi.TVMFFIAny) -> Optional[Tuple[bool, int]]:
+        """Moves the foreign chain links from ``target`` on elsewhere; ``key`` takes ``target``."""
+        moving, writer, first = target, self.find_prev(target), True
+        while True:
+            found = self.next_empty(writer)
+            if found is None:
+                return None
+            jump, empty = found
+            self.set_meta(empty, NOT_HEAD)
+            ctypes.memmove(self.item_address(empty), self.item_address(moving), PAIR_SIZE)
+            ctypes.memmove(self.item_address(moving), ZERO_PAIR, PAIR_SIZE)
+            moved = self.item(empty)
+            moved.prev = INVALID_INDEX
+            moved.next = INVALID_INDEX
+            self.replace_in_list(moving, empty)
+            moving_meta = self.meta(moving)
+            self.set_meta(moving, PROTECTED_SLOT if first else EMPTY_SLOT)
+            first = False
+            self.set_jump(writer, jump)
+            writer = empty
+            moving = self.next_link(moving, moving_meta)
+            if moving is None:
+                break
+        self._new_link(target, 0, key)
+        self.cell.size += 1
+        return True, target
+
+    def erase(self, i: int) -> None:
+        """Removes the entry in slot ``i`` (upstream's ``DenseMapBaseObj::Erase``)."""
+        self.cell.size -= 1
+        if not self.has_next(i):
+            if not self.is_head(i):
+                self.set_jump(self.find_prev(i), 0)
+            self.unlink(i)
+            release(self.item_address(i))
+            release(self.item_address(i) + ANY_SIZE)
+            self.set_meta(i, EMPTY_SLOT)
+            return
+        prev, last = i, self.next_link(i)
+        while self.has_next(last):
+            prev, last = last, self.next_link(last)
+        self.unlink(i)
+        release(self.item_address(i))
+        release(self.item_address(i) + ANY_SIZE)
+        ctypes.memmove(self.item_address(i), self.item_address(last), PAIR_SIZE)
+        ctypes.memmove(self.item_address(last), ZERO_PAIR, PAIR_SIZE)
+        self.replace_in_list(last, i)
+        self.set_meta(last, EMPTY_SLOT)
+        self.set_jump(prev, 0)
+
+    def clear(self) -> None:
+        """Releases every entry; protected slots stay protected, as upstream leaves them."""
+        blocks = (self.cell.slots + BLOCK_SLOTS - 1) // BLOCK_SLOTS
+        for i in range(blocks * BLOCK_SLOTS):
+            if self.meta(i) not in (PROTECTED_SLOT, EMPTY_SLOT):
+                self.set_meta(i, EMPTY_SLOT)
+                release(self.item_address(i))
+                release(self.item_address(i) + ANY_SIZE)
+        self.cell.size = 0
+        self.cell.iter_list_head = INVALID_INDEX
+        self.cell.iter_list_tail = INVALID_INDEX
+
