@@ -82,8 +82,25 @@ class _DropIn(importlib.abc.MetaPathFinder):
                                               is_package=(part == ""))
 
 
+class _Refusal(importlib.abc.Loader):
+    """The loader of a refused import: loading raises ``ImportError`` with ``message``."""
+
+    def __init__(self, message: str):
+        self.message = message
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module) -> None:
+        raise ImportError(self.message, name=module.__name__)
+
+
 class _RefuseUpstream(importlib.abc.MetaPathFinder):
-    """Refuses upstream's ``tvm_ffi`` once one of our packages serves the process."""
+    """Refuses to load upstream's ``tvm_ffi`` once one of our packages serves the process.
+
+    ``importlib.util.find_spec("tvm_ffi")`` still finds it (tests locate its
+    headers that way); only executing it raises.
+    """
 
     def __init__(self, ours: str):
         self.ours = ours
@@ -91,13 +108,16 @@ class _RefuseUpstream(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Optional[Sequence[str]] = None, target=None):
         if fullname != UPSTREAM or _active_drop_in() is not None:
             return None
-        raise ImportError(
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None:
+            return None
+        spec.loader = _Refusal(
             f"cannot import tvm_ffi (upstream's apache-tvm-ffi): {self.ours} already serves the "
             "TVM FFI C API in this process, and two runtimes cannot share one process. "
             f"To run code that imports tvm_ffi on {self.ours}, set {ENV_VAR}="
             f"{_impl_name(self.ours)} in the environment before Python starts; to use "
-            "upstream's, do not import ours in the same process.",
-            name=fullname)
+            "upstream's, do not import ours in the same process.")
+        return spec
 
 
 def _impl_name(package: str) -> str:
