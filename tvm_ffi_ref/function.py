@@ -103,7 +103,7 @@ class Function(Object):
         except AttributeError:
             safe_call = None
         if safe_call is None:
-            raise ValueError(f"cannot call an empty {type(self).__name__} (it holds no function)")
+            raise AttributeError("cannot call an empty Function: it holds no function object")
         scope = CallScope()
         try:
             packed = pack_args(args, scope)
