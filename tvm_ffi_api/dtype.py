@@ -98,7 +98,37 @@ def format_triple(code: int, bits: int, lanes: int) -> str:
     return shortcuts.dtype_to_string(code, bits, lanes)
 
 
-class dtype(str):  # noqa: N801 - the public name matches upstream's
+class _TripleFields:
+    """The fields of a ``(code, bits, lanes)`` triple held as ``_tvm_ffi_dtype_tuple``."""
+
+    __slots__ = ()
+    _tvm_ffi_dtype_tuple: Tuple[int, int, int]
+
+    @property
+    def type_code(self) -> int:
+        """The DLPack type code."""
+        return self._tvm_ffi_dtype_tuple[0]
+
+    @property
+    def bits(self) -> int:
+        """Bits per lane."""
+        return self._tvm_ffi_dtype_tuple[1]
+
+    @property
+    def lanes(self) -> int:
+        """Number of lanes (1 for scalars, negative for a scalable vector's factor)."""
+        return self._tvm_ffi_dtype_tuple[2]
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element: ``(bits * lanes + 7) // 8``."""
+        code, bits, lanes = self._tvm_ffi_dtype_tuple
+        if lanes < 0:  # a scalable vector: its size is only known at run time
+            raise ValueError("Cannot determine itemsize for scalable vector types")
+        return (bits * lanes + 7) // 8
+
+
+class dtype(str, _TripleFields):  # noqa: N801 - the public name matches upstream's
     """An element data type: a ``str`` that also knows its ``(code, bits, lanes)``."""
 
     _tvm_ffi_dtype_tuple: Tuple[int, int, int]
@@ -135,29 +165,6 @@ class dtype(str):  # noqa: N801 - the public name matches upstream's
         return dtype_from_python_triple(code, bits, lanes)
 
     @property
-    def type_code(self) -> int:
-        """The DLPack type code."""
-        return self._tvm_ffi_dtype_tuple[0]
-
-    @property
-    def bits(self) -> int:
-        """Bits per lane."""
-        return self._tvm_ffi_dtype_tuple[1]
-
-    @property
-    def lanes(self) -> int:
-        """Number of lanes (1 for scalars)."""
-        return self._tvm_ffi_dtype_tuple[2]
-
-    @property
-    def itemsize(self) -> int:
-        """Bytes per element: ``(bits * lanes + 7) // 8``."""
-        code, bits, lanes = self._tvm_ffi_dtype_tuple
-        if lanes < 0:  # a scalable vector: its size is only known at run time
-            raise ValueError("Cannot determine itemsize for scalable vector types")
-        return (bits * lanes + 7) // 8
-
-    @property
     def is_bool(self) -> builtins.bool:
         """Whether elements are booleans."""
         return self.type_code == DataTypeCode.BOOL
@@ -191,61 +198,39 @@ class dtype(str):  # noqa: N801 - the public name matches upstream's
         return True
 
 
-class DataType:
+class DataType(_TripleFields):
     """A bare ``DLDataType`` (upstream's ``core.DataType``): the triple without the string.
 
     Internal to upstream; user code wants :class:`dtype`. Passed to a function
     it travels as ``kTVMFFIDataType``, as a dtype does.
     """
 
-    __slots__ = ("_triple",)
+    __slots__ = ("_tvm_ffi_dtype_tuple",)
 
     def __init__(self, dtype_str: str) -> None:
-        self._triple = parse(dtype_str)
+        self._tvm_ffi_dtype_tuple = parse(dtype_str)
 
     def __reduce__(self) -> Any:
-        return (create_data_type, (type(self), *self._triple))
+        return (create_data_type, (type(self), *self._tvm_ffi_dtype_tuple))
 
     def __eq__(self, other: object) -> builtins.bool:
-        return isinstance(other, DataType) and self._triple == other._triple
+        return (isinstance(other, DataType) and
+                self._tvm_ffi_dtype_tuple == other._tvm_ffi_dtype_tuple)
 
     def __ne__(self, other: object) -> builtins.bool:
         return not self.__eq__(other)
 
     def __hash__(self) -> int:
-        return hash(self._triple)
-
-    @property
-    def type_code(self) -> int:
-        """The DLPack type code."""
-        return self._triple[0]
-
-    @property
-    def bits(self) -> int:
-        """Bits per lane."""
-        return self._triple[1]
-
-    @property
-    def lanes(self) -> int:
-        """Number of lanes."""
-        return self._triple[2]
-
-    @property
-    def itemsize(self) -> int:
-        """Bytes per element (``ValueError`` for a scalable vector)."""
-        code, bits, lanes = self._triple
-        if lanes < 0:
-            raise ValueError("Cannot determine itemsize for scalable vector types")
-        return (bits * lanes + 7) // 8
+        return hash(self._tvm_ffi_dtype_tuple)
 
     def __str__(self) -> str:
-        return format_triple(*self._triple)
+        return format_triple(*self._tvm_ffi_dtype_tuple)
 
 
 def create_data_type(cls: type, code: int, bits: int, lanes: int) -> Any:
     """A ``cls`` (:class:`DataType` or a subclass) holding the triple, unchecked (for pickle)."""
     made = cls.__new__(cls)
-    made._triple = (code, bits, lanes)
+    made._tvm_ffi_dtype_tuple = (code, bits, lanes)
     return made
 
 
