@@ -32,7 +32,7 @@ from .error import with_backtrace as _WITH_APPEND_BACKTRACE
 from .function import Function, get_global_func
 from .object import Object, ObjectConvertible, ObjectRValueRef, register_class
 from .object import type_key_to_index as _object_type_key_to_index
-from .object_methods import _new_object
+from .object_methods import new_object as _new_object
 from .pyobject import OpaquePyObject, wrap_pyobject as _convert_to_opaque_object
 from .registry import register_global_func
 from .stream import _set_stream as _env_set_current_stream

@@ -24,7 +24,7 @@ from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
 from .object import Object, register_class, wrap_owned
-from .object_methods import _new_object
+from .object_methods import new_object
 
 TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
@@ -188,7 +188,7 @@ class Error(Object):
         # By value: an error is its three strings (extra_context, which may hold
         # anything, is dropped, as upstream drops it).
         if not self._handle:
-            return (_new_object, (Error,))
+            return (new_object, (Error,))
         return (Error, (self.kind, self.message, self.backtrace))
 
     def py_error(self) -> BaseException:

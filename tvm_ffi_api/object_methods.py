@@ -22,7 +22,7 @@ from .object_protocols import ObjectRValueRef
 from .type_info import type_key
 
 
-def _new_object(cls: type) -> Any:
+def new_object(cls: type) -> Any:
     """An empty wrapper of ``cls``, which ``__setstate__`` then fills (pickle's constructor)."""
     return cls.__new__(cls)
 
@@ -66,7 +66,7 @@ class ObjectMethods:
         return ObjectRValueRef(self)
 
     def __reduce__(self) -> Any:
-        return (_new_object, (type(self),), self.__getstate__())
+        return (new_object, (type(self),), self.__getstate__())
 
     def __getstate__(self) -> Dict[str, Optional[str]]:
         """``{"handle": <the object's JSON graph>}`` (``None`` for an empty wrapper)."""
