@@ -17,7 +17,6 @@ from __future__ import annotations
 import ctypes
 import glob
 import importlib.machinery
-import importlib.metadata
 import importlib.util
 import os
 import sys
@@ -185,6 +184,8 @@ def _find_library_by_basename(package: str, target_name: str,
 
 def _recorded_library(package: str, names: tuple) -> Optional[Path]:
     # The installed distribution's own list of files: the reliable place for a wheel.
+    import importlib.metadata  # (slow to import: only when a library is looked for)
+
     try:
         distribution = importlib.metadata.distribution(package)
         for entry in distribution.files or []:
