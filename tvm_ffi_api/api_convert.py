@@ -20,6 +20,7 @@ an ``ObjectConvertible``                                   ``value.asobject()``
 any callable (a Function too)                              a new Function calling it
 ``None``                                                   ``None``
 anything with ``__dlpack__`` (a Tensor too)                ``from_dlpack(value)``
+a ``torch.dtype`` of upstream's table                      its ``dtype`` (else KeyError)
 a ``numpy.dtype`` of upstream's table                      its ``dtype`` (else KeyError)
 ``__dlpack_data_type__()`` provider                        the ``dtype`` of its triple
 an ``Exception``                                           its Error object
@@ -39,10 +40,11 @@ from __future__ import annotations
 import ctypes
 import sys
 from numbers import Number
-from typing import Any
+from typing import Any, Callable, Optional
 
 from .container import Array, Map
-from .dtype import dtype, dtype_from_python_triple, dtype_from_tuple, numpy_dtype_table
+from .dtype import (dtype, dtype_from_python_triple, dtype_from_tuple, numpy_dtype_table,
+                    torch_dtype_table)
 from .error import Error, exception_to_error
 from .function import Function, wrap_callable
 from .object import Object, ObjectConvertible
@@ -91,6 +93,9 @@ def convert(value: Any) -> Any:
         return None
     if hasattr(value, "__dlpack__"):
         return from_dlpack(value)
+    torch = sys.modules.get("torch")  # a torch.dtype exists only once torch is imported
+    if torch is not None and isinstance(value, torch.dtype):
+        return dtype_from_tuple(*torch_dtype_table()[value])  # KeyError(value) if not there
     numpy = sys.modules.get("numpy")  # a numpy.dtype exists only once NumPy is imported
     if numpy is not None and isinstance(value, numpy.dtype):
         return dtype_from_tuple(*numpy_dtype_table()[value])  # KeyError(value) if not there
@@ -103,3 +108,27 @@ def convert(value: Any) -> Any:
     if any(hasattr(value, name) for name in _KEPT_PROTOCOLS):
         return value
     return wrap_pyobject(value)
+
+
+def convert_func(pyfunc: Callable[..., Any], tensor_cls: Optional[type] = None) -> Function:
+    """A Function calling the Python callable ``pyfunc`` (upstream's ``tvm_ffi.convert_func``).
+
+    With ``tensor_cls`` (a framework's tensor class publishing the DLPack C
+    exchange API, ``torch.Tensor``), tensor arguments reach ``pyfunc`` as
+    instances of that class, made by its framework's ``from_dlpack``; without
+    it this is the callable case of :func:`convert`.
+    """
+    if tensor_cls is None:
+        return wrap_callable(pyfunc)
+    if not hasattr(tensor_cls, "__dlpack_c_exchange_api__"):
+        raise TypeError(f"tensor_cls {tensor_cls!r} must expose __dlpack_c_exchange_api__")
+    framework = sys.modules.get(tensor_cls.__module__.split(".")[0])
+    to_framework = getattr(framework, "from_dlpack", None)
+    if to_framework is None:
+        raise TypeError(f"tensor_cls {tensor_cls!r}: its package has no from_dlpack to make "
+                        "its tensors with")
+
+    def with_framework_tensors(*args: Any) -> Any:
+        return pyfunc(*(to_framework(a) if isinstance(a, Tensor) else a for a in args))
+
+    return wrap_callable(with_framework_tensors)

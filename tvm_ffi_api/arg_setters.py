@@ -4,7 +4,8 @@
 :mod:`tvm_ffi_ref.convert` (first match wins), written once: the reference
 maps each kind to a setter of ``convert.py``, the fast core to an encoder in
 C. The kinds that are rare or need Python anyway (moved references, the
-``__tvm_ffi_*__`` and DLPack dtype/device protocols, ``numpy.dtype``,
+``__tvm_ffi_*__``, ``__cuda_stream__`` and DLPack dtype/device protocols, opaque-pointer
+handlers, ``torch.dtype`` and ``numpy.dtype``,
 exceptions, ``ObjectConvertible`` and opaque objects) have one setter, here,
 in :data:`PYTHON_SETTERS`, used by both; so does the reference's "object"
 kind, :func:`set_object_arg`.
@@ -54,7 +55,7 @@ class CallScope:
 def argument_kind(value: Any) -> str:
     """The name of the encoding ``value`` gets as an argument (upstream's order)."""
     from .device import Device
-    from .dtype import dtype
+    from .dtype import DataType, dtype
     from .tensor import Shape
 
     cls = type(value)
@@ -66,6 +67,8 @@ def argument_kind(value: Any) -> str:
         return "rvalue_ref"
     if hasattr(cls, "__tvm_ffi_object__"):
         return "object_protocol"
+    if hasattr(cls, "__cuda_stream__"):
+        return "cuda_stream"
     if hasattr(cls, "__dlpack__"):
         return "dlpack"
     if isinstance(value, bool):
@@ -74,6 +77,8 @@ def argument_kind(value: Any) -> str:
         return "int"
     if isinstance(value, numbers.Real):
         return "float"
+    if isinstance(value, DataType):
+        return "data_type"
     if isinstance(value, dtype):
         return "dtype"
     if isinstance(value, Device):
@@ -96,8 +101,13 @@ def argument_kind(value: Any) -> str:
         return "void_p"
     if hasattr(cls, "__tvm_ffi_opaque_ptr__"):
         return "opaque_ptr_protocol"
+    if cls in OPAQUE_PTR_HANDLERS:
+        return "opaque_ptr_handler"
     if callable(value):
         return "callable"
+    torch = sys.modules.get("torch")  # a torch.dtype exists only once torch is imported
+    if torch is not None and isinstance(value, torch.dtype):
+        return "torch_dtype"
     numpy = sys.modules.get("numpy")
     if numpy is not None and isinstance(value, numpy.dtype):
         return "numpy_dtype"
@@ -168,6 +178,32 @@ def _set_opaque_ptr_protocol(out, value, scope):
     out.v_ptr = int(value.__tvm_ffi_opaque_ptr__())
 
 
+def _set_cuda_stream(out, value, scope):
+    # __cuda_stream__() -> (kind, address): the stream crosses as an opaque pointer
+    out.type_index = TI.kTVMFFIOpaquePtr
+    out.v_ptr = int(value.__cuda_stream__()[1])
+
+
+#: Setup-time handlers turning instances of an exact third-party class into an
+#: opaque pointer: ``OPAQUE_PTR_HANDLERS[cls] = lambda value: address`` (upstream's
+#: ``core._OPAQUE_PTR_HANDLERS``). Consulted once per class, when its values
+#: are first passed.
+OPAQUE_PTR_HANDLERS: Dict[type, Callable[[Any], int]] = {}
+
+
+def _set_opaque_ptr_handler(out, value, scope):
+    out.type_index = TI.kTVMFFIOpaquePtr
+    out.v_ptr = int(OPAQUE_PTR_HANDLERS[type(value)](value))
+
+
+def _set_torch_dtype(out, value, scope):
+    from .dtype import torch_dtype_triple
+
+    code, bits, lanes = torch_dtype_triple(value)
+    out.type_index = TI.kTVMFFIDataType
+    out.v_dtype = abi.DLDataType(code, bits, lanes)
+
+
 def _set_numpy_dtype(out, value, scope):
     from .dtype import numpy_dtype_triple
 
@@ -175,6 +211,11 @@ def _set_numpy_dtype(out, value, scope):
     code, bits, lanes = numpy_dtype_triple(value)
     out.type_index = TI.kTVMFFIDataType
     out.v_dtype = abi.DLDataType(code, bits, lanes)
+
+
+def _set_data_type(out, value, scope):
+    out.type_index = TI.kTVMFFIDataType
+    out.v_dtype = abi.DLDataType(value.type_code, value.bits, value.lanes)
 
 
 def _set_dlpack_data_type(out, value, scope):
@@ -234,7 +275,11 @@ PYTHON_SETTERS: Dict[str, Callable] = {
     "rvalue_ref": _set_rvalue_ref,
     "object_protocol": _set_object_protocol,
     "opaque_ptr_protocol": _set_opaque_ptr_protocol,
+    "cuda_stream": _set_cuda_stream,
+    "opaque_ptr_handler": _set_opaque_ptr_handler,
+    "torch_dtype": _set_torch_dtype,
     "numpy_dtype": _set_numpy_dtype,
+    "data_type": _set_data_type,
     "dlpack_data_type": _set_dlpack_data_type,
     "dlpack_device": _set_dlpack_device,
     "int_protocol": _set_int_protocol,

@@ -55,7 +55,13 @@ def normalize_index(length: int, idx: Any) -> int:
     return index + length if index < 0 else index
 
 
-class _SeqBase(Object):
+class ContainerBase(Object):
+    """Base of the four containers (upstream's ``core.CContainerBase``)."""
+
+    __slots__ = ()
+
+
+class _SeqBase(ContainerBase):
     """What Array and List share: the sequence cell and read access."""
 
     __slots__ = ()
@@ -110,6 +116,9 @@ class _SeqBase(Object):
 
     def __bool__(self) -> bool:
         return len(self) > 0
+
+    def __deepcopy__(self, memo: Any = None) -> Any:
+        return _ffi.DeepCopy(self)
 
     def __add__(self, other: Iterable[Any]):
         return type(self)(itertools.chain(self, other))
@@ -210,11 +219,9 @@ class List(_SeqBase, MutableSequence):
 # ------------------------------------------------------------------- maps
 
 
-class _MISSING:
-    """The marker ``get`` uses for an absent key."""
-
-
-MISSING = _MISSING()
+#: The runtime's "missing" marker object (``ffi.GetInvalidObject``), upstream's
+#: ``MISSING``: lookups return it for an absent key.
+MISSING = get_global_func("ffi.GetInvalidObject")()
 
 
 def _iterate(backend: "_MapBase", pick: Callable[[Callable[[int], Any]], Any]) -> Iterator[Any]:
@@ -275,7 +282,7 @@ class ItemsView(ItemsViewBase):
         return actual is not MISSING and actual == item[1]
 
 
-class _MapBase(Object):
+class _MapBase(ContainerBase):
     """What Map and Dict share: lookups, views and value semantics."""
 
     __slots__ = ()
@@ -334,6 +341,9 @@ class _MapBase(Object):
 
     def __hash__(self) -> int:
         return _ffi.RecursiveHash(self)
+
+    def __deepcopy__(self, memo: Any = None) -> Any:
+        return _ffi.DeepCopy(self)
 
 
 class Map(_MapBase, Mapping):

@@ -106,6 +106,22 @@ class Device:
         return self._type
 
 
+#: The class ``device()`` makes and calls return devices as: ``Device`` unless
+#: :func:`set_device_class` (upstream's ``core._set_class_device``) replaced it.
+DEVICE_CLASS: type = Device
+
+
+def set_device_class(cls: type) -> None:
+    """Makes ``cls`` (``Device`` or a subclass) the class of every device made from now on."""
+    global DEVICE_CLASS
+    if not (isinstance(cls, type) and issubclass(cls, Device)):
+        raise TypeError(f"the device class must be Device or a subclass of it, got {cls!r}")
+    from .convert import set_device_class as set_core_device_class
+
+    set_core_device_class(cls)
+    DEVICE_CLASS = cls
+
+
 def device(device_type: Union[str, int], index: Optional[int] = None) -> Device:
     """A device from a name (``"cuda"``, ``"cuda:1"``) or a DLPack type code, and an index."""
-    return Device(device_type, index)
+    return DEVICE_CLASS(device_type, index)

@@ -98,7 +98,37 @@ def format_triple(code: int, bits: int, lanes: int) -> str:
     return shortcuts.dtype_to_string(code, bits, lanes)
 
 
-class dtype(str):  # noqa: N801 - the public name matches upstream's
+class _TripleFields:
+    """The fields of a ``(code, bits, lanes)`` triple held as ``_tvm_ffi_dtype_tuple``."""
+
+    __slots__ = ()
+    _tvm_ffi_dtype_tuple: Tuple[int, int, int]
+
+    @property
+    def type_code(self) -> int:
+        """The DLPack type code."""
+        return self._tvm_ffi_dtype_tuple[0]
+
+    @property
+    def bits(self) -> int:
+        """Bits per lane."""
+        return self._tvm_ffi_dtype_tuple[1]
+
+    @property
+    def lanes(self) -> int:
+        """Number of lanes (1 for scalars, negative for a scalable vector's factor)."""
+        return self._tvm_ffi_dtype_tuple[2]
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element: ``(bits * lanes + 7) // 8``."""
+        code, bits, lanes = self._tvm_ffi_dtype_tuple
+        if lanes < 0:  # a scalable vector: its size is only known at run time
+            raise ValueError("Cannot determine itemsize for scalable vector types")
+        return (bits * lanes + 7) // 8
+
+
+class dtype(str, _TripleFields):  # noqa: N801 - the public name matches upstream's
     """An element data type: a ``str`` that also knows its ``(code, bits, lanes)``."""
 
     _tvm_ffi_dtype_tuple: Tuple[int, int, int]
@@ -135,29 +165,6 @@ class dtype(str):  # noqa: N801 - the public name matches upstream's
         return dtype_from_python_triple(code, bits, lanes)
 
     @property
-    def type_code(self) -> int:
-        """The DLPack type code."""
-        return self._tvm_ffi_dtype_tuple[0]
-
-    @property
-    def bits(self) -> int:
-        """Bits per lane."""
-        return self._tvm_ffi_dtype_tuple[1]
-
-    @property
-    def lanes(self) -> int:
-        """Number of lanes (1 for scalars)."""
-        return self._tvm_ffi_dtype_tuple[2]
-
-    @property
-    def itemsize(self) -> int:
-        """Bytes per element: ``(bits * lanes + 7) // 8``."""
-        code, bits, lanes = self._tvm_ffi_dtype_tuple
-        if lanes < 0:  # a scalable vector: its size is only known at run time
-            raise ValueError("Cannot determine itemsize for scalable vector types")
-        return (bits * lanes + 7) // 8
-
-    @property
     def is_bool(self) -> builtins.bool:
         """Whether elements are booleans."""
         return self.type_code == DataTypeCode.BOOL
@@ -189,6 +196,42 @@ class dtype(str):  # noqa: N801 - the public name matches upstream's
         except Exception:  # noqa: BLE001 - any parse failure means "not a dtype"
             return False
         return True
+
+
+class DataType(_TripleFields):
+    """A bare ``DLDataType`` (upstream's ``core.DataType``): the triple without the string.
+
+    Internal to upstream; user code wants :class:`dtype`. Passed to a function
+    it travels as ``kTVMFFIDataType``, as a dtype does.
+    """
+
+    __slots__ = ("_tvm_ffi_dtype_tuple",)
+
+    def __init__(self, dtype_str: str) -> None:
+        self._tvm_ffi_dtype_tuple = parse(dtype_str)
+
+    def __reduce__(self) -> Any:
+        return (create_data_type, (type(self), *self._tvm_ffi_dtype_tuple))
+
+    def __eq__(self, other: object) -> builtins.bool:
+        return (isinstance(other, DataType) and
+                self._tvm_ffi_dtype_tuple == other._tvm_ffi_dtype_tuple)
+
+    def __ne__(self, other: object) -> builtins.bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self._tvm_ffi_dtype_tuple)
+
+    def __str__(self) -> str:
+        return format_triple(*self._tvm_ffi_dtype_tuple)
+
+
+def create_data_type(cls: type, code: int, bits: int, lanes: int) -> Any:
+    """A ``cls`` (:class:`DataType` or a subclass) holding the triple, unchecked (for pickle)."""
+    made = cls.__new__(cls)
+    made._tvm_ffi_dtype_tuple = (code, bits, lanes)
+    return made
 
 
 def dtype_from_tuple(code: int, bits: int, lanes: int) -> dtype:
@@ -264,9 +307,54 @@ def numpy_dtype_triple(value: Any) -> Tuple[int, int, int]:
     return table[value]
 
 
+#: The torch dtypes upstream accepts, by attribute name, with their ``(code, bits,
+#: lanes)``; the second group only where the installed torch has them.
+_TORCH_TRIPLES = (
+    ("int8", (0, 8, 1)), ("short", (0, 16, 1)), ("int16", (0, 16, 1)), ("int32", (0, 32, 1)),
+    ("int", (0, 32, 1)), ("int64", (0, 64, 1)), ("long", (0, 64, 1)), ("uint8", (1, 8, 1)),
+    ("float16", (2, 16, 1)), ("half", (2, 16, 1)), ("float32", (2, 32, 1)),
+    ("float", (2, 32, 1)), ("float64", (2, 64, 1)), ("double", (2, 64, 1)),
+    ("bfloat16", (4, 16, 1)), ("bool", (6, 8, 1)),
+)
+_TORCH_OPTIONAL_TRIPLES = (
+    ("uint16", (1, 16, 1)), ("uint32", (1, 32, 1)), ("uint64", (1, 64, 1)),
+    ("float8_e4m3fn", (10, 8, 1)), ("float8_e4m3fnuz", (11, 8, 1)),
+    ("float8_e5m2", (12, 8, 1)), ("float8_e5m2fnuz", (13, 8, 1)),
+    ("float8_e8m0fnu", (14, 8, 1)), ("float4_e2m1fn_x2", (17, 4, 2)),
+)
+
+_torch_table: Dict[Any, Tuple[int, int, int]] = {}
+
+
+def torch_dtype_table() -> Dict[Any, Tuple[int, int, int]]:
+    """torch.dtype -> ``(code, bits, lanes)`` for the torch types upstream accepts; made on
+    first use (only a torch.dtype asks, so torch is already imported)."""
+    if not _torch_table:
+        import torch
+
+        table = {getattr(torch, name): triple for name, triple in _TORCH_TRIPLES}
+        table.update({getattr(torch, name): triple for name, triple in _TORCH_OPTIONAL_TRIPLES
+                      if hasattr(torch, name)})
+        _torch_table.update(table)
+    return _torch_table
+
+
+def torch_dtype_triple(value: Any) -> Tuple[int, int, int]:
+    """The ``(code, bits, lanes)`` a torch.dtype argument travels as (upstream's table only,
+    else upstream's ``ValueError("Unsupported torch dtype: ", value)``)."""
+    table = torch_dtype_table()
+    if value not in table:
+        raise ValueError("Unsupported torch dtype: ", value)
+    return table[value]
+
+
 #: The dtype constants upstream exports.
 DTYPE_NAMES = (
     "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float64 float32 float16 bfloat16 "
     "float8_e3m4 float8_e4m3 float8_e4m3b11fnuz float8_e4m3fn float8_e4m3fnuz float8_e5m2 "
     "float8_e5m2fnuz float8_e8m0fnu float6_e2m3fn float6_e3m2fn float4_e2m1fn float4_e2m1fnx2"
 ).split()
+
+#: Each of :data:`DTYPE_NAMES` as a dtype (``DTYPE_CONSTANTS["float32"]``), which
+#: the packages export as attributes (``tvm_ffi.float32``), as upstream does.
+DTYPE_CONSTANTS: Dict[str, dtype] = {name: dtype(name) for name in DTYPE_NAMES}

@@ -24,6 +24,7 @@ from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
 from .object import Object, register_class, wrap_owned
+from .object_methods import new_object
 
 TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
@@ -183,6 +184,13 @@ class Error(Object):
         self._cell().update_backtrace(self._handle, ctypes.byref(array),
                                       abi.TVMFFIBacktraceUpdateMode.kTVMFFIBacktraceUpdateModeReplace)
 
+    def __reduce__(self) -> Any:
+        # By value: an error is its three strings (extra_context, which may hold
+        # anything, is dropped, as upstream drops it).
+        if not self._handle:
+            return (new_object, (Error,))
+        return (Error, (self.kind, self.message, self.backtrace))
+
     def py_error(self) -> BaseException:
         """The Python exception this error stands for (its class chosen by kind)."""
         exception = make_exception(self.kind, self.message, self.backtrace)
@@ -194,11 +202,17 @@ register_class(TI.kTVMFFIError, Error)
 
 
 def exception_to_error(exception: BaseException) -> Error:
-    """The Error object for a Python exception (reusing the one it came from, if any)."""
+    """The Error object for a Python exception (reusing the one it came from, if any).
+
+    An exception that came from an Error already carries that Error's
+    backtrace as frames of its traceback (:func:`with_backtrace`), so the
+    reused Error's backtrace is *replaced* by the traceback's text: appending
+    would repeat every frame once per Python -> C -> Python crossing.
+    """
     backtrace = traceback_to_backtrace(exception.__traceback__)
     original = getattr(exception, "__tvm_ffi_error__", None)
-    if isinstance(original, Error):
-        original.update_backtrace(backtrace + original.backtrace)
+    if isinstance(original, Error) and original._handle:
+        original.update_backtrace(backtrace)
         return original
     return Error(kind_of(exception), str(exception), backtrace)
 
@@ -207,3 +221,10 @@ def exception_to_error_raised(exception: BaseException) -> None:
     """Leaves ``exception`` as this thread's raised error (a Python callback failed)."""
     err = exception_to_error(exception)
     LIB.TVMFFIErrorSetRaised(err._handle)
+
+
+# Upstream's module-private names for the helpers above, which its tests and
+# some libraries reach for (``tvm_ffi.error._parse_backtrace``, ...).
+_parse_backtrace = parse_backtrace
+_with_append_backtrace = with_backtrace
+_traceback_to_backtrace_str = traceback_to_backtrace

@@ -1,31 +1,72 @@
-"""Functions made from a C safe-call entry point: ``Function.__from_extern_c__``.
+"""Functions made from C entry points: ``Function.__from_extern_c__`` and
+``Function.__from_mlir_packed_safe_call__``.
 
-Each core's ``Function`` gets :func:`from_extern_c` as its static method.
+Each core's ``Function`` gets both as static methods. A ``keep_alive_object``
+(the JIT engine or ``ctypes.CDLL`` the code lives in) is held by the Function
+object itself, through one Python reference released by the Function's
+deleter: it lives exactly as long as the Function does, whoever holds it last.
 """
 
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Dict
+from typing import Any
 
 from tvm_ffi_common.capi import LIB
 
-#: Objects kept alive for functions made by ``__from_extern_c__``.
-_keep_alive: Dict[int, Any] = {}
+from .pyobject import incref_pyobject, release_pyobject
+
+
+def _adopt_function(status: int, handle: ctypes.c_void_p) -> Any:
+    from .function import Function, raise_last_error
+
+    if status:
+        raise_last_error()
+    return Function._adopt(handle.value)
+
+
+def _entry_address(value: Any, what: str) -> int:
+    address = int(value.value if isinstance(value, ctypes.c_void_p) else value)
+    if not address:
+        raise ValueError(f"{what} must be a non-NULL function address")
+    return address
 
 
 def from_extern_c(c_symbol: int, *, keep_alive_object: Any = None) -> Any:
     """A Function calling the C safe-call entry at address ``c_symbol``.
 
-    ``keep_alive_object`` (e.g. the ``ctypes.CDLL`` the symbol lives in)
-    stays referenced for as long as the process runs.
+    The entry must ignore its first argument (the handle): it receives the
+    ``keep_alive_object``'s address, or NULL without one.
     """
-    from .function import Function, raise_last_error
-
+    safe_call = _entry_address(c_symbol, "c_symbol")
     handle = ctypes.c_void_p()
-    if LIB.TVMFFIFunctionCreate(None, c_symbol, None, ctypes.byref(handle)):
-        raise_last_error()
-    func = Function._adopt(handle.value)
-    if keep_alive_object is not None:
-        _keep_alive[handle.value] = keep_alive_object
-    return func
+    if keep_alive_object is None:
+        return _adopt_function(LIB.TVMFFIFunctionCreate(None, safe_call, None,
+                                                        ctypes.byref(handle)), handle)
+    incref_pyobject(keep_alive_object)
+    status = LIB.TVMFFIFunctionCreate(id(keep_alive_object), safe_call, release_pyobject,
+                                      ctypes.byref(handle))
+    if status:
+        release_pyobject(id(keep_alive_object))  # no Function was made to hold it
+    return _adopt_function(status, handle)
+
+
+def from_mlir_packed_safe_call(mlir_packed_symbol: int, *,
+                               keep_alive_object: Any = None) -> Any:
+    """A Function calling an MLIR packed entry ``void fn(void** args)`` at ``mlir_packed_symbol``.
+
+    MLIR's execution engine exposes a C function as a "packed" one taking the
+    addresses of its arguments; here those are the safe-call arguments and the
+    status to return (``tvm_ffi_runtime_mlir_packed_function`` adapts them in C).
+    """
+    packed = _entry_address(mlir_packed_symbol, "mlir_packed_symbol")
+    handle = ctypes.c_void_p()
+    if keep_alive_object is None:
+        return _adopt_function(LIB.tvm_ffi_runtime_mlir_packed_function(
+            packed, None, None, ctypes.byref(handle)), handle)
+    incref_pyobject(keep_alive_object)
+    status = LIB.tvm_ffi_runtime_mlir_packed_function(packed, id(keep_alive_object),
+                                                      release_pyobject, ctypes.byref(handle))
+    if status:
+        release_pyobject(id(keep_alive_object))
+    return _adopt_function(status, handle)

@@ -87,9 +87,10 @@ class Module(Object):
         return None if text is None else json.loads(str(text))
 
     def get_function_doc(self, name: str, query_imports: bool = False) -> Optional[str]:
-        """The ``__tvm_ffi__doc_<name>`` text, or None."""
+        """The ``__tvm_ffi__doc_<name>`` text as the runtime returns it (a ``String`` when
+        long), or None."""
         text = _api("ModuleGetFunctionDoc")(self, name, query_imports)
-        return str(text) if text else None
+        return text if text else None
 
     def import_module(self, module: "Module") -> None:
         """Makes ``module``'s functions reachable through this one's imports."""

@@ -4,14 +4,37 @@ Each core defines ``Object`` (a Python class in the reference, an extension
 type in the fast core) with the handle, identity and lifetime methods;
 :class:`ObjectMethods` adds the rest. The reference's ``Object`` derives from
 it; the fast core copies its members onto the C type (:func:`install_onto`).
+
+Copying and pickling go through the value, never the handle: a wrapper owns
+exactly one reference, so a copy that duplicated ``_handle`` would make two
+owners of one reference (and free the object twice). ``__reduce__`` turns an
+object into its JSON graph (``ffi.ToJSONGraphString``) and back
+(``ffi.FromJSONGraphString``), as upstream does, so ``copy.copy``,
+``copy.deepcopy`` and ``pickle`` of any subclass make a new object or raise.
 """
 
 from __future__ import annotations
 
 import ctypes
+from typing import Any, Dict, Optional
 
 from .object_protocols import ObjectRValueRef
 from .type_info import type_key
+
+
+def new_object(cls: type) -> Any:
+    """An empty wrapper of ``cls``, which ``__setstate__`` then fills (pickle's constructor)."""
+    return cls.__new__(cls)
+
+
+def _json_graph_function(name: str) -> Any:
+    from .function import get_global_func
+
+    func = get_global_func(name, allow_missing=True)
+    if func is None:
+        raise RuntimeError(f"{name} is not registered: this runtime cannot copy or pickle "
+                           "objects by value")
+    return func
 
 
 class ObjectMethods:
@@ -42,9 +65,33 @@ class ObjectMethods:
         """Passes this object so the callee may take over its reference."""
         return ObjectRValueRef(self)
 
+    def __reduce__(self) -> Any:
+        return (new_object, (type(self),), self.__getstate__())
+
+    def __getstate__(self) -> Dict[str, Optional[str]]:
+        """``{"handle": <the object's JSON graph>}`` (``None`` for an empty wrapper)."""
+        to_json = _json_graph_function("ffi.ToJSONGraphString")
+        if not self._handle:
+            return {"handle": None}
+        return {"handle": str(to_json(self, None))}
+
+    def __setstate__(self, state: Dict[str, Optional[str]]) -> None:
+        """Makes this (empty) wrapper hold the object ``state`` describes."""
+        graph = state["handle"]
+        if graph is None:
+            self._handle = None
+            return
+        self.__init_handle_by_constructor__(_json_graph_function("ffi.FromJSONGraphString"),
+                                            graph)
+
+
+#: The special methods :func:`install_onto` copies too.
+_INSTALLED_DUNDERS = ("__repr__", "__ctypes_handle__", "__reduce__", "__getstate__",
+                      "__setstate__")
+
 
 def install_onto(cls: type) -> None:
     """Copies :class:`ObjectMethods`' members onto ``cls`` (a type that cannot derive from it)."""
     for name, member in vars(ObjectMethods).items():
-        if not name.startswith("__") or name in ("__repr__", "__ctypes_handle__"):
+        if not name.startswith("__") or name in _INSTALLED_DUNDERS:
             setattr(cls, name, member)

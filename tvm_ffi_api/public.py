@@ -1,13 +1,12 @@
 """The names every front-end package exports, gathered once.
 
 ``tvm_ffi_ref/__init__.py`` and ``tvm_ffi_fast/__init__.py`` install their
-runtime, then take these names with ``from .public import *`` and answer the
-dtype constants (``float32``, ...) through :func:`dtype_constants`.
+runtime, then take these names with ``from .public import *``: upstream's
+top-level names, its submodules (``core``, ``libinfo``, ``registry``, ...) and
+its dtype constants (``float32``, ...).
 """
 
 from __future__ import annotations
-
-from typing import Any, Callable
 
 from tvm_ffi_common import __version__, abi
 from tvm_ffi_common.capi import LIB
@@ -40,17 +39,20 @@ __all__ = [
     "use_raw_stream", "use_torch_stream",
 ]
 
-#: The dtype constants a package answers as attributes (``tvm_ffi_fast.float32``, ...).
+# ---- upstream's surface beyond the classes above (module surface, issue 11) ----
+from . import _ffi_api, core, libinfo, registry  # noqa: E402,F401 - upstream imports these
+from .api_convert import convert_func  # noqa: E402
+from .cany import CAny  # noqa: E402
+from .container import ContainerBase as CContainerBase  # noqa: E402
+from .registry import init_ffi_api  # noqa: E402
+
+#: The version as a tuple, ``(0, 1, 0)``.
+__version_tuple__ = tuple(int(part) if part.isdigit() else part
+                          for part in __version__.split("."))
+
+#: The dtype constants (``float32``, ...): real attributes of the package, as upstream's.
 DTYPE_NAMES = tuple(_dtype_module.DTYPE_NAMES)
+globals().update(_dtype_module.DTYPE_CONSTANTS)
 
-
-def dtype_constants(package: str, namespace: dict) -> Callable[[str], Any]:
-    """A module ``__getattr__`` making each dtype constant on first use (cached in ``namespace``)."""
-
-    def __getattr__(name: str) -> Any:
-        if name in _dtype_module.DTYPE_NAMES:
-            value = namespace[name] = dtype(name)
-            return value
-        raise AttributeError(f"module {package!r} has no attribute {name!r}")
-
-    return __getattr__
+__all__ += ["CAny", "CContainerBase", "__version_tuple__", "convert_func", "init_ffi_api",
+            *DTYPE_NAMES]

@@ -19,16 +19,20 @@ from .object import Object, register_class
 TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
 
-_Py_IncRef = ctypes.pythonapi.Py_IncRef
-_Py_IncRef.argtypes = [ctypes.py_object]
+#: ``Py_IncRef(value)``: one more reference to a Python object, for C to own.
+incref_pyobject = ctypes.pythonapi.Py_IncRef
+incref_pyobject.argtypes = [ctypes.py_object]
 _Py_DecRef = ctypes.pythonapi.Py_DecRef
 _Py_DecRef.argtypes = [ctypes.c_void_p]
 
 
 @ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-def _release_pyobject(handle):
-    # ctypes holds the GIL while a callback runs, so this is safe from any thread.
-    _Py_DecRef(handle)
+def release_pyobject(address):
+    """Drops a reference C owned to the Python object at ``address`` (a C deleter).
+
+    ctypes holds the GIL while a callback runs, so this is safe from any thread.
+    """
+    _Py_DecRef(address)
 
 
 class OpaquePyObject(Object):
@@ -46,9 +50,9 @@ register_class(TI.kTVMFFIOpaquePyObject, OpaquePyObject)
 
 def wrap_pyobject(value: Any) -> OpaquePyObject:
     """A new OpaquePyObject owning a reference to ``value``."""
-    _Py_IncRef(value)
+    incref_pyobject(value)
     handle = ctypes.c_void_p()
-    if LIB.TVMFFIObjectCreateOpaque(id(value), TI.kTVMFFIOpaquePyObject, _release_pyobject,
+    if LIB.TVMFFIObjectCreateOpaque(id(value), TI.kTVMFFIOpaquePyObject, release_pyobject,
                                     ctypes.byref(handle)):
         _Py_DecRef(id(value))
         from .function import raise_last_error

@@ -12,7 +12,8 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Callable, List, Optional, TypeVar, Union
+import sys
+from typing import Any, Callable, List, Optional, Sequence, TypeVar, Union
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
@@ -103,3 +104,30 @@ def get_global_func_metadata(name: str) -> Any:
 
     text = str(get_global_func("ffi.GetGlobalFuncMetadata")(name))
     return json.loads(text) if text else {}
+
+
+def get_registered_type_keys() -> Sequence[str]:
+    """The key of every type registered with the runtime."""
+    return get_global_func("ffi.GetRegisteredTypeKeys")()
+
+
+def init_ffi_api(namespace: str, target_module_name: Optional[str] = None) -> None:
+    """Puts every global function ``<namespace>.<name>`` on a module as ``<name>``.
+
+    The usual ``_ffi_api.py`` of a package: ``tvm_ffi.init_ffi_api("mypkg",
+    __name__)`` makes ``_ffi_api.f`` the global ``mypkg.f``. Only the functions
+    registered at the time of the call, and only direct members (``mypkg.a.f``
+    is not ``a.f``); a namespace ``tvm.X`` names the globals ``X.*``. The module
+    (default: the one named ``namespace``) must be imported already.
+    """
+    prefix = namespace[len("tvm."):] if namespace.startswith("tvm.") else namespace
+    target = sys.modules[target_module_name or namespace]
+    for name in list_global_func_names():
+        if not name.startswith(prefix + "."):
+            continue
+        short = name[len(prefix) + 1:]
+        if "." in short:
+            continue
+        func = get_global_func(name)
+        func.__name__ = short
+        setattr(target, short, func)

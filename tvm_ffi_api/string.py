@@ -10,7 +10,7 @@ object instead of copying the text again.
 from __future__ import annotations
 
 import ctypes
-from typing import Optional
+from typing import Any, Optional
 
 from tvm_ffi_common import abi
 from .object import Object, register_class
@@ -24,7 +24,23 @@ def object_content(handle: int) -> bytes:
     return ctypes.string_at(cell.data, cell.size) if cell.size else b""
 
 
-class String(str):
+class PyNativeObject:
+    """Mixin of the Python values that keep the object they came from (``String``,
+    ``Bytes``, ``Shape``): a ``str``/``bytes``/``tuple`` plus ``_tvm_ffi_cached_object``."""
+
+    __slots__ = ()
+
+    def __init_cached_object_by_constructor__(self, fconstructor: Any, *args: Any) -> None:
+        """Keeps the object ``fconstructor(*args)`` returns as this value's object."""
+        made = fconstructor(*args)
+        if not isinstance(made, Object):
+            made = getattr(made, "_tvm_ffi_cached_object", None)
+        if not isinstance(made, Object):
+            raise TypeError("the constructor returned no object")
+        self._tvm_ffi_cached_object = made
+
+
+class String(str, PyNativeObject):
     """A ``str`` backed by a TVM FFI String object (when one exists)."""
 
     _tvm_ffi_cached_object: Optional[Object]
@@ -44,7 +60,7 @@ class String(str):
         return (str, (str(self),))
 
 
-class Bytes(bytes):
+class Bytes(bytes, PyNativeObject):
     """A ``bytes`` backed by a TVM FFI Bytes object (when one exists)."""
 
     _tvm_ffi_cached_object: Optional[Object]

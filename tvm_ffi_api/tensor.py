@@ -21,7 +21,8 @@ from tvm_ffi_common import abi
 from . import shortcuts
 from .device import Device
 from .dtype import dtype_from_tuple
-from .object import Object, register_class
+from .object import Object, class_for_type_index, register_class
+from .string import PyNativeObject
 
 TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
@@ -47,7 +48,9 @@ def from_dlpack(ext_tensor: Any, *, require_alignment: int = 0,
         capsule = ext_tensor
     else:
         raise TypeError("Expect from_dlpack to take either a compatible tensor or PyCapsule")
-    return Tensor._adopt(shortcuts.import_capsule(capsule, require_alignment, require_contiguous))
+    handle = shortcuts.import_capsule(capsule, require_alignment, require_contiguous)
+    # the class registered for ffi.Tensor: Tensor, or what core._set_class_tensor made it
+    return class_for_type_index(TI.kTVMFFITensor)._adopt(handle)
 
 
 def _compact_strides(shape: Tuple[int, ...]) -> Tuple[int, ...]:
@@ -175,7 +178,7 @@ def shape_content(handle: int) -> Tuple[int, ...]:
     return tuple(cell.data[i] for i in range(cell.size))
 
 
-class Shape(tuple):
+class Shape(tuple, PyNativeObject):
     """A ``tuple`` of ints backed by a TVM FFI Shape object."""
 
     _tvm_ffi_cached_object: Optional[Object]

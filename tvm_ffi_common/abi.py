@@ -890,6 +890,9 @@ RUNTIME_FUNCTIONS: List[CFunction] = [
     _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_function_with_owner",
         ("TVMFFISafeCallType", "safe_call"), ("TVMFFIObjectHandle", "owner"),
         ("TVMFFIObjectHandle*", "out")),
+    _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_mlir_packed_function",
+        ("void (*)(void**)", "packed"), ("void*", "context"), ("void (*)(void*)", "release"),
+        ("TVMFFIObjectHandle*", "out")),
 ]
 
 

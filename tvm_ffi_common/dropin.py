@@ -64,6 +64,15 @@ class _AliasLoader(importlib.abc.Loader):
         # __name__ and __spec__ untouched.
         sys.modules[module.__name__] = importlib.import_module(self.target)
 
+    def get_code(self, fullname: str):
+        """Our module's code, for ``python -m tvm_ffi.X`` (runpy runs it as ``__main__``)."""
+        spec = importlib.util.find_spec(self.target)
+        get_code = getattr(spec.loader, "get_code", None) if spec is not None else None
+        if get_code is None:
+            raise ImportError(f"no code object available for {fullname} ({self.target})",
+                              name=fullname)
+        return get_code(self.target)
+
 
 class _DropIn(importlib.abc.MetaPathFinder):
     """Resolves ``tvm_ffi`` and its submodules to ``package`` and its submodules."""
@@ -76,9 +85,13 @@ class _DropIn(importlib.abc.MetaPathFinder):
         if part is None:
             return None
         ours = self.package + part
-        if ours not in sys.modules and importlib.util.find_spec(ours) is None:
+        loaded = sys.modules.get(ours)
+        found = importlib.util.find_spec(ours) if loaded is None else None
+        if loaded is None and found is None:
             return None  # ModuleNotFoundError, under the name asked for
-        return importlib.machinery.ModuleSpec(fullname, _AliasLoader(ours),
+        # The origin (our file) is what ``python -m tvm_ffi.X`` shows as sys.argv[0].
+        origin = getattr(loaded, "__file__", None) if found is None else found.origin
+        return importlib.machinery.ModuleSpec(fullname, _AliasLoader(ours), origin=origin,
                                               is_package=(part == ""))
 
 

@@ -49,8 +49,8 @@ def known_code() -> Dict[int, str]:
         address(function._python_safe_call): "tvm_ffi_ref.function._python_safe_call "
                                              "(runs the Python callable)",
         address(function._python_deleter): "tvm_ffi_ref.function._python_deleter",
-        address(pyobject._release_pyobject): "tvm_ffi_ref.pyobject._release_pyobject "
-                                             "(Py_DecRef)",
+        address(pyobject.release_pyobject): "tvm_ffi_ref.pyobject.release_pyobject "
+                                            "(Py_DecRef)",
         tensors._EXPORTED_DELETER[False]: "tvm_ffi_ref.runtime.tensors._exported_deleter",
         tensors._EXPORTED_DELETER[True]: "tvm_ffi_ref.runtime.tensors."
                                          "_exported_versioned_deleter",

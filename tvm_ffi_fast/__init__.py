@@ -36,13 +36,14 @@ from tvm_ffi_common import dropin
 
 dropin.refuse_upstream_after_ours(__name__)
 
-from tvm_ffi_common import __version__, abi, libinfo  # noqa: E402
+from tvm_ffi_common import __version__, abi  # noqa: E402
+from tvm_ffi_common import libinfo as _libinfo  # noqa: E402 - ``libinfo`` is upstream's module
 
 tvm_ffi_api.mount(__path__)  # noqa: F821 - __path__ is the package's own
 
 # libtvm_ffi.so must be in the process, globally visible, before _core (which
 # links against it) and before any kernel library is loaded.
-libinfo.load_library()
+_libinfo.load_library()
 
 from ._core import ffi as _cffi, lib as _clib  # noqa: E402
 
@@ -64,8 +65,6 @@ INSTALL_STATUS = abi.TVMFFIRuntimeInstallStatus(_INSTALL_STATUS)
 from . import public  # noqa: E402 - the API needs the runtime installed
 from .public import *  # noqa: E402,F401,F403
 
-__getattr__ = public.dtype_constants(__name__, globals())
-
 
 def abi_version() -> Tuple[int, int, int]:
     """The ABI version ``(major, minor, patch)`` reported by ``TVMFFIGetVersion``."""
@@ -80,4 +79,4 @@ def runtime_name() -> Optional[str]:
     return None if name == _cffi.NULL else _cffi.string(name).decode()
 
 
-__all__ = public.__all__ + ["abi_version", "runtime_name"] + list(public.DTYPE_NAMES)
+__all__ = public.__all__ + ["abi_version", "runtime_name"]

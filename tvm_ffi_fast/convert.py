@@ -105,3 +105,8 @@ def release_any(value: abi.TVMFFIAny) -> None:
 def optional_handle(value: Optional[Object]) -> Optional[int]:
     """The handle of an optional object argument."""
     return None if value is None else value._handle
+
+
+def set_device_class(cls: type) -> None:
+    """Makes ``cls`` (Device or a subclass) the class of devices returned from calls."""
+    _frontend.set_device_class(cls)

@@ -22,7 +22,7 @@ from tvm_ffi_common import abi
 from . import _frontend
 from ._frontend import Function, convert_to_function, get_global_func, wrap_callable
 from .error import Error
-from .extern_c import from_extern_c
+from .extern_c import from_extern_c, from_mlir_packed_safe_call
 from .object import register_class
 
 TI = abi.TVMFFITypeIndex
@@ -47,4 +47,5 @@ def finish_call(status: int, result: abi.TVMFFIAny) -> Any:
 
 
 Function.__from_extern_c__ = staticmethod(from_extern_c)
+Function.__from_mlir_packed_safe_call__ = staticmethod(from_mlir_packed_safe_call)
 register_class(TI.kTVMFFIFunction, Function)

@@ -46,8 +46,6 @@ runtime.interrupts.install_sigint_handler()
 from . import public  # noqa: E402 - the API needs the runtime installed
 from .public import *  # noqa: E402,F401,F403
 
-__getattr__ = public.dtype_constants(__name__, globals())
-
 
 def abi_version() -> Tuple[int, int, int]:
     """The ABI version ``(major, minor, patch)`` reported by ``TVMFFIGetVersion``."""
@@ -62,4 +60,4 @@ def runtime_name() -> Optional[str]:
     return None if name is None else name.decode()
 
 
-__all__ = public.__all__ + ["abi_version", "runtime_name"] + list(public.DTYPE_NAMES)
+__all__ = public.__all__ + ["abi_version", "runtime_name"]

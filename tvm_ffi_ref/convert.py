@@ -12,6 +12,7 @@ Python value                           TVMFFIAny
 a TVM FFI :class:`Object`              the object itself (borrowed)
 ``obj._move()``                        ``kTVMFFIObjectRValueRef`` to its slot
 ``__tvm_ffi_object__()`` provider      the object it provides
+``__cuda_stream__()`` provider         ``kTVMFFIOpaquePtr`` (the stream's address)
 anything with ``__dlpack__``           a Tensor made by DLPack import (zero copy)
 ``bool``                               ``kTVMFFIBool``
 an integer (``numbers.Integral``)      ``kTVMFFIInt``; a BigInt beyond int64
@@ -26,7 +27,9 @@ a real (``numbers.Real``)              ``kTVMFFIFloat``
 ``dict``                               a Map
 ``ctypes.c_void_p``                    ``kTVMFFIOpaquePtr``
 ``__tvm_ffi_opaque_ptr__()`` provider  ``kTVMFFIOpaquePtr``
+a class in ``OPAQUE_PTR_HANDLERS``     ``kTVMFFIOpaquePtr`` (its handler's address)
 any other callable                     a Function calling it
+``torch.dtype``                        ``kTVMFFIDataType`` (upstream's torch table)
 ``numpy.dtype``                        ``kTVMFFIDataType`` (upstream's 11 NumPy
                                        types, and ml_dtypes'; else ValueError)
 ``__dlpack_data_type__()`` provider    ``kTVMFFIDataType``
@@ -60,7 +63,11 @@ from tvm_ffi_common.capi import LIB
 from .arg_setters import (PYTHON_SETTERS, CallScope, argument_kind, set_made_object,
                           set_object, set_object_arg)
 from .object import Object, type_index_of, wrap_owned
+from .device import Device
 from .string import Bytes, String
+
+#: The class devices are returned as (``set_device_class`` replaces it).
+_device_class: type = Device
 
 TI = abi.TVMFFITypeIndex
 _OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)
@@ -238,14 +245,28 @@ def pack_args(args, scope: CallScope) -> "ctypes.Array[abi.TVMFFIAny]":
     return packed
 
 
+def _take_moved(slot_address: int) -> int:
+    """The reference a ``kTVMFFIObjectRValueRef`` points at, taken over (its slot left NULL)."""
+    slot = ctypes.c_void_p.from_address(slot_address)
+    handle = slot.value
+    if not handle:
+        raise ValueError("RValueRef already moved")
+    slot.value = None
+    return handle
+
+
 def to_owned_any(value: Any, out: abi.TVMFFIAny) -> None:
     """Writes ``value`` into ``out`` as an owned value (a callback's result)."""
     scope = CallScope()
     try:
         set_arg(out, value, scope)
         if out.type_index == TI.kTVMFFIObjectRValueRef:
-            raise TypeError("a result cannot be a moved reference")
-        if out.type_index >= _OBJECT_BEGIN:
+            # ``return obj._move()``: the result takes over obj's reference (the
+            # scope's fixup then empties obj), as upstream's AnyView -> Any does.
+            handle = _take_moved(out.v_ptr)
+            out.type_index = type_index_of(handle)
+            out.v_ptr = handle
+        elif out.type_index >= _OBJECT_BEGIN:
             LIB.TVMFFIObjectIncRef(out.v_ptr)
     finally:
         scope.close()
@@ -281,9 +302,7 @@ def pod_to_python(value: abi.TVMFFIAny) -> Any:
         dt = value.v_dtype
         return dtype_from_tuple(dt.code, dt.bits, dt.lanes)
     if index == TI.kTVMFFIDevice:
-        from .device import Device
-
-        return Device._from_pair(value.v_device.device_type, value.v_device.device_id)
+        return _device_class._from_pair(value.v_device.device_type, value.v_device.device_id)
     if index == TI.kTVMFFIDLTensorPtr:
         from .tensor import Tensor
 
@@ -292,6 +311,12 @@ def pod_to_python(value: abi.TVMFFIAny) -> Any:
         name = TI(index).name[len("kTVMFFI"):]
         raise ValueError(f"Return value cannot be {name}")
     raise ValueError(f"Unhandled type index {index}")
+
+
+def set_device_class(cls: type) -> None:
+    """Makes ``cls`` (Device or a subclass) the class of devices returned from calls."""
+    global _device_class
+    _device_class = cls
 
 
 def to_python(value: abi.TVMFFIAny) -> Any:
@@ -327,6 +352,12 @@ def borrowed_to_python(value: abi.TVMFFIAny) -> Any:
     if value.type_index == TI.kTVMFFIByteArrayPtr:
         array = abi.TVMFFIByteArray.from_address(value.v_ptr)
         return ctypes.string_at(array.data, array.size)
+    if value.type_index == TI.kTVMFFIObjectRValueRef:  # a moved argument: taken over
+        handle = _take_moved(value.v_ptr)
+        owned = abi.TVMFFIAny()
+        owned.type_index = type_index_of(handle)
+        owned.v_ptr = handle
+        return to_python(owned)
     return pod_to_python(value)
 
 

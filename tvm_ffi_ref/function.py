@@ -24,7 +24,7 @@ from tvm_ffi_common.capi import LIB
 from . import rules
 from .convert import CallScope, borrowed_to_python, pack_args, to_owned_any, to_python
 from .error import Error, exception_to_error_raised
-from .extern_c import from_extern_c
+from .extern_c import from_extern_c, from_mlir_packed_safe_call
 from .object import Object, register_class
 from .runtime import interrupts
 
@@ -75,30 +75,47 @@ def _outcome(status: int, result: abi.TVMFFIAny) -> Any:
     raise rules.status_violation(status)
 
 
+def _safe_call_of(handle: Optional[int]) -> Any:
+    if not handle:
+        return None
+    return abi.TVMFFIFunctionCell.from_address(handle + _CELL_OFFSET).safe_call
+
+
 class Function(Object):
     """A TVM FFI function; calling it calls through the ABI."""
 
-    __slots__ = ("_safe_call",)
+    __slots__ = ("_safe_call", "__dict__")  # attributes may be set on a Function, as upstream
 
     @classmethod
     def _adopt(cls, handle: int) -> "Function":
         func = super()._adopt(handle)
-        cell = abi.TVMFFIFunctionCell.from_address(handle + _CELL_OFFSET)
-        func._safe_call = cell.safe_call
+        func._safe_call = _safe_call_of(handle)
         return func
 
+    def __move_handle_from__(self, other: Object) -> None:
+        # A subclass instance made empty (``MyFunction(...)``) becomes callable here.
+        super().__move_handle_from__(other)
+        self._safe_call = _safe_call_of(self._handle)
+
     def __call__(self, *args: Any) -> Any:
+        try:
+            safe_call = self._safe_call
+        except AttributeError:
+            safe_call = None
+        if safe_call is None:
+            raise AttributeError("cannot call an empty Function: it holds no function object")
         scope = CallScope()
         try:
             packed = pack_args(args, scope)
             result = abi.TVMFFIAny()
-            status = self._safe_call(self._handle, packed, len(args), ctypes.byref(result))
+            status = safe_call(self._handle, packed, len(args), ctypes.byref(result))
         finally:
             scope.close()
         return finish_call(status, result)
 
 
 Function.__from_extern_c__ = staticmethod(from_extern_c)
+Function.__from_mlir_packed_safe_call__ = staticmethod(from_mlir_packed_safe_call)
 register_class(TI.kTVMFFIFunction, Function)
 
 

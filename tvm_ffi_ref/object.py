@@ -39,6 +39,13 @@ class Object(ObjectMethods):
 
     __slots__ = ("_handle", "__weakref__")
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Object":
+        # Every wrapper starts empty, however it is made (``cls.__new__(cls)`` by
+        # pickle, a subclass whose ``__init__`` never calls ours, ...).
+        self = super().__new__(cls)
+        self._handle = None
+        return self
+
     def __init__(self) -> None:
         # Subclasses construct through __init_handle_by_constructor__;
         # a bare Object() holds nothing.

@@ -240,6 +240,18 @@ TVM_FFI_DLL int tvm_ffi_runtime_function_with_owner(TVMFFISafeCallType safe_call
                                                     TVMFFIObjectHandle owner,
                                                     TVMFFIObjectHandle* out);
 
+/*
+ * A Function (*out, a new reference) over an MLIR packed entry point
+ * packed(void** args), args being the addresses of the safe-call handle (NULL),
+ * args, num_args and result and of the int status packed writes back (MLIR's
+ * execution engine exposes C functions this way). context, if release is not
+ * NULL, is released by release(context) when the Function dies; on failure
+ * nothing is released.
+ */
+TVM_FFI_DLL int tvm_ffi_runtime_mlir_packed_function(void (*packed)(void**), void* context,
+                                                     void (*release)(void*),
+                                                     TVMFFIObjectHandle* out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -340,6 +340,67 @@ int tvm_ffi_runtime_function_with_owner(TVMFFISafeCallType safe_call, TVMFFIObje
   return 0;
 }
 
+/*
+ * A Function over an MLIR "packed" entry point, void fn(void** args), whose
+ * args are the addresses of the five safe-call values (handle, args,
+ * num_args, result) and of the status it writes back: how MLIR's execution
+ * engine exposes a C function. The context is released, if given a release
+ * function, when the Function dies.
+ */
+typedef struct {
+  void (*packed)(void**);
+  void* context;
+  void (*release)(void*);
+} MlirPackedCall;
+
+static int mlir_packed_safe_call(void* self, const TVMFFIAny* args, int32_t num_args,
+                                 TVMFFIAny* result) {
+  MlirPackedCall* call = (MlirPackedCall*)self;
+  void* handle = NULL;
+  int status = 0;
+  void* packed_args[5];
+  packed_args[0] = &handle;
+  packed_args[1] = (void*)&args;
+  packed_args[2] = &num_args;
+  packed_args[3] = &result;
+  packed_args[4] = &status;
+  call->packed(packed_args);
+  return status;
+}
+
+static void mlir_packed_release(void* self) {
+  MlirPackedCall* call = (MlirPackedCall*)self;
+  if (call->release != NULL) call->release(call->context);
+  free(call);
+}
+
+int tvm_ffi_runtime_mlir_packed_function(void (*packed)(void**), void* context,
+                                         void (*release)(void*), TVMFFIObjectHandle* out) {
+  MlirPackedCall* call;
+  if (out == NULL || packed == NULL) {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", out == NULL
+                                                   ? "tvm_ffi_runtime_mlir_packed_function: out "
+                                                     "must not be NULL"
+                                                   : "tvm_ffi_runtime_mlir_packed_function: "
+                                                     "packed must not be NULL");
+    return -1;
+  }
+  call = (MlirPackedCall*)malloc(sizeof(MlirPackedCall));
+  if (call == NULL) {
+    TVMFFIErrorSetRaisedFromCStr("MemoryError", "tvm_ffi_runtime_mlir_packed_function: out of "
+                                                "memory");
+    return -1;
+  }
+  call->packed = packed;
+  call->context = context;
+  call->release = release;
+  if (TVMFFIFunctionCreate(call, mlir_packed_safe_call, mlir_packed_release, out) != 0) {
+    free(call); /* the caller keeps its context */
+    return -1;
+  }
+  return 0;
+}
+
 /* ---------------------------------------------------------- custom allocator */
 
 /*

@@ -296,5 +296,19 @@ PyObject* fx_decode_borrowed(const TVMFFIAny* value) {
     const TVMFFIByteArray* array = (const TVMFFIByteArray*)value->v_ptr;
     return PyBytes_FromStringAndSize(array->size ? array->data : "", (Py_ssize_t)array->size);
   }
+  if (value->type_index == kTVMFFIObjectRValueRef) {
+    /* a moved argument: take over the reference in the caller's slot, leaving it NULL */
+    void** slot = (void**)value->v_ptr;
+    TVMFFIAny owned;
+    if (*slot == NULL) {
+      PyErr_SetString(PyExc_ValueError, "RValueRef already moved");
+      return NULL;
+    }
+    fx_any_clear(&owned);
+    owned.v_ptr = *slot;
+    owned.type_index = fx_header_index(owned.v_ptr);
+    *slot = NULL;
+    return fx_decode_owned(&owned);
+  }
   return decode_pod(value);
 }

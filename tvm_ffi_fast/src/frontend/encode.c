@@ -614,8 +614,21 @@ int fx_encode_owned(PyObject* value, TVMFFIAny* out) {
   status = fx_encode(value, out, &scope);
   if (status == 0) {
     if (out->type_index == kTVMFFIObjectRValueRef) {
-      PyErr_SetString(PyExc_TypeError, "a result cannot be a moved reference");
-      status = -1;
+      /*
+       * `return obj._move()`: the result takes over the reference in obj's slot
+       * (the scope's fixup then empties obj), as upstream's AnyView -> Any does.
+       */
+      void** slot = (void**)out->v_ptr;
+      void* handle = *slot;
+      if (handle == NULL) {
+        PyErr_SetString(PyExc_ValueError, "RValueRef already moved");
+        status = -1;
+      } else {
+        *slot = NULL;
+        out->type_index = fx_header_index(handle);
+        out->v_ptr = handle;
+        owned = 1;
+      }
     } else if (out->type_index >= kTVMFFIStaticObjectBegin) {
       fx_incref(out->v_ptr);
       owned = 1;

@@ -105,10 +105,11 @@ typedef struct {
   PyObject* weakreflist;
 } FxObject;
 
-/* A Function wrapper: an Object plus its vectorcall entry. */
+/* A Function wrapper: an Object plus its vectorcall entry and, as upstream's, a __dict__. */
 typedef struct {
   FxObject base;
   vectorcallfunc vectorcall;
+  PyObject* dict;
 } FxFunction;
 
 /* object.c */
@@ -292,6 +293,8 @@ typedef enum {
 
 /* The hook (borrowed) or NULL with an exception. */
 FX_HIDDEN PyObject* fx_hook(FxHook which);
+/* Replaces a hook (device.set_device_class's class, say). */
+FX_HIDDEN void fx_set_hook(FxHook which, PyObject* value);
 
 /* Interned attribute names. */
 typedef struct {

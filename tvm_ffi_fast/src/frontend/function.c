@@ -52,7 +52,7 @@ PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t n
     return reject_keywords(kwnames);
   }
   if (FX_UNLIKELY(handle == NULL)) {
-    /* AttributeError as in the reference, where an empty Function has no _safe_call */
+    /* AttributeError, as the reference raises it (an empty Function has no safe_call) */
     PyErr_SetString(PyExc_AttributeError,
                     "cannot call an empty Function: it holds no function object");
     return NULL;

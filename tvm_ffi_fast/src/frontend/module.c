@@ -66,6 +66,13 @@ PyObject* fx_hook(FxHook which) {
   return found;
 }
 
+void fx_set_hook(FxHook which, PyObject* value) {
+  PyObject* old = hooks[which];
+  Py_INCREF(value);
+  hooks[which] = value;
+  Py_XDECREF(old);
+}
+
 /* ------------------------------------------------------------ init */
 
 static int intern(PyObject** slot, const char* text) {

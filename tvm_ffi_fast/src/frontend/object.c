@@ -281,7 +281,18 @@ static PyType_Spec object_spec = {"tvm_ffi_fast.object.Object", sizeof(FxObject)
 
 static PyMemberDef function_members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(FxFunction, vectorcall), READONLY, NULL},
+    {"__dictoffset__", T_PYSSIZET, offsetof(FxFunction, dict), READONLY, NULL},
     {NULL, 0, 0, 0, NULL}};
+
+/* Attributes set on a Function (init_ffi_api names each one it installs, say). */
+static PyGetSetDef function_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static void function_dealloc(PyObject* self) {
+  Py_CLEAR(((FxFunction*)self)->dict);
+  object_dealloc(self);
+}
 
 static PyType_Slot function_slots[] = {
     {Py_tp_doc,
@@ -291,6 +302,8 @@ static PyType_Slot function_slots[] = {
      "calling-convention rules checked and the result decoded."},
     {Py_tp_call, PyVectorcall_Call},
     {Py_tp_members, function_members},
+    {Py_tp_getset, function_getset},
+    {Py_tp_dealloc, function_dealloc},
     {0, NULL}};
 
 static PyType_Spec function_spec = {

@@ -406,6 +406,17 @@ static PyObject* store_str_or_bytes(PyObject* self, PyObject* args) {
   return handle_or_none(out->type_index >= kTVMFFIStaticObjectBegin ? out->v_ptr : NULL);
 }
 
+static PyObject* set_device_class(PyObject* self, PyObject* cls) {
+  (void)self;
+  if (!PyType_Check(cls)) {
+    PyErr_Format(PyExc_TypeError, "set_device_class: cls must be a class, got %s",
+                 fx_type_name(Py_TYPE(cls)));
+    return NULL;
+  }
+  fx_set_hook(FX_HOOK_DEVICE, cls);
+  Py_RETURN_NONE;
+}
+
 #define FASTCALL(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL
 
 PyMethodDef fx_module_methods[] = {
@@ -463,6 +474,8 @@ PyMethodDef fx_module_methods[] = {
      "dtype_to_string(code, bits, lanes): the runtime's spelling of a DLDataType."},
     {"import_managed_tensor", import_managed_tensor, METH_VARARGS,
      "import_managed_tensor(managed, versioned, require_alignment, require_contiguous)."},
+    {"set_device_class", set_device_class, METH_O,
+     "set_device_class(cls): the class (Device or a subclass) devices are returned as."},
     {"store_str_or_bytes", store_str_or_bytes, METH_VARARGS,
      "store_str_or_bytes(address, data, is_str): the handle made (to release later), or None."},
     {NULL, NULL, 0, NULL}};
