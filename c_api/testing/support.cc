@@ -44,25 +44,27 @@ Value Value::FromHandle(void* handle) {
   return Value(raw);
 }
 
-Value Value::Int(int64_t value) {
-  TVMFFIAny raw = None();
-  raw.type_index = kTVMFFIInt;
-  raw.v_int64 = value;
-  return Value(raw);
+namespace {
+
+// A value of an inline (non-object) type: its index and one member of the payload.
+template <typename T>
+TVMFFIAny Inline(int32_t type_index, T TVMFFIAny::*member, T value) {
+  TVMFFIAny raw = Value::None();
+  raw.type_index = type_index;
+  raw.*member = value;
+  return raw;
 }
 
+}  // namespace
+
+Value Value::Int(int64_t value) { return Value(Inline(kTVMFFIInt, &TVMFFIAny::v_int64, value)); }
+
 Value Value::Float(double value) {
-  TVMFFIAny raw = None();
-  raw.type_index = kTVMFFIFloat;
-  raw.v_float64 = value;
-  return Value(raw);
+  return Value(Inline(kTVMFFIFloat, &TVMFFIAny::v_float64, value));
 }
 
 Value Value::Bool(bool value) {
-  TVMFFIAny raw = None();
-  raw.type_index = kTVMFFIBool;
-  raw.v_int64 = value ? 1 : 0;
-  return Value(raw);
+  return Value(Inline<int64_t>(kTVMFFIBool, &TVMFFIAny::v_int64, value ? 1 : 0));
 }
 
 Value Value::Str(const std::string& text) {
@@ -80,24 +82,15 @@ Value Value::Bytes(const std::string& data) {
 }
 
 Value Value::Device(DLDevice device) {
-  TVMFFIAny raw = None();
-  raw.type_index = kTVMFFIDevice;
-  raw.v_device = device;
-  return Value(raw);
+  return Value(Inline(kTVMFFIDevice, &TVMFFIAny::v_device, device));
 }
 
 Value Value::DType(DLDataType dtype) {
-  TVMFFIAny raw = None();
-  raw.type_index = kTVMFFIDataType;
-  raw.v_dtype = dtype;
-  return Value(raw);
+  return Value(Inline(kTVMFFIDataType, &TVMFFIAny::v_dtype, dtype));
 }
 
 Value Value::TensorPtr(DLTensor* tensor) {
-  TVMFFIAny raw = None();
-  raw.type_index = kTVMFFIDLTensorPtr;
-  raw.v_ptr = tensor;
-  return Value(raw);
+  return Value(Inline<void*>(kTVMFFIDLTensorPtr, &TVMFFIAny::v_ptr, tensor));
 }
 
 Value::Value(const Value& other) : raw_(other.raw_) {
