@@ -148,3 +148,31 @@ def test_fields_release_what_they_replace(frontend: str) -> None:
         print(counts)
     """)
     assert out.strip() == "[3, 2, 102, 2, 1, 2, 2, 1]"
+
+
+@pytest.mark.parametrize("frontend", FRONTENDS)
+def test_threads_share_the_library(frontend: str) -> None:
+    # Conversions look global functions up on first use and call them: from many
+    # threads at once, each call still gets its own answer.
+    out = run_python(f"""
+        import threading
+        import tvm_ffi_{frontend} as api, tvm_ffi_{frontend}.testing as t
+        errors = []
+
+        def work(n):
+            try:
+                for i in range(50):
+                    got = t.schema_id_map_str_int({{"k": n + i, "v": True}})
+                    assert dict(got) == {{"k": n + i, "v": 1}}
+                    assert t.create_object("testing.TestObjectBase", v_i64=n).add_i64(i) == n + i
+            except Exception as error:  # noqa: BLE001
+                errors.append(error)
+
+        threads = [threading.Thread(target=work, args=(1000 * k,)) for k in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        print(errors)
+    """)
+    assert out.strip() == "[]"

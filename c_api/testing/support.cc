@@ -133,9 +133,13 @@ bool IsStr(const TVMFFIAny& value) {
 TVMFFIObjectHandle GlobalFunction(const char* name) {
   static std::mutex mutex;
   static std::unordered_map<std::string, TVMFFIObjectHandle> cache;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(name);
-  if (it != cache.end()) return it->second;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(name);
+    if (it != cache.end()) return it->second;
+  }
+  // Looked up without the lock held: the runtime may need the GIL, which a caller
+  // waiting for the lock could hold.
   TVMFFIByteArray key{name, std::strlen(name)};
   TVMFFIObjectHandle handle = nullptr;
   Check(TVMFFIFunctionGetGlobal(&key, &handle));
@@ -143,8 +147,10 @@ TVMFFIObjectHandle GlobalFunction(const char* name) {
     Throw("RuntimeError", std::string("the global function `") + name +
                               "` is not registered by the installed TVM FFI runtime");
   }
-  cache.emplace(name, handle);  // kept (one reference) for the life of the process
-  return handle;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto inserted = cache.emplace(name, handle);  // one reference kept for the process
+  if (!inserted.second) TVMFFIObjectDecRef(handle);
+  return inserted.first->second;
 }
 
 Value CallFunction(TVMFFIObjectHandle function, const TVMFFIAny* args, int32_t num_args) {
