@@ -1,12 +1,15 @@
 """Build of the whole project: ``pip install .`` (or ``pip install -e .``).
 
-Besides the Python packages this builds, with the C compiler alone:
+Besides the Python packages this builds, with a C compiler (C++ for one library):
 
 * ``tvm_ffi_common/lib/libtvm_ffi.so`` from ``c_api/src`` (SONAME libtvm_ffi.so),
 * ``tvm_ffi_common/lib/libtvm_ffi_example_kernels.so``, the example kernel
   library, and ``libtvm_ffi_broken_kernels.so``, one that breaks each rule
   ``tvm-ffi-check`` checks, from ``examples/kernels`` (C, against
   ``c_api/include``),
+* ``tvm_ffi_common/lib/libtvm_ffi_testing.so``, the testing kernel library
+  (upstream's ``testing.*`` functions and types) from ``c_api/testing`` (C++17,
+  against ``c_api/include``; the one piece that needs a C++ compiler),
 * ``tvm_ffi_fast._core``, the cffi extension, linked against the former,
 
 and copies ``c_api/include`` into ``tvm_ffi_common/include`` for kernel authors,
@@ -59,6 +62,29 @@ def build_example_kernels(lib_dir):
                       "-L", lib_dir, "-ltvm_ffi", "-Wl,-rpath,$ORIGIN", "-o", output])
 
 
+def _cxx():
+    return shlex.split(os.environ.get("CXX", "c++"))
+
+
+def build_testing_library(lib_dir):
+    """Compiles c_api/testing (C++17 against c_api/include) into lib_dir/libtvm_ffi_testing.so.
+
+    The sources are compiled in parallel, then linked against libtvm_ffi.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    sources = sorted(glob.glob(os.path.join(ROOT, "c_api", "testing", "*.cc")))
+    build_dir = os.path.join(ROOT, "build", "testing_objects")
+    os.makedirs(build_dir, exist_ok=True)
+    objects = [os.path.join(build_dir, os.path.basename(s)[:-3] + ".o") for s in sources]
+    flags = ["-std=c++17", *CFLAGS, "-fvisibility=hidden", "-I", INCLUDE_DIR]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        list(pool.map(lambda so: _run(_cxx() + flags + ["-c", so[0], "-o", so[1]]),
+                      zip(sources, objects)))
+    _run(_cxx() + ["-shared", *objects, "-L", lib_dir, "-ltvm_ffi", "-Wl,-rpath,$ORIGIN",
+                   "-o", os.path.join(lib_dir, "libtvm_ffi_testing.so")])
+
+
 class BuildExtWithCLibraries(build_ext):
     """build_ext that first builds the plain C libraries the extension links to."""
 
@@ -68,6 +94,7 @@ class BuildExtWithCLibraries(build_ext):
         os.makedirs(lib_dir, exist_ok=True)
         build_libtvm_ffi(lib_dir)
         build_example_kernels(lib_dir)
+        build_testing_library(lib_dir)
         if not self.inplace:
             shutil.copytree(INCLUDE_DIR, os.path.join(package_dir, "include"), dirs_exist_ok=True)
         for ext in self.extensions:

@@ -54,5 +54,6 @@ def test_a_wheel_carries_every_package_and_the_built_libraries(tmp_path):
                     if name.endswith(".py"):
                         assert f"{package}/{name}" in names, f"{package}/{name}"
     assert "tvm_ffi_common/lib/libtvm_ffi.so" in names
+    assert "tvm_ffi_common/lib/libtvm_ffi_testing.so" in names
     assert "tvm_ffi_common/include/tvm/ffi/c_api.h" in names
     assert any(n.startswith("tvm_ffi_fast/_core") for n in names)

@@ -236,3 +236,9 @@ def check_no_other_library(ours: ctypes.CDLL, path: str) -> None:
             f"({path}), so kernels would reach it instead: two TVM FFI runtimes cannot share one "
             f"process. Import tvm_ffi_fast or tvm_ffi_ref before anything loads the other library, "
             f"or set {ENV_VAR}=fast so that `import tvm_ffi` gives ours.")
+
+
+def serves(package: str) -> bool:
+    """Whether ``import tvm_ffi`` gives ``package`` in this process (its drop-in is installed)."""
+    active = _active_drop_in()
+    return active is not None and active.package == package

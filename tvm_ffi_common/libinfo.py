@@ -81,3 +81,40 @@ def load_library() -> ctypes.CDLL:
         check_no_other_library(library, path)
         _loaded = library
     return _loaded
+
+
+# ------------------------------------------------------------ the testing library
+
+#: The testing kernel library (``c_api/testing``): upstream's ``testing.*``
+#: functions and types, which upstream's own test suite relies on.
+TESTING_LIBRARY_NAME = "libtvm_ffi_testing.so"
+
+_testing_loaded: Optional[ctypes.CDLL] = None
+
+
+def testing_library_path() -> str:
+    """The absolute path of ``libtvm_ffi_testing.so`` (next to ``libtvm_ffi.so``)."""
+    path = os.path.join(library_dir(), TESTING_LIBRARY_NAME)
+    if not os.path.isfile(path):
+        raise OSError(f"{TESTING_LIBRARY_NAME} was not found in {library_dir()}; "
+                      "build it with `pip install .` or `pip install -e .`")
+    return path
+
+
+def load_testing_library() -> ctypes.CDLL:
+    """Loads ``libtvm_ffi_testing.so`` once (a runtime must serve the process).
+
+    The library registers its functions and types as it loads; if that
+    fails, ``ImportError`` says why.
+    """
+    global _testing_loaded
+    if _testing_loaded is None:
+        load_library()
+        library = ctypes.CDLL(testing_library_path(), mode=ctypes.RTLD_GLOBAL)
+        library.TVMFFITestingLoadError.restype = ctypes.c_char_p
+        error = library.TVMFFITestingLoadError()
+        if error is not None:
+            raise ImportError(f"{TESTING_LIBRARY_NAME} could not register its functions and "
+                              f"types: {error.decode(errors='replace')}")
+        _testing_loaded = library
+    return _testing_loaded

@@ -65,6 +65,11 @@ INSTALL_STATUS = abi.TVMFFIRuntimeInstallStatus(_INSTALL_STATUS)
 from . import public  # noqa: E402 - the API needs the runtime installed
 from .public import *  # noqa: E402,F401,F403
 
+# As upstream's tvm_ffi (the drop-in), load its testing library at import as
+# upstream's core does: its tests call testing.* functions without importing it.
+if dropin.serves(__name__):
+    _libinfo.load_testing_library()
+
 
 def abi_version() -> Tuple[int, int, int]:
     """The ABI version ``(major, minor, patch)`` reported by ``TVMFFIGetVersion``."""

@@ -25,6 +25,7 @@ from tvm_ffi_common import dropin
 dropin.refuse_upstream_after_ours(__name__)
 
 from tvm_ffi_common import __version__, abi  # noqa: E402
+from tvm_ffi_common import libinfo as _libinfo  # noqa: E402 - ``libinfo`` is upstream's module
 from tvm_ffi_common.capi import LIB  # noqa: E402
 
 tvm_ffi_api.mount(__path__)  # noqa: F821 - __path__ is the package's own
@@ -45,6 +46,11 @@ runtime.interrupts.install_sigint_handler()
 
 from . import public  # noqa: E402 - the API needs the runtime installed
 from .public import *  # noqa: E402,F401,F403
+
+# As upstream's tvm_ffi (the drop-in), load its testing library at import as
+# upstream's core does: its tests call testing.* functions without importing it.
+if dropin.serves(__name__):
+    _libinfo.load_testing_library()
 
 
 def abi_version() -> Tuple[int, int, int]:
