@@ -30,6 +30,7 @@ SOURCES = [
     "containers",  # Array, List, Shape and the container ffi.* functions
     "map",  # Map and Dict: hashing, small and dense layouts
     "dataclass_ops",  # ffi.ReprPrint, ffi.Recursive*, the hook columns
+    "pyclass",  # types a front end lays out: field accessors, generated __ffi_init__
     "tensor",  # Tensor objects and DLPack
     "env",  # streams, DLPack allocator, signal checks
     "module",  # shared-library and system-library modules

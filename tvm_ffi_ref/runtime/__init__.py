@@ -25,6 +25,7 @@ from . import (  # noqa: F401 - imported for their @implements and ffi.* registr
     functions,
     modules,
     objects,
+    pyclass,
     reflection,
     make_object,
     registry,
