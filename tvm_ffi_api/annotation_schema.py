@@ -109,7 +109,7 @@ def _is_object_class(cls: type) -> bool:
 
 
 def _object_class(cls: type, args: Tuple[Any, ...]) -> TypeSchema:
-    from .type_records import _type_cls_to_type_info
+    from .type_registry import _type_cls_to_type_info
 
     info = _type_cls_to_type_info(cls)
     if info is None:
@@ -128,7 +128,7 @@ def _object_class(cls: type, args: Tuple[Any, ...]) -> TypeSchema:
 
 def _class(cls: type) -> TypeSchema:
     from .device import Device
-    from .dtype import dtype
+    from .scalar_converters import dtype_classes
     from .string import Bytes, String
 
     if _is_object_class(cls):
@@ -137,9 +137,9 @@ def _class(cls: type) -> TypeSchema:
         return TypeSchema("str")
     if issubclass(cls, Bytes):
         return TypeSchema("bytes")
-    if issubclass(cls, dtype):
+    if issubclass(cls, dtype_classes()):
         return TypeSchema("dtype")
-    if cls is Device:
+    if issubclass(cls, Device):
         return TypeSchema("Device")
     if hasattr(cls, "__dlpack__"):
         return TypeSchema("Tensor")

@@ -40,7 +40,7 @@ def describe(value: Any) -> str:
         info = getattr(type(value), "__tvm_ffi_type_info__", None)
         if info is not None:
             return info.type_key
-        from .type_records import type_index_to_key
+        from .type_registry import type_index_to_key
 
         return type_index_to_key(type_index_of(value._handle))
     return type(value).__qualname__
@@ -87,7 +87,7 @@ class Converter:
     def convert_hook(self) -> Any:
         """The target type's ``__ffi_convert__`` Function, if it has one (looked up once)."""
         if not self._hook_ready:
-            from .type_records import _lookup_type_attr
+            from .type_registry import _lookup_type_attr
 
             self._hook = _lookup_type_attr(self.type_index, "__ffi_convert__")
             self._hook_ready = True

@@ -21,14 +21,21 @@ from .string import Bytes, String
 # ------------------------------------------------------------------ scalars
 
 
+def dtype_classes() -> tuple:
+    """The classes whose instances are dtypes: ``dtype`` and the bare ``DataType`` if any."""
+    from . import dtype as dtype_module
+
+    data_type = getattr(dtype_module, "DataType", None)
+    return (dtype_module.dtype,) if data_type is None else (dtype_module.dtype, data_type)
+
+
 def _any(conv: Converter, value: Any) -> Result:
     from .device import Device
-    from .dtype import dtype
     from .tensor import Tensor
 
     pack_checked(value, "Any", value)
-    native = (type(None), bool, int, float, ctypes.c_void_p, String, Bytes, Tensor, dtype,
-              Device, Object)
+    native = (type(None), bool, int, float, ctypes.c_void_p, String, Bytes, Tensor, Device,
+              Object, *dtype_classes())
     return value, not isinstance(value, native)
 
 
@@ -117,7 +124,7 @@ def _device(conv: Converter, value: Any) -> Result:
 def _dtype(conv: Converter, value: Any) -> Result:
     from .dtype import dtype
 
-    if isinstance(value, dtype):
+    if isinstance(value, dtype_classes()):
         return value, False
     if isinstance(value, str):
         try:

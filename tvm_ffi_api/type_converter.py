@@ -158,7 +158,7 @@ def is_instance_index(actual: int, target: int) -> bool:
     """Whether type index ``actual`` is ``target`` or derives from it."""
     if actual == target:
         return True
-    from .type_records import type_ancestor_at, type_depth
+    from .type_registry import type_ancestor_at, type_depth
 
     depth = type_depth(target)
     return depth is not None and type_ancestor_at(actual, depth) == target
@@ -218,7 +218,7 @@ def _payload_enum(conv: Converter, value: Any) -> Result:
     """An IntEnum/StrEnum field: a variant, or its payload (int or str) looked up."""
     if _already(conv, value):
         return value, False
-    from .type_records import _lookup_type_attr, class_of_type_index
+    from .type_registry import _lookup_type_attr, class_of_type_index
 
     payload = None
     if class_of_type_index(conv.type_index) is not None:
@@ -313,7 +313,7 @@ def _argument(schema: Any) -> Optional[Converter]:
 
 
 def _object_converter(type_index: int, hint: str) -> Converter:
-    from .type_records import class_of_type_index
+    from .type_registry import class_of_type_index
 
     payload = getattr(class_of_type_index(type_index), "__tvm_ffi_payload_enum__", None)
     if payload is not None:
@@ -348,7 +348,7 @@ def build_converter(schema: Any) -> Converter:
         return Converter(_object, "Object", int(TI.kTVMFFIObject))
     if schema.origin_type_index >= _OBJECT_BEGIN:
         return _object_converter(schema.origin_type_index, origin)
-    from .type_records import _object_type_key_to_index
+    from .type_registry import _object_type_key_to_index
 
     index = _object_type_key_to_index(origin)
     if index is not None:

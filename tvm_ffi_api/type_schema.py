@@ -78,9 +78,9 @@ _MAPPING_ORIGINS = ("dict", "Map", "Dict")
 
 
 def _type_registry():
-    from . import type_records
+    from . import type_registry
 
-    return type_records
+    return type_registry
 
 
 def _check_named_args(named_args: Any) -> Dict[str, Tuple["TypeSchema", ...]]:

@@ -25,6 +25,7 @@ SOURCES = [
     "strings",  # String, Bytes, BigInt, AnyView -> Any
     "registry",  # type indices, TVMFFITypeInfo, reflection, attribute columns
     "reflection",  # the reflected types upstream registers at load
+    "convert_attrs",  # __ffi_convert__ of the built-in types
     "functions",  # Function objects, typed built-ins
     "globals",  # the global function table and its ffi.* functions
     "containers",  # Array, List, Shape and the container ffi.* functions

@@ -73,6 +73,9 @@ FR_HIDDEN int fr_call_field_setter_to_default(const TVMFFIFieldInfo* f, void* ad
 /* An empty object of a type (owned): its native creator, else its __ffi_new__ attribute */
 FR_HIDDEN int fr_create_empty_object(const TVMFFITypeInfo* info, void** out);
 
+/* convert_attrs.c: __ffi_convert__ of the built-in types (at load, after reflection) */
+FR_HIDDEN int fr_convert_attrs_init(void);
+
 /* pyclass.c: ffi.MakeFieldGetter/Setter, ffi._RegisterFFIInit and
    ffi._PyClassRegisterTypeAttrColumns (types whose layout a front end defines) */
 FR_HIDDEN int fr_pyclass_register_globals(void);
