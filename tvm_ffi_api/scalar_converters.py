@@ -23,10 +23,10 @@ from .string import Bytes, String
 
 def dtype_classes() -> tuple:
     """The classes whose instances are dtypes: ``dtype`` and the bare ``DataType`` if any."""
-    from . import dtype as dtype_module
+    from .dtype import dtype  # (the package's ``dtype`` attribute is the class, not the module)
 
-    data_type = getattr(dtype_module, "DataType", None)
-    return (dtype_module.dtype,) if data_type is None else (dtype_module.dtype, data_type)
+    data_type = getattr(sys.modules[dtype.__module__], "DataType", None)
+    return (dtype,) if data_type is None else (dtype, data_type)
 
 
 def _any(conv: Converter, value: Any) -> Result:

@@ -29,6 +29,8 @@ from typing import Any, Optional
 from tvm_ffi_common import abi
 
 from . import scalar_converters as scalars
+from .cany import CAny
+from .cany import to_py_class_value as _to_py_class_value
 from .converter_base import (INT64_MAX, INT64_MIN, VALUE_PROTOCOL_MAX_DEPTH, ConvertError,
                              Converter, Result, _indent, _mismatch, describe, pack_checked)
 from .object import Object, ObjectConvertible, ObjectRValueRef, type_index_of
@@ -165,24 +167,25 @@ def is_instance_index(actual: int, target: int) -> bool:
 
 
 def _marshal_object(conv: Converter, value: Any) -> Result:
-    """``value`` packed, then passed through the target's ``__ffi_convert__`` hook if any."""
+    """``value`` packed, then passed through the target's ``__ffi_convert__`` hook if any; it
+    fits when the packed result is an object of the target type (judged on the packed value:
+    a Shape or an opaque Python object is not an ``Object`` in Python)."""
     packed = pack_checked(value, conv.hint, value)
     hook = conv.convert_hook
     try:
-        converted = hook(packed_value(packed)) if hook is not None else packed_value(packed)
+        if hook is not None:
+            packed = CAny(hook(packed_value(packed)))
     except Exception as err:  # noqa: BLE001 - reported with the mismatch
         raise ConvertError(f"expected {conv.hint}, got {describe(value)}\n"
                            f"  __ffi_convert__ failed:\n{_indent(err, '    ')}") from None
-    if isinstance(converted, Object) and is_instance_index(type_index_of(converted._handle),
-                                                           conv.type_index):
-        return converted, True
+    if packed.type_index >= _OBJECT_BEGIN and is_instance_index(packed.type_index,
+                                                                conv.type_index):
+        return packed_value(packed), True
     raise _mismatch(conv.hint, value)
 
 
 def packed_value(packed: Any) -> Any:
     """The Python value of a packed value (a :class:`~.cany.CAny`)."""
-    from .cany import to_py_class_value as _to_py_class_value
-
     return _to_py_class_value(packed)
 
 
