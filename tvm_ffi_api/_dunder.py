@@ -86,11 +86,6 @@ def _collect_init_property_funcs(type_cls: type) -> List[Tuple[str, Callable]]:
     return list(funcs.items())
 
 
-def _normalize_field_value(field: Any, value: Any) -> Any:
-    normalize = getattr(field, "normalize_value", None)
-    return value if normalize is None else normalize(value)
-
-
 def _make_init(type_cls: type, type_info: TypeInfo, ffi_init: Any,
                py_class_mode: bool = False) -> Callable[..., None]:
     """``__init__`` building the object with ``ffi_init`` (see the module docstring)."""
@@ -98,17 +93,26 @@ def _make_init(type_cls: type, type_info: TypeInfo, ffi_init: Any,
     has_post_init = hasattr(type_cls, "__post_init__")
     init_properties = _collect_init_property_funcs(type_cls)
     type_name = type_cls.__name__
+    # Only payload-enum fields normalize their values (a payload becomes its variant).
+    normalize_at = {i: f.normalize_value for i, f in enumerate(positional)
+                    if f._is_payload_enum_field()}
+    normalize_named = {name: f.normalize_value for name, f in by_name.items()
+                       if f._is_payload_enum_field()}
 
     def construct(self: Any, args: tuple, kwargs: dict) -> None:
-        args = tuple(_normalize_field_value(positional[i], v) if i < len(positional) else v
-                     for i, v in enumerate(args))
-        kwargs = {k: (_normalize_field_value(by_name[k], v)
-                      if k in by_name and v is not MISSING else v)
-                  for k, v in kwargs.items()}
-        self.__init_handle_by_constructor__(ffi_init, *pack_kwargs(args, kwargs))
-        cls = type(self)
-        for name, func in init_properties:
-            getattr(cls, name).set(self, func(self))
+        if normalize_at:
+            args = tuple(normalize_at[i](v) if i in normalize_at else v
+                         for i, v in enumerate(args))
+        if kwargs:
+            if normalize_named:
+                kwargs = {k: (normalize_named[k](v) if k in normalize_named and v is not MISSING
+                              else v) for k, v in kwargs.items()}
+            args = pack_kwargs(args, kwargs)
+        self.__init_handle_by_constructor__(ffi_init, *args)
+        if init_properties:
+            cls = type(self)
+            for name, func in init_properties:
+                getattr(cls, name).set(self, func(self))
         if has_post_init:
             self.__post_init__()
 

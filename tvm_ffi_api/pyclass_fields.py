@@ -7,8 +7,8 @@ bool, pointers, dtype and Device are stored natively; str, bytes, ``Any``,
 pointer), places it at the next aligned offset after the parent's fields,
 and registers a ``TVMFFIFieldInfo`` whose getter comes from
 ``ffi.MakeFieldGetter`` and whose setter Function from ``ffi.MakeFieldSetter``.
-The setter calls back into :func:`_convert_field_value`, which checks and
-converts the value against the field's schema. Then
+The setter calls back (through the core's ``FIELD_CONVERT_CALLBACK``) a Python
+converter that checks and converts the value against the field's schema. Then
 ``ffi._PyClassRegisterTypeAttrColumns`` gives the type its ``__ffi_new__``,
 ``__ffi_shallow_copy__`` and generated ``__ffi_init__``. So a C++ kernel sees
 an ordinary reflected type: it can read and write the fields through their
@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Optional
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
+from . import shortcuts
 from .converter_base import ConvertError
 from .function import get_global_func
 from .sentinels import MISSING
@@ -48,38 +49,23 @@ NATIVE_LAYOUT: Dict[str, tuple] = {
 }
 OBJECT_LAYOUT = (8, 8, TI.kTVMFFIObject)
 
-#: The converter each setter calls back with, by the address passed as its ``converter``.
+#: The Python converter of each field setter (``ffi.MakeFieldSetter``'s ``converter`` is its
+#: ``id``), kept alive for the process: a type, once registered, is never unregistered.
 _CONVERTERS: Dict[int, Any] = {}
 
-#: ``int f_convert(void* converter, const TVMFFIAny* value, TVMFFIAny* result)``.
-CONVERT_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p,
-                                    ctypes.POINTER(abi.TVMFFIAny), ctypes.POINTER(abi.TVMFFIAny))
 
-
-def _report(exception: BaseException) -> int:
-    from .error import exception_to_error_raised
-
-    exception_to_error_raised(exception)
-    return -1
-
-
-@CONVERT_CALLBACK
-def _convert_field_value(converter, value, result) -> int:
-    """Converts a value given to a field setter; 0, or -1 with the error raised."""
-    from .convert import borrowed_to_python, to_owned_any
+def _field_converter(converter: Any) -> Any:
+    """The callable a field's setter calls back: the value converted, or ``TypeError``."""
     from .type_converter import dispatch
 
-    try:
-        converted, _ = dispatch(_CONVERTERS[converter], borrowed_to_python(value.contents))
-        to_owned_any(converted, result.contents)
-        return 0
-    except ConvertError as err:
-        return _report(TypeError(err.message))
-    except Exception as err:  # noqa: BLE001 - must not cross into C
-        return _report(err)
+    def convert(value: Any) -> Any:
+        try:
+            return dispatch(converter, value)[0]
+        except ConvertError as err:
+            raise TypeError(err.message) from None
 
-
-CONVERT_CALLBACK_ADDRESS = ctypes.cast(_convert_field_value, ctypes.c_void_p).value
+    _CONVERTERS[id(convert)] = convert
+    return convert
 
 
 def _subclass_offset(type_info: Optional[TypeInfo]) -> int:
@@ -165,10 +151,9 @@ def register_fields(type_info: TypeInfo, fields: List[Any],
         layout = NATIVE_LAYOUT.get(field._ty_schema.origin, OBJECT_LAYOUT)
         size, alignment, static_index = layout
         offset = (offset + alignment - 1) & ~(alignment - 1)
-        converter = field._ty_schema._converter
-        _CONVERTERS[id(converter)] = converter
+        convert = _field_converter(field._ty_schema._converter)
         getter = make_getter(static_index)
-        setter = make_setter(static_index, id(converter), CONVERT_CALLBACK_ADDRESS)
+        setter = make_setter(static_index, id(convert), shortcuts.FIELD_CONVERT_CALLBACK)
         flags = _flags(field)
         _register_one(type_info.type_index, field, layout, offset, getter, setter, flags)
         type_fields.append(TypeField(

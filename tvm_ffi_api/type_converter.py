@@ -273,8 +273,14 @@ def _stalled(conv: Converter, value: Any) -> ConvertError:
     return _mismatch(conv.hint, value)
 
 
+#: Built-in types: their instances stand for no other value (no protocol to follow).
+_PLAIN_TYPES = frozenset({int, float, bool, str, bytes, type(None), list, tuple, dict})
+
+
 def dispatch(conv: Converter, value: Any) -> Result:
     """Follows value protocols, then runs the converter: ``(result, changed)``."""
+    if type(value) in _PLAIN_TYPES:
+        return conv.step(conv, value)
     followed = False
     for _ in range(VALUE_PROTOCOL_MAX_DEPTH + 1):
         inner, stalled = _unwrap_protocol(value)

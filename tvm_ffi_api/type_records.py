@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import functools
 import json
 import warnings
 from functools import cached_property
@@ -25,6 +26,7 @@ from typing import Any, Dict, List, Optional
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
+from . import shortcuts
 from .object import type_info as _runtime_record
 
 TI = abi.TVMFFITypeIndex
@@ -44,12 +46,10 @@ class FieldGetter:
     def __init__(self, getter: int, offset: int):
         self.getter = getter
         self.offset = offset
-        self._fn = abi.TVMFFIFieldGetter(getter) if getter else None
+        self._call = functools.partial(shortcuts.field_get, getter, offset)
 
     def __call__(self, obj: Any) -> Any:
-        from .field_access import read_field
-
-        return read_field(self, obj)
+        return self._call(obj)
 
 
 class FieldSetter:
@@ -59,11 +59,23 @@ class FieldSetter:
         self.setter = setter
         self.offset = offset
         self.flags = flags
+        self._call = functools.partial(shortcuts.field_set, setter, flags, offset)
 
     def __call__(self, obj: Any, value: Any) -> None:
-        from .field_access import write_field
+        self._call(obj, value)
 
-        write_field(self, obj, value)
+
+def _named(accessor: Any, cls: type, name: str, doc: Optional[str]) -> Any:
+    """``accessor`` (a FieldGetter or FieldSetter) as the C-speed callable a property holds,
+    named as a method of ``cls``."""
+    call = accessor._call if isinstance(accessor, (FieldGetter, FieldSetter)) else accessor
+    for target in {id(x): x for x in (accessor, call)}.values():
+        target.__name__ = name
+        target.__module__ = cls.__module__
+        target.__qualname__ = f"{cls.__qualname__}.{name}"
+        if doc:
+            target.__doc__ = doc
+    return call
 
 
 class FFIProperty(property):
@@ -138,16 +150,11 @@ class TypeField:
 
     def as_property(self, cls: type) -> FFIProperty:
         """The :class:`FFIProperty` of this field on ``cls``."""
-        fget, fset = self.getter, self.setter
-        property_fset = self._normalizing_setter() if self._is_payload_enum_field() else fset
-
-        for accessor in {id(x): x for x in (fget, fset, property_fset)}.values():
-            accessor.__name__ = self.name
-            accessor.__module__ = cls.__module__
-            accessor.__qualname__ = f"{cls.__qualname__}.{self.name}"
-        prop = FFIProperty(fget=fget, fset=property_fset, frozen=self.frozen)
+        fset = self._normalizing_setter() if self._is_payload_enum_field() else self.setter
+        prop = FFIProperty(fget=_named(self.getter, cls, self.name, self.doc),
+                           fset=_named(fset, cls, self.name, self.doc), frozen=self.frozen)
         if self.doc:
-            prop.__doc__ = fget.__doc__ = property_fset.__doc__ = self.doc
+            prop.__doc__ = self.doc
         return prop
 
 

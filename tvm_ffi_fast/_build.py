@@ -53,6 +53,7 @@ FRONTEND_SOURCES = [
     "dtypes",  # DLDataType <-> spelling, dtype instances
     "globals",  # the ffi.* functions the core calls
     "pyapi",  # the module's functions, called by tvm_ffi_fast's Python modules
+    "fields",  # reflected fields read and written, the field converter callback
 ]
 
 ffibuilder = FFI()

@@ -6,7 +6,8 @@
  *
  *   ffi.MakeFieldGetter(static_index) -> the address of a TVMFFIFieldGetter
  *   ffi.MakeFieldSetter(static_index, converter, f_convert) -> a setter Function
- *       (field address, value) that converts through f_convert, then stores
+ *       (field address, value) that converts through f_convert, then stores (a value
+ *       already of a native field's exact type is stored as it is)
  *   ffi._PyClassRegisterTypeAttrColumns(type_index, total_size)
  *       -> __ffi_init__, __ffi_new__ and __ffi_shallow_copy__ of the type
  *   ffi._RegisterFFIInit(type_index) -> only the generated __ffi_init__
@@ -216,10 +217,15 @@ static int field_setter(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFIAny* 
     return cannot_convert(&args[0], "void*");
   }
   addr = args[0].type_index == kTVMFFIOpaquePtr ? (char*)args[0].v_ptr : NULL;
+  *rv = fr_any_none();
+  /* A value already of a native field's exact type is what the converter would return. */
+  if (setter->index < kTVMFFIStaticObjectBegin && setter->index > kTVMFFINone &&
+      args[1].type_index == setter->index) {
+    return write_field(addr, setter->index, &args[1]);
+  }
   if (setter->convert(setter->converter, &args[1], &converted) != 0) return -1;
   status = write_field(addr, setter->index, &converted);
   fr_any_release(&converted);
-  *rv = fr_any_none();
   return status;
 }
 

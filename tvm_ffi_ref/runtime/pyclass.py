@@ -11,7 +11,9 @@ provides the pieces a C++ class would bring, as upstream's library does
   returns a Function ``(field address, value)`` for the field's ``setter``
   (flag ``kTVMFFIFieldFlagBitSetterIsFunctionObj``): it hands the value to the
   front end's C callback ``f_convert(converter, &value, &converted)``, which
-  checks it against the field's declared type, then stores the result;
+  checks it against the field's declared type, then stores the result (a
+  value already of a native field's exact type, an int for an int field say,
+  is stored as it is: the converter would return it unchanged);
 * ``ffi._PyClassRegisterTypeAttrColumns(type_index, total_size)`` registers
   the type's ``__ffi_new__`` (an empty object), ``__ffi_shallow_copy__`` and
   ``__ffi_init__`` (the generated constructor, below);
@@ -57,7 +59,6 @@ from . import anyvalue, dtype, memory, strings
 from . import errors
 from .functions import new_python_function, set_object
 from .global_functions import kwargs_object
-from .make_object import call_setter, call_setter_to_default, create_empty
 from .registry import TYPES
 from .signatures import type_key_of, typed_function, typed_global
 from .slots import ErrorAlreadyRaised, FFIError
@@ -300,6 +301,11 @@ def _setter_function(field_static_type_index: int, converter: int, f_convert: in
         if args[0].type_index not in (TI.kTVMFFIOpaquePtr, TI.kTVMFFINone):
             raise _cannot_convert(args[0], "void*")
         address = args[0].v_ptr if args[0].type_index == TI.kTVMFFIOpaquePtr else 0
+        if TI.kTVMFFINone < field_static_type_index < OBJECT_BEGIN \
+                and args[1].type_index == field_static_type_index:
+            # Already of the native field's exact type: what the converter would return.
+            _writer(field_static_type_index)(address, args[1])
+            return
         converted = abi.TVMFFIAny()
         if convert(converter, ctypes.byref(args[1]), ctypes.byref(converted)) != 0:
             raise ErrorAlreadyRaised()
@@ -348,12 +354,14 @@ class _InitPlan:
         return FFIError("TypeError", f"{self.type_key}.__ffi_init__() {message}")
 
     def _set(self, address: int, i: int, what: str, value: Optional[abi.TVMFFIAny]) -> None:
+        from . import make_object  # imported late: its global is listed last
+
         field = self.fields[i]
         try:
             if value is None:
-                call_setter_to_default(field, address + field.offset)
+                make_object.call_setter_to_default(field, address + field.offset)
             else:
-                call_setter(field, address + field.offset, value)
+                make_object.call_setter(field, address + field.offset, value)
         except (ErrorAlreadyRaised, FFIError) as error:
             if isinstance(error, FFIError):
                 kind, message = error.kind, error.message
@@ -424,7 +432,9 @@ def _init_function(type_index: int) -> int:
     plan = _InitPlan(type_index)
 
     def init(args, result):
-        address = create_empty(plan.info)
+        from . import make_object  # imported late: its global is listed last
+
+        address = make_object.create_empty(plan.info)
         try:
             plan.bind(address, args)
         except BaseException:
