@@ -5,7 +5,9 @@ and knows nothing of the Python classes below: it finds their fields through
 ``TVMFFITypeInfo`` (``reflection::ForEachFieldInfo``, the field getters and
 setters), reads native fields straight from memory at their offsets, makes
 objects through the generated ``__ffi_init__`` type attribute and calls a
-method registered with ``@method``. Every case runs under upstream, the
+method registered with ``@method``. It also reads objects through the structs
+of ``tests/kernels/pyclass_abi.h``, the header ``dataclasses.gen_abi_cpp``
+generates for these types (each front end must generate exactly that text). Every case runs under upstream, the
 reference and the fast front end, and must give the same result under each
 (the results are also written out here, so a change shows).
 """
@@ -47,20 +49,29 @@ class Point(Base):
         return Point(self.tag, self.flag, self.x + dx, self.y)
 """
 
-SETUP = f"""
+#: A setup snippet defining ``Base`` and ``Point`` (the types above).
+DEFINE_TYPES = f"""
 import sys, types
 module = types.ModuleType("pyk_types")
 module.api = api
 sys.modules["pyk_types"] = module
 exec(compile({TYPES!r}, "pyk_types", "exec", dont_inherit=True), module.__dict__)
 Base, Point = module.Base, module.Point
+"""
+
+SETUP = DEFINE_TYPES + """
 g = api.get_global_func
 layout, get_field, set_field = (g("pyclass_reflection." + n)
                                 for n in ("layout", "get_field", "set_field"))
 read_int64_at = g("pyclass_reflection.read_int64_at")
 read_double_at = g("pyclass_reflection.read_double_at")
 make, call_method = g("pyclass_reflection.make"), g("pyclass_reflection.call_method")
+describe = g("pyclass_reflection.describe")
 """
+
+with open(os.path.join(KERNEL_DIR, "pyclass_abi.h")) as _header:
+    #: gen_abi_cpp's header for the types (pinned: the kernel is compiled with it).
+    ABI_HEADER = _header.read()
 
 #: (case id, source, expected normalized result).
 CASES = [
@@ -103,6 +114,14 @@ CASES = [
      "result = (call_method(Point('t', x=-2, y=1.5), 'norm1', []), "
      "call_method(Point('t', x=1), 'shifted', [4]).x)",
      ["pytuple", [["float", (3.5).hex()], ["int", 5]]]),
+    ("gen_abi_cpp generates the pinned header",
+     "api.dataclasses.gen_abi_cpp(['pyk.*']) == open(" + repr(os.path.join(KERNEL_DIR,
+                                                                            "pyclass_abi.h"))
+     + ").read()",
+     ["bool", True]),
+    ("the generated structs read live objects",
+     "describe(Point('made', True, 7, 0.5, [1, 2, 3]))",
+     ["str", "made flag=1 x=7 y=0.500000 items=3"]),
     ("objects C++ made compare by value like Python's",
      "result = make('pyk.Point', ['a', False, 1]) == Point('a', False, 1)",
      ["bool", True]),
@@ -112,7 +131,7 @@ CASES = [
 @pytest.fixture(scope="module")
 def pyclass_results(kernels):
     with open(os.path.join(KERNEL_DIR, "pyclass_reflection.cc")) as f:
-        library = kernels.build("pyclass_reflection", f.read())
+        library = kernels.build("pyclass_reflection", ABI_HEADER + f.read())
     cases = [(case_id, source) for case_id, source, _ in CASES]
     return {frontend: run_frontend(frontend, cases, setup=SETUP, libs={"pyk": library})
             for frontend in ("upstream", "ref", "fast")}

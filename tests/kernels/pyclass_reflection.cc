@@ -1,8 +1,11 @@
 // Python-defined object types seen from C++: a @py_class instance is an ordinary
-// reflected object. This kernel knows nothing of the Python classes; it finds
-// their fields through TVMFFITypeInfo (reflection::ForEachFieldInfo,
-// FieldGetter, CallFieldSetter), reads native fields at their offsets, and
-// makes new objects through the generated __ffi_init__ type attribute.
+// reflected object. This kernel finds their fields through TVMFFITypeInfo
+// (reflection::ForEachFieldInfo, FieldGetter, CallFieldSetter), reads native
+// fields at their offsets, and makes new objects through the generated
+// __ffi_init__ type attribute. One function (Describe) instead reads through
+// the structs tests/kernels/pyclass_abi.h declares -- the header
+// dataclasses.gen_abi_cpp(["pyk.*"]) generates, which the test compiles in
+// front of this file.
 #include <tvm/ffi/any.h>
 #include <tvm/ffi/container/array.h>
 #include <tvm/ffi/error.h>
@@ -113,6 +116,15 @@ Any CallMethod(ObjectRef obj, String name, Array<Any> extra) {
   TVM_FFI_UNREACHABLE();
 }
 
+// A pyk.Point read through the generated struct (pyclass_abi.h), not through reflection.
+String Describe(ObjectRef obj) {
+  const auto* p = obj.as<::pyk::PointObj>();
+  if (p == nullptr) TVM_FFI_THROW(TypeError) << "not a pyk.Point";
+  return String(std::string(p->tag) + " flag=" + (p->flag ? "1" : "0") +
+                " x=" + std::to_string(p->x) + " y=" + std::to_string(p->y) +
+                " items=" + std::to_string(p->items.size()));
+}
+
 TVM_FFI_STATIC_INIT_BLOCK() {
   refl::GlobalDef()
       .def("pyclass_reflection.layout", Layout)
@@ -121,7 +133,8 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       .def("pyclass_reflection.read_int64_at", ReadInt64At)
       .def("pyclass_reflection.read_double_at", ReadDoubleAt)
       .def("pyclass_reflection.make", Make)
-      .def("pyclass_reflection.call_method", CallMethod);
+      .def("pyclass_reflection.call_method", CallMethod)
+      .def("pyclass_reflection.describe", Describe);
 }
 
 }  // namespace pyclass_reflection
