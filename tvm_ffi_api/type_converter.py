@@ -23,6 +23,7 @@ report it as ``TypeError``.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import Any, Optional
 
@@ -43,23 +44,21 @@ _OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)
 # ------------------------------------------------------------- containers
 
 
-def _convert_items(conv: Optional[Converter], items, where) -> tuple:
-    """Converts each item; returns the new items and whether any changed."""
-    if conv is None:
-        return list(items), False
+def _convert_each(pairs, items) -> tuple:
+    """Converts ``items[i]`` by ``pairs[i]``'s converter (None: as is); returns the new items
+    and whether any changed. A failure names the element."""
     out, changed = [], False
-    for position, item in enumerate(items):
+    for position, (conv, item) in enumerate(zip(pairs, items)):
+        if conv is None:
+            out.append(item)
+            continue
         try:
             result, item_changed = dispatch(conv, item)
         except ConvertError as err:
-            raise ConvertError(f"{where(position, item)}: {err.message}") from None
+            raise ConvertError(f"element [{position}]: {err.message}") from None
         out.append(result if item_changed else item)
         changed = changed or item_changed
     return out, changed
-
-
-def _element(position: int, item: Any) -> str:
-    return f"element [{position}]"
 
 
 def _sequence(conv: Converter, value: Any) -> Result:
@@ -71,7 +70,7 @@ def _sequence(conv: Converter, value: Any) -> Result:
     element = conv.subs[0] if conv.subs else None
     if element is None and isinstance(value, target):
         return value, False
-    items, changed = _convert_items(element, value, _element)
+    items, changed = _convert_each(itertools.repeat(element), value)
     if isinstance(value, target) and not changed:
         return value, False
     return target(items), True
@@ -87,17 +86,10 @@ def _tuple(conv: Converter, value: Any) -> Result:
     if len(value) != len(conv.subs):
         raise ConvertError(f"expected tuple of length {len(conv.subs)}, got "
                            f"{type(value).__name__} of length {len(value)}")
-    out, changed = [], False
-    for position, (sub, item) in enumerate(zip(conv.subs, value)):
-        try:
-            result, item_changed = dispatch(sub, item)
-        except ConvertError as err:
-            raise ConvertError(f"element [{position}]: {err.message}") from None
-        out.append(result if item_changed else item)
-        changed = changed or item_changed
+    items, changed = _convert_each(conv.subs, value)
     if isinstance(value, Array) and not changed:
         return value, False
-    return Array(out), True
+    return Array(items), True
 
 
 def _mapping(conv: Converter, value: Any) -> Result:

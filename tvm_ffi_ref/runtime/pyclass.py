@@ -59,8 +59,10 @@ from . import anyvalue, dtype, memory, strings
 from . import errors
 from .functions import new_python_function, set_object
 from .global_functions import kwargs_object
+from .reflection import (c_callback, convert_error, get_any, get_object, store_any,
+                         store_object)
 from .registry import TYPES
-from .signatures import type_key_of, typed_function, typed_global
+from .signatures import typed_function, typed_global
 from .slots import ErrorAlreadyRaised, FFIError
 
 TI = abi.TVMFFITypeIndex
@@ -113,89 +115,51 @@ def new_empty(type_index: int, total_size: int) -> int:
 
 # ------------------------------------------------------------- the getters
 
-def _c_entry(prototype):
-    """Makes a Python function a C callback that reports errors as C code does."""
+def _pod_getter(read, type_index: int, member: str):
+    """A getter writing ``read(field address)`` into the result's ``member``."""
 
-    def wrap(fn):
-        def call(*args):
-            try:
-                fn(*args)
-                return 0
-            except ErrorAlreadyRaised:
-                pass
-            except FFIError as error:
-                errors.raise_error(error.kind, error.message)
-            except Exception as error:  # noqa: BLE001 - never let it reach C
-                errors.raise_error(type(error).__name__, str(error))
-            return -1
-
-        return prototype(call)
-
-    return wrap
-
-
-def _pod_getter(ctype, type_index: int, member: str):
-    @_c_entry(abi.TVMFFIFieldGetter)
+    @c_callback(abi.TVMFFIFieldGetter)
     def getter(field, result):
         out = result.contents
         out.type_index, out.zero_padding, out.v_int64 = type_index, 0, 0
-        setattr(out, member, ctype.from_address(field).value)
+        setattr(out, member, read(field))
 
     return getter
 
 
-def _struct_getter(struct, type_index: int, member: str):
-    @_c_entry(abi.TVMFFIFieldGetter)
-    def getter(field, result):
-        out = result.contents
-        out.type_index, out.zero_padding, out.v_int64 = type_index, 0, 0
-        setattr(out, member, struct.from_address(field))
-
-    return getter
-
-
-@_c_entry(abi.TVMFFIFieldGetter)
-def _get_any(field, result):
-    anyvalue.copy_any(abi.TVMFFIAny.from_address(field), result.contents)
-    anyvalue.inc_ref_any(result.contents)
-
-
-@_c_entry(abi.TVMFFIFieldGetter)
-def _get_object(field, result):
-    out = result.contents
-    address = ctypes.c_void_p.from_address(field).value
-    out.zero_padding, out.v_int64 = 0, 0
-    if address:
-        memory.inc_ref(address)
-        set_object(out, address)
-    else:
-        out.type_index = TI.kTVMFFINone
+def _value_at(ctype):
+    return lambda address: ctype.from_address(address).value
 
 
 _GETTERS = {
-    TI.kTVMFFIInt: _pod_getter(ctypes.c_int64, TI.kTVMFFIInt, "v_int64"),
-    TI.kTVMFFIFloat: _pod_getter(ctypes.c_double, TI.kTVMFFIFloat, "v_float64"),
-    TI.kTVMFFIBool: _pod_getter(ctypes.c_bool, TI.kTVMFFIBool, "v_int64"),
-    TI.kTVMFFIOpaquePtr: _pod_getter(ctypes.c_void_p, TI.kTVMFFIOpaquePtr, "v_ptr"),
-    TI.kTVMFFIDataType: _struct_getter(abi.DLDataType, TI.kTVMFFIDataType, "v_dtype"),
-    TI.kTVMFFIDevice: _struct_getter(abi.DLDevice, TI.kTVMFFIDevice, "v_device"),
-    TI.kTVMFFIAny: _get_any,
-    TI.kTVMFFINone: _get_any,
+    TI.kTVMFFIInt: _pod_getter(_value_at(ctypes.c_int64), TI.kTVMFFIInt, "v_int64"),
+    TI.kTVMFFIFloat: _pod_getter(_value_at(ctypes.c_double), TI.kTVMFFIFloat, "v_float64"),
+    TI.kTVMFFIBool: _pod_getter(_value_at(ctypes.c_bool), TI.kTVMFFIBool, "v_int64"),
+    TI.kTVMFFIOpaquePtr: _pod_getter(_value_at(ctypes.c_void_p), TI.kTVMFFIOpaquePtr, "v_ptr"),
+    TI.kTVMFFIDataType: _pod_getter(abi.DLDataType.from_address, TI.kTVMFFIDataType, "v_dtype"),
+    TI.kTVMFFIDevice: _pod_getter(abi.DLDevice.from_address, TI.kTVMFFIDevice, "v_device"),
+    TI.kTVMFFIAny: get_any,
+    TI.kTVMFFINone: get_any,
 }
 _GETTER_ADDRESSES = {index: ctypes.cast(fn, ctypes.c_void_p).value
                      for index, fn in _GETTERS.items()}
-_OBJECT_GETTER_ADDRESS = ctypes.cast(_get_object, ctypes.c_void_p).value
+_OBJECT_GETTER_ADDRESS = ctypes.cast(get_object, ctypes.c_void_p).value
+
+
+def _by_static_index(table: dict, for_objects, index: int, what: str):
+    """The entry of ``table`` for a field's static type index (object types share one)."""
+    entry = table.get(index)
+    if entry is not None:
+        return entry
+    if index >= OBJECT_BEGIN:
+        return for_objects
+    raise FFIError("ValueError", f"Unsupported field type index for {what}: {index}")
 
 
 def getter_address(field_static_type_index: int) -> int:
     """The address of the getter for fields of a static type index."""
-    address = _GETTER_ADDRESSES.get(field_static_type_index)
-    if address is not None:
-        return address
-    if field_static_type_index >= OBJECT_BEGIN:
-        return _OBJECT_GETTER_ADDRESS
-    raise FFIError("ValueError",
-                   f"Unsupported field type index for getter: {field_static_type_index}")
+    return _by_static_index(_GETTER_ADDRESSES, _OBJECT_GETTER_ADDRESS, field_static_type_index,
+                            "getter")
 
 
 def _make_field_getter(result, field_static_type_index):
@@ -204,16 +168,12 @@ def _make_field_getter(result, field_static_type_index):
 
 # ------------------------------------------------------------- the setters
 
-def _cannot_convert(value: abi.TVMFFIAny, target: str) -> FFIError:
-    return FFIError("TypeError", f"Cannot convert from type `{type_key_of(value)}` to `{target}`")
-
-
 def _as_number(value: abi.TVMFFIAny, target: str, allow_float: bool):
     if value.type_index in (TI.kTVMFFIInt, TI.kTVMFFIBool):
         return value.v_int64
     if allow_float and value.type_index == TI.kTVMFFIFloat:
         return value.v_float64
-    raise _cannot_convert(value, target)
+    raise convert_error(value, target)
 
 
 def _write_int(address: int, value: abi.TVMFFIAny) -> None:
@@ -230,7 +190,7 @@ def _write_bool(address: int, value: abi.TVMFFIAny) -> None:
 
 def _write_pointer(address: int, value: abi.TVMFFIAny) -> None:
     if value.type_index not in (TI.kTVMFFIOpaquePtr, TI.kTVMFFINone):
-        raise _cannot_convert(value, "void*")
+        raise convert_error(value, "void*")
     ctypes.c_void_p.from_address(address).value = \
         value.v_ptr if value.type_index == TI.kTVMFFIOpaquePtr else None
 
@@ -241,55 +201,26 @@ def _write_dtype(address: int, value: abi.TVMFFIAny) -> None:
     elif value.type_index in (TI.kTVMFFISmallStr, TI.kTVMFFIStr, TI.kTVMFFIRawStr):
         code, bits, lanes = dtype.parse_dtype(strings.view_bytes(value))
     else:
-        raise _cannot_convert(value, "DataType")
+        raise convert_error(value, "DataType")
     target = abi.DLDataType.from_address(address)
     target.code, target.bits, target.lanes = code, bits, lanes
 
 
 def _write_device(address: int, value: abi.TVMFFIAny) -> None:
     if value.type_index != TI.kTVMFFIDevice:
-        raise _cannot_convert(value, "Device")
+        raise convert_error(value, "Device")
     ctypes.memmove(address, ctypes.addressof(value.v_device), ctypes.sizeof(abi.DLDevice))
-
-
-def _write_any(address: int, value: abi.TVMFFIAny) -> None:
-    slot = abi.TVMFFIAny.from_address(address)
-    old = abi.TVMFFIAny()
-    anyvalue.copy_any(slot, old)
-    anyvalue.copy_any(value, slot)
-    anyvalue.inc_ref_any(slot)
-    anyvalue.dec_ref_any(old)
-
-
-def _write_object(address: int, value: abi.TVMFFIAny) -> None:
-    if value.type_index == TI.kTVMFFINone:
-        new = None
-    elif value.type_index >= OBJECT_BEGIN:
-        new = value.v_ptr
-        memory.inc_ref(new)
-    else:
-        raise _cannot_convert(value, "ffi.Object")
-    slot = ctypes.c_void_p.from_address(address)
-    old, slot.value = slot.value, new
-    if old:
-        memory.dec_ref(old)
 
 
 _WRITERS = {
     TI.kTVMFFIInt: _write_int, TI.kTVMFFIFloat: _write_float, TI.kTVMFFIBool: _write_bool,
     TI.kTVMFFIOpaquePtr: _write_pointer, TI.kTVMFFIDataType: _write_dtype,
-    TI.kTVMFFIDevice: _write_device, TI.kTVMFFIAny: _write_any, TI.kTVMFFINone: _write_any,
+    TI.kTVMFFIDevice: _write_device, TI.kTVMFFIAny: store_any, TI.kTVMFFINone: store_any,
 }
 
 
 def _writer(field_static_type_index: int):
-    writer = _WRITERS.get(field_static_type_index)
-    if writer is not None:
-        return writer
-    if field_static_type_index >= OBJECT_BEGIN:
-        return _write_object
-    raise FFIError("ValueError",
-                   f"Unsupported field type index for setter: {field_static_type_index}")
+    return _by_static_index(_WRITERS, store_object, field_static_type_index, "setter")
 
 
 def _setter_function(field_static_type_index: int, converter: int, f_convert: int) -> int:
@@ -299,7 +230,7 @@ def _setter_function(field_static_type_index: int, converter: int, f_convert: in
         if len(args) < 2:
             raise FFIError("IndexError", f"Index 1 out of bounds {len(args)}")
         if args[0].type_index not in (TI.kTVMFFIOpaquePtr, TI.kTVMFFINone):
-            raise _cannot_convert(args[0], "void*")
+            raise convert_error(args[0], "void*")
         address = args[0].v_ptr if args[0].type_index == TI.kTVMFFIOpaquePtr else 0
         if TI.kTVMFFINone < field_static_type_index < OBJECT_BEGIN \
                 and args[1].type_index == field_static_type_index:
@@ -389,7 +320,7 @@ class _InitPlan:
             for k in range(kwargs_at + 1, len(args), 2):
                 if args[k].type_index not in (TI.kTVMFFISmallStr, TI.kTVMFFIStr,
                                               TI.kTVMFFIRawStr):
-                    raise _cannot_convert(args[k], "ffi.String")
+                    raise convert_error(args[k], "ffi.String")
                 key = strings.view_bytes(args[k])
                 i = self.by_name.get(key)
                 if i is None:
