@@ -73,8 +73,7 @@ def _named(accessor: Any, cls: type, name: str, doc: Optional[str]) -> Any:
         target.__name__ = name
         target.__module__ = cls.__module__
         target.__qualname__ = f"{cls.__qualname__}.{name}"
-        if doc:
-            target.__doc__ = doc
+        target.__doc__ = doc  # (a property takes its getter's doc: not partial's own)
     return call
 
 

@@ -19,6 +19,7 @@ Also here: type attribute columns (:func:`_lookup_type_attr`,
 from __future__ import annotations
 
 import ctypes
+import sys
 from typing import Any, Dict, Optional
 
 from tvm_ffi_common import abi
@@ -215,6 +216,21 @@ class _TypeInfoOfClass:
 Object.__tvm_ffi_type_info__ = _TypeInfoOfClass()
 
 
+def _register_value_classes() -> None:
+    """Infos of the value classes that stand for a POD type: ``Device`` and ``DataType``."""
+    from .device import Device
+    from .dtype import dtype
+
+    data_type = getattr(sys.modules[dtype.__module__], "DataType", None)
+    for cls, index in ((Device, TI.kTVMFFIDevice), (data_type, TI.kTVMFFIDataType)):
+        if cls is None:
+            continue
+        info = TypeInfo(type_cls=cls, type_index=int(index), type_key=type_index_to_key(index),
+                        type_ancestors=[], fields=[], methods=[], parent_type_info=None)
+        TYPE_INDEX_TO_INFO[info.type_index] = TYPE_KEY_TO_INFO[info.type_key] = info
+        TYPE_CLS_TO_INFO[cls] = info
+
+
 # ---------------------------------------------------------- fallback classes
 
 
@@ -319,3 +335,6 @@ def _rollback_py_class(type_info: TypeInfo) -> None:
         TYPE_CLS_TO_INFO.pop(type_info.type_cls, None)
     TYPE_INDEX_TO_INFO.pop(type_info.type_index, None)
     TYPE_CLASSES.pop(type_info.type_index, None)
+
+
+_register_value_classes()
