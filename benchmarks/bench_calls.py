@@ -41,6 +41,10 @@ SHAPES = [
     ("global function lookup", 10000),
     ("churn: 1e5 Arrays of 10 ints (per Array)", 1),
     ("Map of 1000 str keys: build + lookups (per key)", 1),
+    ("py_class: construct (int, float, str fields)", 5000),
+    ("py_class: construct by keywords", 5000),
+    ("py_class: read an int field", 20000),
+    ("py_class: write a str field (converted)", 10000),
 ]
 
 
@@ -90,6 +94,15 @@ def run_worker(module_name: str, library: str, repeat: int) -> Dict[str, float]:
         for _ in range(100000):
             api.Array(ints)
 
+    # A Python-defined type with three annotated fields, its values checked and converted.
+    @api.dataclasses.py_class(f"bench.Point3_{os.getpid()}")
+    class Point3(api.Object):
+        x: int
+        y: float
+        name: str
+
+    point = Point3(1, 2.0, "a")
+
     def map_build_lookup():
         m = api.Map(dict.fromkeys(keys, 1))
         for k in keys:
@@ -106,6 +119,10 @@ def run_worker(module_name: str, library: str, repeat: int) -> Dict[str, float]:
         "C++ calls a Python callback": lambda: call_back(callback, 1),
         "returns a new Array of 10 ints": lambda: make_array10(),
         "global function lookup": lambda: api.get_global_func("bench.identity"),
+        "py_class: construct (int, float, str fields)": lambda: Point3(1, 2.0, "abc"),
+        "py_class: construct by keywords": lambda: Point3(x=1, y=2.0, name="abc"),
+        "py_class: read an int field": lambda: point.x,
+        "py_class: write a str field (converted)": lambda: setattr(point, "name", "abc"),
     }
     per_call_divisor = {"churn: 1e5 Arrays of 10 ints (per Array)": 100000,
                         "Map of 1000 str keys: build + lookups (per key)": 1000}

@@ -867,6 +867,13 @@ def op_decode_isolated(env: Env, cases: List[Any]) -> Any:
     return out
 
 
+def op_dataclass(env: Env, programs: List[Any]) -> List[Any]:
+    """For each program: a generated @py_class and steps on it (``dataclass_child.py``)."""
+    from dataclass_child import run_dataclass_program
+
+    return [run_dataclass_program(env, program) for program in programs]
+
+
 OPS = {name[3:]: fn for name, fn in globals().items() if name.startswith("op_")}
 
 

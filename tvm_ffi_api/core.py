@@ -130,3 +130,24 @@ __all__ = [
 # _register_*/_lookup_*/_type_* helpers over them) is added below by the dataclasses
 # work; keep this section last.
 # ---------------------------------------------------------------------------------------
+
+from ._dunder import object_repr  # noqa: E402
+from .pyclass_fields import register_fields as _register_fields_of  # noqa: E402
+from .sentinels import KWARGS  # noqa: E402 - the one wrapper the dataclass code compares
+from .type_records import (FFIProperty, FieldGetter, FieldSetter, TypeField,  # noqa: E402
+                           TypeInfo, TypeMethod)
+from .type_registry import (_lookup_or_register_type_info_from_type_key,  # noqa: E402
+                            _lookup_type_attr,
+                            _register_object_by_index, _register_py_class, _register_type_attr,
+                            _rollback_py_class, _set_type_cls, _type_cls_to_type_info,
+                            _type_index_to_type_info)
+from .type_schema import TypeSchema  # noqa: E402
+
+
+def _register_fields(type_info: TypeInfo, fields: list, structure_kind=None) -> list:
+    """Registers the fields of a Python-defined type; returns their :class:`TypeField`s."""
+    return _register_fields_of(type_info, fields, structure_kind)
+
+
+__all__ += ["FFIProperty", "FieldGetter", "FieldSetter", "TypeField", "TypeInfo", "TypeMethod",
+            "TypeSchema"]

@@ -56,3 +56,9 @@ globals().update(_dtype_module.DTYPE_CONSTANTS)
 
 __all__ += ["CAny", "CContainerBase", "__version_tuple__", "convert_func", "init_ffi_api",
             *DTYPE_NAMES]
+
+# ------------------------------------------------ dataclasses and typed methods (issue 13)
+from . import dataclasses  # noqa: E402 - registers the enum types' classes as upstream's does
+from .dataclasses.py_methods import method  # noqa: E402
+
+__all__ += ["dataclasses", "method"]

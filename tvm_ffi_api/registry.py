@@ -6,7 +6,7 @@
 * :func:`register_object` binds a Python class to a registered type key: the
   class becomes the wrapper of every object of that type (and of descendants
   nobody registered), and gains the type's reflected fields, methods and
-  ``__ffi_init__`` constructor (:mod:`.reflection`).
+  ``__ffi_init__`` constructor (:mod:`.class_attrs`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ from typing import Any, Callable, List, Optional, Sequence, TypeVar, Union
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
+from .class_attrs import (_add_class_attrs, _add_type_attr_class_attrs,  # noqa: F401
+                          _install_ffi_init_attr, _install_init, _warn_missing_field_annotations)
 from .function import convert_to_function, get_global_func, raise_last_error
-from .object import register_class, type_key_to_index
-from .reflection import install_reflection
+from .object import type_key_to_index
+from .type_registry import _register_object_by_index
 
 _T = TypeVar("_T", bound=type)
 
@@ -28,23 +30,23 @@ _T = TypeVar("_T", bound=type)
 def register_object(type_key: Union[str, type, None] = None, *, init: bool = True):
     """Registers the decorated class for ``type_key`` (default: the class name).
 
-    Raises ``ValueError`` when no runtime type has that key: the kernel library
-    defining it must be loaded first.
+    The class becomes the wrapper of every object of that type (and of
+    descendants nobody registered) and gains the type's reflected fields,
+    methods and, with ``init``, an ``__init__`` calling its ``__ffi_init__``
+    (or refusing construction when the type has none). Raises ``ValueError``
+    when no runtime type has that key: the kernel library defining it must be
+    loaded first.
     """
 
     def register(cls: _T, key: str) -> _T:
         type_index = type_key_to_index(key)
         if type_index is None:
             raise ValueError(f"Cannot find object type index for {key}")
-        register_class(type_index, cls)
-        if init or "__init__" in cls.__dict__:
-            install_reflection(cls, type_index)
-        else:
-            init_before = cls.__dict__.get("__init__")
-            install_reflection(cls, type_index)
-            if init_before is None and "__init__" in cls.__dict__:
-                del cls.__init__
-        cls.__tvm_ffi_type_key__ = key
+        info = _register_object_by_index(type_index, cls)
+        _add_class_attrs(cls, info)
+        cls.__tvm_ffi_type_info__ = info
+        if init:
+            _install_init(cls, info)
         return cls
 
     if isinstance(type_key, str):

@@ -3,9 +3,9 @@
 The runtime keeps a ``TVMFFITypeInfo`` record per type (:func:`type_info`);
 this module reads them and keeps :data:`TYPE_CLASSES`, the wrapper class of
 each type index. A type nobody registered a class for gets one on first
-sight (:func:`class_for_type_index`), made from its record and derived from
-its parent's class, so that fields the ancestors reflect are inherited. Each
-core's ``object.register_class`` fills the table.
+sight (:func:`class_for_type_index`, see ``type_registry.make_fallback_class``),
+derived from its parent's class, so that fields the ancestors reflect are
+inherited. Each core's ``object.register_class`` fills the table.
 """
 
 from __future__ import annotations
@@ -50,15 +50,6 @@ def class_for_type_index(type_index: int) -> type:
 
 
 def _fallback_class(type_index: int) -> type:
-    from .object import Object, register_class
-    from .reflection import install_reflection
+    from .type_registry import make_fallback_class
 
-    info = type_info(type_index)
-    base: type = Object
-    if info.type_depth > 0:
-        base = class_for_type_index(info.type_ancestors[info.type_depth - 1].contents.type_index)
-    key = type_key(type_index)
-    cls = type(key.rsplit(".", 1)[-1], (base,), {"__slots__": (), "__module__": Object.__module__,
-                                                  "__qualname__": key})
-    install_reflection(cls, type_index)
-    return register_class(type_index, cls)
+    return make_fallback_class(type_index)

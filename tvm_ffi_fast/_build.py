@@ -25,11 +25,13 @@ SOURCES = [
     "strings",  # String, Bytes, BigInt, AnyView -> Any
     "registry",  # type indices, TVMFFITypeInfo, reflection, attribute columns
     "reflection",  # the reflected types upstream registers at load
+    "convert_attrs",  # __ffi_convert__ of the built-in types
     "functions",  # Function objects, typed built-ins
     "globals",  # the global function table and its ffi.* functions
     "containers",  # Array, List, Shape and the container ffi.* functions
     "map",  # Map and Dict: hashing, small and dense layouts
     "dataclass_ops",  # ffi.ReprPrint, ffi.Recursive*, the hook columns
+    "pyclass",  # types a front end lays out: field accessors, generated __ffi_init__
     "tensor",  # Tensor objects and DLPack
     "env",  # streams, DLPack allocator, signal checks
     "module",  # shared-library and system-library modules
@@ -51,6 +53,7 @@ FRONTEND_SOURCES = [
     "dtypes",  # DLDataType <-> spelling, dtype instances
     "globals",  # the ffi.* functions the core calls
     "pyapi",  # the module's functions, called by tvm_ffi_fast's Python modules
+    "fields",  # reflected fields read and written, the field converter callback
 ]
 
 ffibuilder = FFI()

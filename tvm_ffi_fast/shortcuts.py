@@ -74,3 +74,15 @@ dtype_from_string = _frontend.dtype_from_string
 
 #: ``dtype_to_string(code, bits, lanes)``: the runtime's spelling of a DLDataType.
 dtype_to_string = _frontend.dtype_to_string
+
+#: ``field_get(getter, offset, obj)``: a reflected field's value, through its
+#: ``TVMFFIFieldGetter`` (an address) at ``obj``'s handle + ``offset``.
+field_get = _frontend.field_get
+
+#: ``field_set(setter, flags, offset, obj, value)``: writes a reflected field through its
+#: setter (a C setter's address, or a Function handle when ``flags`` say so).
+field_set = _frontend.field_set
+
+#: The ``f_convert`` of ``ffi.MakeFieldSetter`` whose ``converter`` is a Python callable
+#: (``id`` of it): the value is given to it, and its result stored.
+FIELD_CONVERT_CALLBACK = _frontend.field_convert_callback()

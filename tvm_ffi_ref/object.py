@@ -47,9 +47,10 @@ class Object(ObjectMethods):
         return self
 
     def __init__(self) -> None:
-        # Subclasses construct through __init_handle_by_constructor__;
-        # a bare Object() holds nothing.
-        self._handle = None
+        # A bare Object() holds nothing (__new__ left it empty); subclasses construct through
+        # __init_handle_by_constructor__. An object already made is kept, so a subclass
+        # __init__ may call super().__init__() after its object was allocated.
+        pass
 
     # -- construction from handles --------------------------------------------
 
@@ -61,12 +62,20 @@ class Object(ObjectMethods):
         return obj
 
     def __init_handle_by_constructor__(self, fconstructor: Any, *args: Any) -> None:
-        """Initialises this wrapper with the object ``fconstructor(*args)`` returns."""
-        self._handle = None
-        result = fconstructor(*args)
-        if not isinstance(result, Object):
-            raise TypeError(f"constructor returned {type(result).__name__}, not an object")
-        self.__move_handle_from__(result)
+        """Initialises this wrapper with the object ``fconstructor(*args)`` returns.
+
+        The wrapper is empty while the constructor runs; an object it held before
+        is released afterwards (so the new object never reuses its address).
+        """
+        old, self._handle = self._handle, None
+        try:
+            result = fconstructor(*args)
+            if not isinstance(result, Object):
+                raise TypeError(f"constructor returned {type(result).__name__}, not an object")
+            self.__move_handle_from__(result)
+        finally:
+            if old:
+                LIB.TVMFFIObjectDecRef(old)
 
     def __move_handle_from__(self, other: "Object") -> None:
         """Takes ``other``'s reference, leaving ``other`` empty."""

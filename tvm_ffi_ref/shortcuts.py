@@ -321,3 +321,73 @@ def dtype_to_string(code: int, bits: int, lanes: int) -> str:
 
         raise_last_error()
     return str(to_python(result))
+
+
+# ------------------------------------------------------------ reflected fields
+
+
+def _field_address(obj: Any, offset: int) -> int:
+    handle = obj._handle
+    if not handle:
+        raise ValueError(f"cannot access a field of an empty {type(obj).__name__} (no object)")
+    return handle + offset
+
+
+def field_get(getter: int, offset: int, obj: Any) -> Any:
+    """A reflected field's value, through its ``TVMFFIFieldGetter`` (an address) at ``obj``'s
+    handle + ``offset``."""
+    from .convert import to_python
+
+    if not getter:
+        raise TypeError("the field has no getter")
+    result = abi.TVMFFIAny()
+    if abi.TVMFFIFieldGetter(getter)(_field_address(obj, offset), ctypes.byref(result)) != 0:
+        from .function import raise_last_error
+
+        raise_last_error()
+    return to_python(result)
+
+
+def field_set(setter: int, flags: int, offset: int, obj: Any, value: Any) -> None:
+    """Writes a reflected field through its setter: a C setter's address, or (``flags`` with
+    ``kTVMFFIFieldFlagBitSetterIsFunctionObj``) a Function handle called ``(address, value)``."""
+    from .convert import CallScope, set_arg
+    from .function import raise_last_error
+
+    address = _field_address(obj, offset)
+    if not setter:
+        raise AttributeError("the field has no setter")
+    scope = CallScope()
+    try:
+        args = (abi.TVMFFIAny * 2)()
+        args[0].type_index, args[0].v_ptr = abi.TVMFFITypeIndex.kTVMFFIOpaquePtr, address
+        set_arg(args[1], value, scope)
+        if flags & abi.TVMFFIFieldFlagBitMask.kTVMFFIFieldFlagBitSetterIsFunctionObj:
+            result = abi.TVMFFIAny()
+            status = LIB.TVMFFIFunctionCall(setter, args, 2, ctypes.byref(result))
+        else:
+            status = abi.TVMFFIFieldSetter(setter)(address, ctypes.byref(args[1]))
+    finally:
+        scope.close()
+    if status != 0:
+        raise_last_error()
+
+
+@ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(abi.TVMFFIAny),
+                  ctypes.POINTER(abi.TVMFFIAny))
+def _field_convert(converter, value, result):
+    from .convert import borrowed_to_python, to_owned_any
+    from .error import exception_to_error_raised
+
+    try:
+        convert = ctypes.cast(converter, ctypes.py_object).value
+        to_owned_any(convert(borrowed_to_python(value.contents)), result.contents)
+        return 0
+    except Exception as err:  # noqa: BLE001 - must not cross into C
+        exception_to_error_raised(err)
+        return -1
+
+
+#: The ``f_convert`` of ``ffi.MakeFieldSetter`` whose ``converter`` is a Python callable
+#: (``id`` of it): the value is given to it, and its result stored.
+FIELD_CONVERT_CALLBACK = ctypes.cast(_field_convert, ctypes.c_void_p).value

@@ -23,9 +23,11 @@ static int g_init_status = -1;
 static void init_runtime(void) {
   if (fr_registry_init() != 0) return;
   if (fr_reflection_init() != 0) return;
+  if (fr_convert_attrs_init() != 0) return;
   if (fr_dataclass_init() != 0) return;
   if (fr_functions_register_globals() != 0) return;
   if (fr_containers_register_globals() != 0) return;
+  if (fr_pyclass_register_globals() != 0) return;
   if (fr_dataclass_register_globals() != 0) return;
   if (fr_reflection_register_globals() != 0) return;
   if (fr_module_register_globals() != 0) return;

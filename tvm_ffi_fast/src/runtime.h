@@ -66,6 +66,19 @@ FR_HIDDEN int fr_module_register_globals(void);
 FR_HIDDEN int fr_reflection_init(void);
 /* ffi.MakeObjectFromPackedArgs */
 FR_HIDDEN int fr_reflection_register_globals(void);
+/* reflection::CallFieldSetter: a C setter, or a setter Function given the field address */
+FR_HIDDEN int fr_call_field_setter(const TVMFFIFieldInfo* f, void* addr, const TVMFFIAny* value);
+/* reflection::CallFieldSetterToDefault: the default value, or the factory's result */
+FR_HIDDEN int fr_call_field_setter_to_default(const TVMFFIFieldInfo* f, void* addr);
+/* An empty object of a type (owned): its native creator, else its __ffi_new__ attribute */
+FR_HIDDEN int fr_create_empty_object(const TVMFFITypeInfo* info, void** out);
+
+/* convert_attrs.c: __ffi_convert__ of the built-in types (at load, after reflection) */
+FR_HIDDEN int fr_convert_attrs_init(void);
+
+/* pyclass.c: ffi.MakeFieldGetter/Setter, ffi._RegisterFFIInit and
+   ffi._PyClassRegisterTypeAttrColumns (types whose layout a front end defines) */
+FR_HIDDEN int fr_pyclass_register_globals(void);
 
 /* dataclass_ops.c: the hook columns and BigInt's hooks (at load), and the
    ffi.ReprPrint / ffi.RecursiveEq... / ffi.RecursiveHash globals */

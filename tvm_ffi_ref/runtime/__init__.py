@@ -10,14 +10,16 @@ it must be atomic, because C++ kernels do it inline).
 from __future__ import annotations
 
 # The global table lists ffi.* names in registration order, which is import order:
-# global_functions, then maps, then dataclass_ops (whose parts import maps first);
-# make_object's one global comes last.
+# global_functions, then maps, then pyclass and dataclass_ops (whose parts import maps
+# first); make_object's one global comes last.
 from . import (  # noqa: F401 - imported for their @implements and ffi.* registrations
     anyhash,
     anyvalue,
     containers,
     global_functions,
     maps,
+    convert_attrs,
+    pyclass,
     dataclass_ops,
     dtype,
     env,

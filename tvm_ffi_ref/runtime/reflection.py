@@ -85,7 +85,7 @@ register_object_type("ffi.reflection.AccessStep", ACCESS_STEP)
 # ----------------------------------------------------------- field access
 
 
-def _c_callback(prototype):
+def c_callback(prototype):
     """Wraps a Python field accessor as a C callback that reports errors as C does."""
 
     def wrap(fn):
@@ -110,16 +110,17 @@ def convert_error(value: abi.TVMFFIAny, target: str) -> FFIError:
     return FFIError("TypeError", f"Cannot convert from type `{type_key_of(value)}` to `{target}`")
 
 
-@_c_callback(abi.TVMFFIFieldGetter)
-def _get_any(field, result):
+@c_callback(abi.TVMFFIFieldGetter)
+def get_any(field, result):
+    """A field holding an owned Any: its value, with a new reference."""
     anyvalue.copy_any(abi.TVMFFIAny.from_address(field), result.contents)
     anyvalue.inc_ref_any(result.contents)
 
 
-@_c_callback(abi.TVMFFIFieldSetter)
-def _set_any(field, value):
+def store_any(field: int, value: abi.TVMFFIAny) -> None:
+    """Stores an owned copy of ``value`` in the Any at ``field``, releasing the old value."""
     owned = abi.TVMFFIAny()
-    anyvalue.view_to_owned(value.contents, owned)
+    anyvalue.view_to_owned(value, owned)
     slot = abi.TVMFFIAny.from_address(field)
     old = abi.TVMFFIAny()
     anyvalue.copy_any(slot, old)
@@ -127,8 +128,14 @@ def _set_any(field, value):
     anyvalue.dec_ref_any(old)
 
 
-@_c_callback(abi.TVMFFIFieldGetter)
-def _get_object(field, result):
+@c_callback(abi.TVMFFIFieldSetter)
+def _set_any(field, value):
+    store_any(field, value.contents)
+
+
+@c_callback(abi.TVMFFIFieldGetter)
+def get_object(field, result):
+    """A field holding an object pointer (NULL: None): its value, with a new reference."""
     address = ctypes.c_void_p.from_address(field).value
     result = result.contents
     if address:
@@ -139,9 +146,9 @@ def _get_object(field, result):
         result.v_int64 = 0
 
 
-@_c_callback(abi.TVMFFIFieldSetter)
-def _set_object(field, value):
-    value = value.contents
+def store_object(field: int, value: abi.TVMFFIAny) -> None:
+    """Stores ``value`` (None or an object, with a new reference) in the object pointer at
+    ``field``, releasing the old one; anything else is a TypeError."""
     if value.type_index == TI.kTVMFFINone:
         new = None
     elif value.type_index >= TI.kTVMFFIStaticObjectBegin:
@@ -155,12 +162,17 @@ def _set_object(field, value):
         memory.dec_ref(old)
 
 
+@c_callback(abi.TVMFFIFieldSetter)
+def _set_object(field, value):
+    store_object(field, value.contents)
+
+
 def _int_accessors(ctype):
-    @_c_callback(abi.TVMFFIFieldGetter)
+    @c_callback(abi.TVMFFIFieldGetter)
     def getter(field, result):
         strings.store_int(result.contents, ctype.from_address(field).value)
 
-    @_c_callback(abi.TVMFFIFieldSetter)
+    @c_callback(abi.TVMFFIFieldSetter)
     def setter(field, value):
         value = value.contents
         if value.type_index not in (TI.kTVMFFIInt, TI.kTVMFFIBool):
@@ -174,7 +186,7 @@ _get_i64, _set_i64 = _int_accessors(ctypes.c_int64)
 _get_i32, _set_i32 = _int_accessors(ctypes.c_int32)
 
 #: Field kinds: (size, alignment, getter, setter).
-ANY, OBJECT, I64, I32 = ((16, 8, _get_any, _set_any), (8, 8, _get_object, _set_object),
+ANY, OBJECT, I64, I32 = ((16, 8, get_any, _set_any), (8, 8, get_object, _set_object),
                          (8, 8, _get_i64, _set_i64), (4, 4, _get_i32, _set_i32))
 
 

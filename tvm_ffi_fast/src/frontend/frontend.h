@@ -318,5 +318,7 @@ FX_HIDDEN extern FxNames fx_names;
 
 /* pyapi.c: the module's functions (what tvm_ffi_fast's Python modules call). */
 FX_HIDDEN extern PyMethodDef fx_module_methods[];
+/* fields.c: reflected field access and the field converter callback */
+FX_HIDDEN extern PyMethodDef fx_field_methods[];
 
 #endif /* TVM_FFI_FAST_FRONTEND_H_ */

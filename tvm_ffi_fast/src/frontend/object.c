@@ -49,8 +49,12 @@ static PyObject* object_new(PyTypeObject* type, PyObject* args, PyObject* kwargs
 }
 
 static int object_init(PyObject* self, PyObject* args, PyObject* kwargs) {
-  /* A bare Object() holds nothing; subclasses construct through their own __init__. */
-  FxObject* o = (FxObject*)self;
+  /*
+   * A bare Object() holds nothing (tp_new left the handle NULL); subclasses construct
+   * through their own __init__. An object already made is kept: a subclass __init__
+   * calling super().__init__() after its object was allocated must not lose it.
+   */
+  (void)self;
   if (PyTuple_GET_SIZE(args) != 0) {
     PyErr_Format(PyExc_TypeError,
                  "Object.__init__() takes 1 positional argument but %zd were given",
@@ -60,11 +64,6 @@ static int object_init(PyObject* self, PyObject* args, PyObject* kwargs) {
   if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
     PyErr_SetString(PyExc_TypeError, "Object.__init__() takes no keyword arguments");
     return -1;
-  }
-  if (o->handle != NULL) {
-    void* handle = o->handle;
-    o->handle = NULL;
-    fx_decref(handle);
   }
   return 0;
 }
@@ -193,28 +192,29 @@ static PyObject* object_init_by_constructor(PyObject* self, PyObject* const* arg
                                             Py_ssize_t nargs) {
   FxObject* o = (FxObject*)self;
   PyObject* result;
+  void* old = o->handle;
   if (nargs < 1) {
     PyErr_SetString(PyExc_TypeError,
                     "__init_handle_by_constructor__() missing 1 required positional argument: "
                     "'fconstructor'");
     return NULL;
   }
-  if (o->handle != NULL) {
-    void* old = o->handle;
-    o->handle = NULL;
-    fx_decref(old);
-  }
+  /* Empty while the constructor runs; a previous object is released only afterwards, so the
+     new one never reuses its address (re-initialising gives a different object). */
+  o->handle = NULL;
   result = PyObject_Vectorcall(args[0], args + 1, (size_t)(nargs - 1), NULL);
-  if (result == NULL) return NULL;
-  if (!PyObject_TypeCheck(result, fx_object_type)) {
+  if (result != NULL && !PyObject_TypeCheck(result, fx_object_type)) {
     PyErr_Format(PyExc_TypeError, "constructor returned %s, not an object",
                  fx_type_name(Py_TYPE(result)));
-    Py_DECREF(result);
-    return NULL;
+    Py_CLEAR(result);
   }
-  o->handle = ((FxObject*)result)->handle;
-  ((FxObject*)result)->handle = NULL;
-  Py_DECREF(result);
+  if (result != NULL) {
+    o->handle = ((FxObject*)result)->handle;
+    ((FxObject*)result)->handle = NULL;
+    Py_DECREF(result);
+  }
+  if (old != NULL) fx_decref(old);
+  if (result == NULL) return NULL;
   Py_RETURN_NONE;
 }
 
