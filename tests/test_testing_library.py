@@ -88,7 +88,7 @@ print(json.dumps({"types": types, "functions": functions, "auto_init": auto_init
 
 LOADERS = {
     "upstream": (
-        "import os, ctypes, tvm_ffi as api\n"
+        "import os, ctypes, tvm_ffi as api, tvm_ffi.testing\n"
         "lib = ctypes.CDLL(os.path.join({dir!r}, 'lib', 'libtvm_ffi.so'))\n"
         "from tvm_ffi_common import abi as _abi\n_abi.bind(lib)\n"
     ),

@@ -15,7 +15,6 @@ from tvm_ffi_common import libinfo as _libinfo
 
 _libinfo.load_testing_library()
 
-from . import testing as _classes  # noqa: E402
 from ._ffi_api import *  # noqa: E402,F401,F403
 from ._locking import run_with_gpu_lock  # noqa: E402,F401
 from .testing import (  # noqa: E402,F401
@@ -24,12 +23,5 @@ from .testing import (  # noqa: E402,F401
     _SchemaAllTypes, _TestCxxAutoInit, _TestCxxAutoInitAllInitOff, _TestCxxAutoInitChild,
     _TestCxxAutoInitKwOnlyDefaults, _TestCxxAutoInitParent, _TestCxxAutoInitSimple,
     _TestCxxClassBase, _TestCxxClassDerived, _TestCxxClassDerivedDerived, _TestCxxEnumHolder,
-    _TestCxxInitSubset, _TestCxxKwOnly, _TestCxxNoAutoInit, add_one, create_object,
-    make_unregistered_object)
-
-if _classes.ENUMS:
-    from .testing import _TestCxxIntEnum, _TestCxxStrEnum  # noqa: E402,F401
-else:
-    def __getattr__(name: str):
-        # The enum classes' absence explained (see _interim).
-        return getattr(_classes, name)
+    _TestCxxInitSubset, _TestCxxIntEnum, _TestCxxKwOnly, _TestCxxNoAutoInit, _TestCxxStrEnum,
+    add_one, create_object, make_unregistered_object)

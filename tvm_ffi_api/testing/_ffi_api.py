@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from ._interim import init_ffi_api
+from ..registry import init_ffi_api
 
 init_ffi_api("testing", __name__)
 

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
 
-from ._interim import FileLock
+from ..utils import FileLock
 
 LOCK_DIR_ENV = "TVM_FFI_TEST_LOCK_DIR"
 

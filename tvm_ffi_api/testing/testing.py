@@ -15,7 +15,7 @@ from ..dtype import dtype
 from ..function import get_global_func
 from ..object import Object
 from ..reflection import lookup_type_attr
-from ._interim import ENUMS, IntEnum, StrEnum, c_class, entry
+from ..dataclasses import IntEnum, StrEnum, c_class, entry
 
 # ------------------------------------------------------------- simple objects
 
@@ -203,15 +203,14 @@ class _TestCxxClassDerivedDerived(_TestCxxClassDerived):
     v_bool: bool
 
 
-if ENUMS:
+class _TestCxxIntEnum(IntEnum, type_key="testing.TestCxxIntEnum"):
+    low = entry(value=10)
+    high = entry(value=20)
 
-    class _TestCxxIntEnum(IntEnum, type_key="testing.TestCxxIntEnum"):
-        low = entry(value=10)
-        high = entry(value=20)
 
-    class _TestCxxStrEnum(StrEnum, type_key="testing.TestCxxStrEnum"):
-        add = entry(value="+")
-        mul = entry(value="*")
+class _TestCxxStrEnum(StrEnum, type_key="testing.TestCxxStrEnum"):
+    add = entry(value="+")
+    mul = entry(value="*")
 
 
 @c_class("testing.TestCxxEnumHolder")
