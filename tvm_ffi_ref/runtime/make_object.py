@@ -33,7 +33,7 @@ def _str_of(value: abi.TVMFFIAny) -> bytes:
     return strings.view_bytes(value)
 
 
-def _call(function: int, args: List[abi.TVMFFIAny]) -> abi.TVMFFIAny:
+def call_owned(function: int, args: List[abi.TVMFFIAny]) -> abi.TVMFFIAny:
     """Calls a Function object; an owned result, or the callee's error passed on."""
     array = (abi.TVMFFIAny * max(1, len(args)))(*args)
     result = abi.TVMFFIAny()
@@ -42,10 +42,10 @@ def _call(function: int, args: List[abi.TVMFFIAny]) -> abi.TVMFFIAny:
     return result
 
 
-def _call_setter(field: abi.TVMFFIFieldInfo, address: int, value: abi.TVMFFIAny) -> None:
+def call_setter(field: abi.TVMFFIFieldInfo, address: int, value: abi.TVMFFIAny) -> None:
     if field.flags & FLAGS.kTVMFFIFieldFlagBitSetterIsFunctionObj:
         pointer = abi.TVMFFIAny(type_index=TI.kTVMFFIOpaquePtr, v_ptr=address)
-        anyvalue.dec_ref_any(_call(field.setter, [pointer, value]))
+        anyvalue.dec_ref_any(call_owned(field.setter, [pointer, value]))
         return
     if not field.setter:
         raise FFIError("TypeError", f"Field `{_text(field.name)}` has no setter")
@@ -53,21 +53,21 @@ def _call_setter(field: abi.TVMFFIFieldInfo, address: int, value: abi.TVMFFIAny)
         raise ErrorAlreadyRaised()
 
 
-def _set_to_default(field: abi.TVMFFIFieldInfo, address: int) -> None:
+def set_to_default(field: abi.TVMFFIFieldInfo, address: int) -> None:
     default = field.default_value_or_factory
     if field.flags & FLAGS.kTVMFFIFieldFlagBitMaskDefaultFromFactory:
         if default.type_index != TI.kTVMFFIFunction:
             raise convert_error(default, "ffi.Function")
-        value = _call(default.v_ptr, [])
+        value = call_owned(default.v_ptr, [])
         try:
-            _call_setter(field, address, value)
+            call_setter(field, address, value)
         finally:
             anyvalue.dec_ref_any(value)
     else:
-        _call_setter(field, address, default)
+        call_setter(field, address, default)
 
 
-def _create_empty(info: abi.TVMFFITypeInfo) -> int:
+def create_empty(info: abi.TVMFFITypeInfo) -> int:
     """An empty object: the type's native creator, else its ``__ffi_new__`` attribute."""
     if info.metadata and info.metadata.contents.creator:
         out = ctypes.c_void_p()
@@ -77,7 +77,7 @@ def _create_empty(info: abi.TVMFFITypeInfo) -> int:
     column = TYPES.attr_column(b"__ffi_new__")
     if column is not None and info.type_index < len(column.values) \
             and column.values[info.type_index].type_index == TI.kTVMFFIFunction:
-        made = _call(column.values[info.type_index].v_ptr, [])
+        made = call_owned(column.values[info.type_index].v_ptr, [])
         if made.type_index < TI.kTVMFFIStaticObjectBegin:
             raise FFIError("TypeError", f"__ffi_new__ of `{_text(info.type_key)}` "
                                         "did not return an object")
@@ -106,7 +106,7 @@ def _make_object_from_packed_args(args, result):
         raise FFIError("InternalError", "Check failed: (args.size() % 2 == 1) is false: ")
     info = TYPES.entry(type_index).info
     names = [_str_of(args[k]) for k in range(1, len(args), 2)]
-    address = _create_empty(info)
+    address = create_empty(info)
     try:
         used = set()
         owners = [info.type_ancestors[d].contents for d in range(1, info.type_depth)] + [info]
@@ -117,10 +117,10 @@ def _make_object_from_packed_args(args, result):
                 match = next((k for k, given in enumerate(names)
                               if k not in used and given == name), None)
                 if match is not None:
-                    _call_setter(field, address + field.offset, args[2 * match + 2])
+                    call_setter(field, address + field.offset, args[2 * match + 2])
                     used.add(match)
                 elif field.flags & FLAGS.kTVMFFIFieldFlagBitMaskHasDefault:
-                    _set_to_default(field, address + field.offset)
+                    set_to_default(field, address + field.offset)
                 else:
                     raise FFIError("TypeError", f"Required field `{name.decode()}` not set in type "
                                                 f"`{_text(info.type_key)}`")
