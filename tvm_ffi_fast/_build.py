@@ -29,6 +29,7 @@ SOURCES = [
     "globals",  # the global function table and its ffi.* functions
     "containers",  # Array, List, Shape and the container ffi.* functions
     "map",  # Map and Dict: hashing, small and dense layouts
+    "walk",  # what the object-graph walks share: address tables, fields, hooks
     "dataclass_ops",  # ffi.ReprPrint, ffi.Recursive*, the hook columns
     "tensor",  # Tensor objects and DLPack
     "env",  # streams, DLPack allocator, signal checks
