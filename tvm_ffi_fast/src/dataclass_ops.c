@@ -269,56 +269,6 @@ static int append_dtype(FrBuf* out, DLDataType dtype) {
 /* A double as std::ostream prints it: six significant digits (%g), glibc's nan/-nan/inf. */
 static void append_float(FrBuf* out, double value) { fr_buf_printf(out, "%g", value); }
 
-/* Signed decimal text of two's-complement words (upstream's ToStringFallback). */
-static int append_bigint(FrBuf* out, const int64_t* words, size_t n) {
-  static const uint64_t kChunk = 10000000000000000000ULL; /* 10^19 */
-  uint64_t* mag;
-  uint64_t* chunks;
-  size_t size = n, num_chunks = 0, i;
-  int negative = n > 0 && words[n - 1] < 0;
-  uint64_t carry = 1;
-  if (n == 0) {
-    fr_buf_puts(out, "0");
-    return 0;
-  }
-  mag = (uint64_t*)malloc(n * sizeof(uint64_t));
-  chunks = (uint64_t*)malloc((n * 2 + 1) * sizeof(uint64_t)); /* 10^19 > 2^63: two per word */
-  if (mag == NULL || chunks == NULL) {
-    free(mag);
-    free(chunks);
-    return fr_raise_oom();
-  }
-  for (i = 0; i < n; ++i) {
-    uint64_t w = (uint64_t)words[i];
-    if (negative) {
-      w = ~w + carry;
-      carry = carry && w == 0;
-    }
-    mag[i] = w;
-  }
-  while (size > 0 && mag[size - 1] == 0) --size;
-  while (size > 0) {
-    unsigned __int128 rem = 0;
-    for (i = size; i-- > 0;) {
-      unsigned __int128 cur = (rem << 64) | mag[i];
-      mag[i] = (uint64_t)(cur / kChunk);
-      rem = cur % kChunk;
-    }
-    chunks[num_chunks++] = (uint64_t)rem;
-    while (size > 0 && mag[size - 1] == 0) --size;
-  }
-  if (negative) fr_buf_puts(out, "-");
-  if (num_chunks == 0) {
-    fr_buf_puts(out, "0");
-  } else {
-    fr_buf_printf(out, "%" PRIu64, chunks[num_chunks - 1]);
-    for (i = num_chunks - 1; i-- > 0;) fr_buf_printf(out, "%019" PRIu64, chunks[i]);
-  }
-  free(mag);
-  free(chunks);
-  return 0;
-}
-
 /* Moves a finished text into a str value (small when at most 7 bytes). */
 static int buf_to_str(FrBuf* buf, TVMFFIAny* rv) {
   if (buf->failed) return fr_raise_oom();
@@ -495,7 +445,7 @@ static int repr_immediate(ReprWalk* walk, const TVMFFIAny* value, FrBuf* out) {
   if (ti == kTVMFFIBigInt) {
     size_t n;
     const int64_t* words = fr_bigint_words(value, &n);
-    return append_bigint(out, words, n) == 0 ? 1 : -1;
+    return fr_bigint_append_decimal(out, words, n) == 0 ? 1 : -1;
   }
   if (ti == kTVMFFIStr) {
     const TVMFFIByteArray* cell = FR_CELL(obj, TVMFFIByteArray);
