@@ -42,6 +42,7 @@ SOURCES = [
     "structural_traversal",  # callback entries, error contexts of visits and mutations
     "structural_visit",  # ffi.StructuralWalk / Visit, the visitor, container __s_visit__
     "structural_mutate",  # ffi.StructuralMap / Mutate, the mutator, __s_mutate__ hooks
+    "visit_error_context",  # ffi.VisitErrorContext.FindAccessPaths
     "tensor",  # Tensor objects and DLPack
     "env",  # streams, DLPack allocator, signal checks
     "module",  # shared-library and system-library modules

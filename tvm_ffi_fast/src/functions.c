@@ -129,6 +129,8 @@ static const char* type_str(FrTypeCode code) {
     case FR_T_OPT_INT: return "Optional<int>";
     case FR_T_VISITOR: return "ffi.StructuralVisitor";
     case FR_T_MUTATOR: return "ffi.StructuralMutator";
+    case FR_T_VISIT_ERROR_CONTEXT: return "ffi.VisitErrorContext";
+    case FR_T_ARRAY_PATH: return "Array<ffi.reflection.AccessPath>";
     case FR_T_CALLBACKS: return "Array<Tuple<int, ffi.Function>>";
     case FR_T_MUTATE_CALLBACKS: return "Array<Tuple<int, ffi.Function, bool>>";
     case FR_T_OPT_PATH_PAIR:
@@ -167,6 +169,9 @@ static const char* type_schema(FrTypeCode code) {
     case FR_T_OPT_INT: return "{\"type\":\"Optional\",\"args\":[{\"type\":\"int\"}]}";
     case FR_T_VISITOR: return "{\"type\":\"ffi.StructuralVisitor\"}";
     case FR_T_MUTATOR: return "{\"type\":\"ffi.StructuralMutator\"}";
+    case FR_T_VISIT_ERROR_CONTEXT: return "{\"type\":\"ffi.VisitErrorContext\"}";
+    case FR_T_ARRAY_PATH:
+      return "{\"type\":\"ffi.Array\",\"args\":[{\"type\":\"ffi.reflection.AccessPath\"}]}";
     case FR_T_CALLBACKS:
       return "{\"type\":\"ffi.Array\",\"args\":[{\"type\":\"Tuple\",\"args\":[{\"type\":\"int\"},"
              "{\"type\":\"ffi.Function\"}]}]}";
@@ -332,6 +337,8 @@ static int convert_arg(FrTypeCode code, const TVMFFIAny* in, FrArg* out) {
       return ti == exact_index("ffi.StructuralVisitor");
     case FR_T_MUTATOR:
       return ti == exact_index("ffi.StructuralMutator");
+    case FR_T_VISIT_ERROR_CONTEXT:
+      return ti == exact_index("ffi.VisitErrorContext");
     case FR_T_CALLBACKS:
     case FR_T_MUTATE_CALLBACKS:
       return ti == kTVMFFIArray;

@@ -73,6 +73,7 @@ FR_HIDDEN int fr_deep_copy_globals(void);
 FR_HIDDEN int fr_field_accessors_globals(void);
 FR_HIDDEN int fr_structural_visit_globals(void);
 FR_HIDDEN int fr_structural_mutate_globals(void);
+FR_HIDDEN int fr_visit_error_context_globals(void);
 FR_HIDDEN int fr_structural_register_globals(void);
 
 #endif /* TVM_FFI_FAST_STRUCTURAL_H_ */

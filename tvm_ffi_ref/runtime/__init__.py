@@ -41,6 +41,7 @@ from . import (  # noqa: F401,E402 - the structural operations and their globals
     field_accessors,
     structural_visit,
     structural_mutate,
+    visit_error_context,
 )
 from .slots import RUNTIME_NAME, install, installed, observers, uninstall
 

@@ -59,7 +59,7 @@ from .reflection import ENUM, ENUM_STATE, INT_ENUM
 from .registry import TYPES, check_failed
 from .signatures import type_key_of, typed_global
 from .slots import FFIError
-from .structural_rules import DepthGuard
+from .structural_rules import DepthGuard, deep_recursion
 
 TI = abi.TVMFFITypeIndex
 TO_JSON_ATTR = b"__data_to_json__"
@@ -284,7 +284,8 @@ def to_json_graph(value: abi.TVMFFIAny, metadata: abi.TVMFFIAny) -> int:
     owned = Owned()
     try:
         writer = GraphWriter(owned)
-        root = writer.node_of(value)
+        with deep_recursion():
+            root = writer.node_of(value)
         pairs = [(owned.str(b"root_index"), owned.int(root)),
                  (owned.str(b"nodes"), owned.object(array_from_anys(writer.nodes)))]
         if metadata.type_index != TI.kTVMFFINone:
@@ -519,7 +520,8 @@ def from_json_graph(graph: abi.TVMFFIAny) -> abi.TVMFFIAny:
     owned = Owned()
     try:
         reader = GraphReader(graph, owned)
-        return _copy_owned(reader.value_of(reader.root))
+        with deep_recursion():
+            return _copy_owned(reader.value_of(reader.root))
     finally:
         owned.release()
 

@@ -37,7 +37,7 @@ from .containers import ARRAY_INIT_CAPACITY, array_from_anys, new_array, seq_ite
 from .maps import map_from_range, map_items, new_small_map
 from .signatures import type_key_of, typed_global
 from .slots import FFIError
-from .structural_rules import DepthGuard
+from .structural_rules import DepthGuard, deep_recursion
 
 TI = abi.TVMFFITypeIndex
 
@@ -317,7 +317,8 @@ def _owned_object(address: int) -> abi.TVMFFIAny:
 def parse(text: bytes) -> abi.TVMFFIAny:
     """The value of JSON ``text``, owned; ``ValueError`` with upstream's message otherwise."""
     try:
-        return JSONParser(text).parse()
+        with deep_recursion():
+            return JSONParser(text).parse()
     except _SyntaxError as error:
         raise FFIError("ValueError", str(error)) from None
 
@@ -421,7 +422,8 @@ class JSONWriter:
 def stringify(value: abi.TVMFFIAny, indent: int = 0) -> bytes:
     """The JSON text of ``value`` (see the module docstring)."""
     writer = JSONWriter(indent)
-    writer.write(value)
+    with deep_recursion():
+        writer.write(value)
     return bytes(writer.out)
 
 

@@ -9,7 +9,8 @@ equal.
 
 The type registers ``__any_hash__`` (the cached hash) and ``__any_equal__``
 (that equality), so Map and Dict -- in Python or in C++ code reading them
-inline -- find entries by structure when keyed by StructuralKeys.
+inline -- find entries by structure when keyed by StructuralKeys. As upstream's
+are, both are native functions (``libtvm_ffi.so``'s ``tvm_ffi_runtime_structural_key_*``).
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from __future__ import annotations
 import ctypes
 
 from tvm_ffi_common import abi
-from . import anyvalue, memory, strings
+from tvm_ffi_common.capi import LIB
+from . import anyvalue
 from .anyhash import ANY_EQUAL_ATTR, ANY_HASH_ATTR
 from .dataclass_hash import signed64
 from .functions import set_bool, set_object
 from .reflection import STRUCTURAL_KEY, new_reflected
 from .registry import TYPES, check_not_null
-from .signatures import typed_function, typed_global
+from .signatures import typed_global
 from .structural_equal import structural_equal
 from .structural_hash import structural_hash
 
@@ -72,18 +74,14 @@ def _structural_key_equal(result, lhs, rhs):
 
 
 def _register_key_rules() -> None:
-    """StructuralKey's ``__any_hash__`` / ``__any_equal__`` entries (Functions here)."""
-    def any_hash(result, key):
-        strings.store_int(result, _key_fields(key, "key")[1])
-
-    def any_equal(result, lhs, rhs):
-        set_bool(result, structural_key_equal(lhs, rhs))
-
-    for attr, function in ((ANY_HASH_ATTR, typed_function(["Any"], "int", any_hash)),
-                           (ANY_EQUAL_ATTR, typed_function(["Any", "Any"], "bool", any_equal))):
-        TYPES.register_attr(STRUCTURAL_KEY, attr,
-                            abi.TVMFFIAny(type_index=TI.kTVMFFIFunction, v_ptr=function))
-        memory.dec_ref(function)
+    """StructuralKey's ``__any_hash__`` / ``__any_equal__`` entries: native functions in
+    ``libtvm_ffi.so`` (as upstream registers native ones), calling back into
+    ``ffi.StructuralEqual`` for equality."""
+    for attr, native in ((ANY_HASH_ATTR, LIB.tvm_ffi_runtime_structural_key_any_hash),
+                         (ANY_EQUAL_ATTR, LIB.tvm_ffi_runtime_structural_key_any_equal)):
+        value = abi.TVMFFIAny(type_index=TI.kTVMFFIOpaquePtr)
+        value.v_ptr = ctypes.cast(native, ctypes.c_void_p).value
+        TYPES.register_attr(STRUCTURAL_KEY, attr, value)
 
 
 _register_key_rules()

@@ -48,7 +48,8 @@ from .reflection import STRUCTURAL_MUTATOR
 from .registry import TYPES
 from .signatures import typed_function, typed_global
 from .slots import FFIError
-from .structural_rules import DEF_PATTERN, DEF_SIMPLE, IGNORE, KIND, REGION, DepthGuard
+from .structural_rules import (DEF_PATTERN, DEF_SIMPLE, IGNORE, KIND, REGION, DepthGuard,
+                               deep_recursion)
 from .structural_traversal import (CALLBACKS, MUTATE_CALLBACKS, OBJECT_BEGIN, Traversal,
                                    callback_entries, find_entry, owned_copy, passing,
                                    traversal_of)
@@ -450,7 +451,8 @@ typed_global("ffi.StructuralMutatorWithDefRegionKind", ["ffi.StructuralMutator",
 
 def _run(mutator: Mutator, root: abi.TVMFFIAny, result: abi.TVMFFIAny) -> None:
     try:
-        _result_or(result, mutator.mutate(root, ALLOW), root)
+        with deep_recursion():
+            _result_or(result, mutator.mutate(root, ALLOW), root)
     finally:
         mutator.release()
 

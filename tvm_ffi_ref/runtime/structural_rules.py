@@ -85,7 +85,7 @@ SCHEMAS["Optional<ffi.VisitInterrupt>"] = _schema("Optional", _schema("ffi.Visit
 MAX_DEPTH = 1 << 14
 
 #: The Python frames one nesting level of the deepest walk takes, with room to spare.
-_FRAMES_PER_LEVEL = 8
+_FRAMES_PER_LEVEL = 16
 
 
 def seq_hash_kind(type_index: int, who: str = "StructuralHash") -> int:

@@ -207,3 +207,4 @@ def owned_copy(value: abi.TVMFFIAny) -> abi.TVMFFIAny:
     anyvalue.copy_any(value, copied)
     anyvalue.inc_ref_any(copied)
     return copied
+

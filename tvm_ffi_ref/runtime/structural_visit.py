@@ -42,7 +42,8 @@ from .reflection import STRUCTURAL_VISITOR, new_reflected
 from .registry import TYPES
 from .signatures import type_key_of, typed_function, typed_global
 from .slots import FFIError
-from .structural_rules import DEF_PATTERN, DEF_SIMPLE, IGNORE, KIND, REGION, DepthGuard
+from .structural_rules import (DEF_PATTERN, DEF_SIMPLE, IGNORE, KIND, REGION, DepthGuard,
+                               deep_recursion)
 from .structural_traversal import (CALLBACKS, OBJECT_BEGIN, Traversal, callback_entries,
                                    find_entry, owned_copy, passing, traversal_of)
 
@@ -266,7 +267,8 @@ typed_global("ffi.StructuralVisitorWithDefRegionKind", ["ffi.StructuralVisitor",
 
 def _run(visitor: Visitor, root: abi.TVMFFIAny, result: abi.TVMFFIAny) -> None:
     try:
-        _store(result, visitor.visit(root))
+        with deep_recursion():
+            _store(result, visitor.visit(root))
     finally:
         visitor.release()
 
@@ -280,3 +282,4 @@ def _structural_walk(result, root, callbacks, with_kind, order):
 @typed_global("ffi.StructuralVisit", ["AnyView", CALLBACKS], "Optional<ffi.VisitInterrupt>")
 def _structural_visit(result, root, callbacks):
     _run(CallbackVisitor(callbacks), root, result)
+
