@@ -38,7 +38,6 @@ SOURCES = [
     "json_text",  # ffi.json.Parse / Stringify
     "json_graph",  # ffi.ToJSONGraph / FromJSONGraph (+ String forms), BigInt's JSON hooks
     "deep_copy",  # ffi.DeepCopy
-    "field_accessors",  # ffi.MakeFieldGetter / MakeFieldSetter
     "structural_traversal",  # callback entries, error contexts of visits and mutations
     "structural_visit",  # ffi.StructuralWalk / Visit, the visitor, container __s_visit__
     "structural_mutate",  # ffi.StructuralMap / Mutate, the mutator, __s_mutate__ hooks

@@ -203,7 +203,7 @@ static int copy_object(Copier* c, void* obj, int32_t ti, TVMFFIAny* out) {
     TVMFFIAny copied;
     status = copy_value(c, &values[i], &copied);
     if (status == 0 && !same_as(&values[i], &copied)) {
-      status = fr_call_setter(fields[i], (char*)c->made[slot].v_obj + fields[i]->offset, &copied);
+      status = fr_call_field_setter(fields[i], (char*)c->made[slot].v_obj + fields[i]->offset, &copied);
     }
   }
   release_all(values, read);
@@ -279,7 +279,7 @@ static int fix_object(Copier* c, void* obj, int32_t ti) {
     if (status != 0) break;
     made = copy_of(c, &value);
     if (made != NULL && !same_as(made, &value)) {
-      status = fr_call_setter(fields[i], (char*)obj + fields[i]->offset, made);
+      status = fr_call_field_setter(fields[i], (char*)obj + fields[i]->offset, made);
     }
     fr_any_release(&value);
   }

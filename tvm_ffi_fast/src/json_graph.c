@@ -495,7 +495,7 @@ static int decode_object(Reader* r, int32_t ti, const TVMFFIAny* data, TVMFFIAny
   if (found < 0) return -1;
   if (found) return fr_call(hook, data, 1, out);
   info = fr_type_info_checked(ti);
-  if (info == NULL || fr_create_empty(info, &obj) != 0) return -1;
+  if (info == NULL || fr_create_empty_object(info, &obj) != 0) return -1;
   if (data->type_index != kTVMFFIMap) {
     fr_decref(obj);
     return cast_error(data, "Map<Any, Any>");
@@ -520,11 +520,11 @@ static int decode_object(Reader* r, int32_t ti, const TVMFFIAny* data, TVMFFIAny
     } else if (has) {
       status = field_value(r, f->field_static_type_index, given, &value);
       if (status == 0) {
-        status = fr_call_setter(f, (char*)obj + f->offset, &value);
+        status = fr_call_field_setter(f, (char*)obj + f->offset, &value);
         fr_any_release(&value);
       }
     } else if (f->flags & kTVMFFIFieldFlagBitMaskHasDefault) {
-      status = fr_set_to_default(f, (char*)obj + f->offset);
+      status = fr_call_field_setter_to_default(f, (char*)obj + f->offset);
     } else {
       status = fr_raise("TypeError", "Required field `%.*s` not set in type `%s`",
                         (int)f->name.size, f->name.data, fr_type_key_of(ti));

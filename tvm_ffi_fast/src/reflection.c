@@ -538,7 +538,7 @@ static const FrBuiltin kStructuralKeyInit = {"ffi.StructuralKey.__ffi_init__",
 
 /* ------------------------------------------ ffi.MakeObjectFromPackedArgs */
 
-int fr_call_setter(const TVMFFIFieldInfo* f, void* addr, const TVMFFIAny* value) {
+int fr_call_field_setter(const TVMFFIFieldInfo* f, void* addr, const TVMFFIAny* value) {
   if (f->flags & kTVMFFIFieldFlagBitSetterIsFunctionObj) {
     TVMFFIAny args[2], result;
     args[0] = fr_any_none();
@@ -555,7 +555,7 @@ int fr_call_setter(const TVMFFIFieldInfo* f, void* addr, const TVMFFIAny* value)
   return ((TVMFFIFieldSetter)f->setter)(addr, value);
 }
 
-int fr_set_to_default(const TVMFFIFieldInfo* f, void* addr) {
+int fr_call_field_setter_to_default(const TVMFFIFieldInfo* f, void* addr) {
   if (f->flags & kTVMFFIFieldFlagBitMaskDefaultFromFactory) {
     TVMFFIAny value;
     int status;
@@ -564,15 +564,15 @@ int fr_set_to_default(const TVMFFIFieldInfo* f, void* addr) {
                       fr_type_key_of(f->default_value_or_factory.type_index));
     }
     if (fr_call(f->default_value_or_factory.v_obj, NULL, 0, &value) != 0) return -1;
-    status = fr_call_setter(f, addr, &value);
+    status = fr_call_field_setter(f, addr, &value);
     fr_any_release(&value);
     return status;
   }
-  return fr_call_setter(f, addr, &f->default_value_or_factory);
+  return fr_call_field_setter(f, addr, &f->default_value_or_factory);
 }
 
 /* An empty object of a type: its native creator, else its __ffi_new__ attribute. */
-int fr_create_empty(const TVMFFITypeInfo* info, void** out) {
+int fr_create_empty_object(const TVMFFITypeInfo* info, void** out) {
   static const TVMFFIByteArray kNew = {"__ffi_new__", 11};
   const TVMFFITypeAttrColumn* column;
   if (info->metadata != NULL && info->metadata->creator != NULL) {
@@ -615,10 +615,10 @@ static int fill_fields(const TVMFFITypeInfo* owner, const TVMFFITypeInfo* info, 
       }
     }
     if (match >= 0) {
-      if (fr_call_setter(f, obj + f->offset, &args[match + 1]) != 0) return -1;
+      if (fr_call_field_setter(f, obj + f->offset, &args[match + 1]) != 0) return -1;
       found[match] = 1;
     } else if (f->flags & kTVMFFIFieldFlagBitMaskHasDefault) {
-      if (fr_set_to_default(f, obj + f->offset) != 0) return -1;
+      if (fr_call_field_setter_to_default(f, obj + f->offset) != 0) return -1;
     } else {
       return fr_raise("TypeError", "Required field `%.*s` not set in type `%.*s`",
                       (int)f->name.size, f->name.data, (int)owner->type_key.size,
@@ -655,7 +655,7 @@ static int make_object_from_packed_args(void* ctx, const TVMFFIAny* args, int32_
                       fr_type_key_of(args[k].type_index));
     }
   }
-  if (fr_create_empty(info, &obj) != 0) return -1;
+  if (fr_create_empty_object(info, &obj) != 0) return -1;
   found = (unsigned char*)calloc((size_t)n + 1, 1);
   if (found == NULL) {
     fr_decref(obj);

@@ -72,6 +72,12 @@ FR_HIDDEN int fr_module_register_globals(void);
 FR_HIDDEN int fr_reflection_init(void);
 /* ffi.MakeObjectFromPackedArgs */
 FR_HIDDEN int fr_reflection_register_globals(void);
+/* reflection::CallFieldSetter: a C setter, or a setter Function given the field address */
+FR_HIDDEN int fr_call_field_setter(const TVMFFIFieldInfo* f, void* addr, const TVMFFIAny* value);
+/* reflection::CallFieldSetterToDefault: the default value, or the factory's result */
+FR_HIDDEN int fr_call_field_setter_to_default(const TVMFFIFieldInfo* f, void* addr);
+/* An empty object of a type (owned): its native creator, else its __ffi_new__ attribute */
+FR_HIDDEN int fr_create_empty_object(const TVMFFITypeInfo* info, void** out);
 
 /* dataclass_ops.c: the hook columns and BigInt's hooks (at load), and the
    ffi.ReprPrint / ffi.RecursiveEq... / ffi.RecursiveHash globals */

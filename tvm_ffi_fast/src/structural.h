@@ -41,10 +41,6 @@ FR_HIDDEN const TVMFFITypeAttrColumn* fr_s_column(const char* name);
 FR_HIDDEN void* fr_reflected_new(int32_t type_index);
 FR_HIDDEN void* fr_access_path_new(void* parent, void* step);
 FR_HIDDEN void* fr_access_step_new(int32_t kind, const TVMFFIAny* key);
-/* reflection.c: making objects from their records (ffi.MakeObjectFromPackedArgs' steps). */
-FR_HIDDEN int fr_create_empty(const TVMFFITypeInfo* info, void** out);
-FR_HIDDEN int fr_call_setter(const TVMFFIFieldInfo* field, void* address, const TVMFFIAny* value);
-FR_HIDDEN int fr_set_to_default(const TVMFFIFieldInfo* field, void* address);
 
 /* structural_equal.c / structural_hash.c, for StructuralKey and the others. */
 FR_HIDDEN int fr_structural_equal(const TVMFFIAny* lhs, const TVMFFIAny* rhs, int map_free_vars,
@@ -70,7 +66,6 @@ FR_HIDDEN int fr_structural_key_globals(void);
 FR_HIDDEN int fr_json_text_globals(void);
 FR_HIDDEN int fr_json_graph_globals(void);
 FR_HIDDEN int fr_deep_copy_globals(void);
-FR_HIDDEN int fr_field_accessors_globals(void);
 FR_HIDDEN int fr_structural_visit_globals(void);
 FR_HIDDEN int fr_structural_mutate_globals(void);
 FR_HIDDEN int fr_visit_error_context_globals(void);

@@ -16,6 +16,7 @@
 #include "containers.h"
 #include "functions.h"
 #include "registry.h"
+#include "runtime.h"
 #include "structural_traversal.h"
 #include "walk.h"
 
@@ -136,7 +137,7 @@ static int mutate_copy_fields(void* mutator, void* copy, TVMFFIAny* error) {
                  (int)f->name.size, f->name.data, fr_type_key_of(ti));
         *error = error_now();
         changed = -1;
-      } else if (fr_call_setter(f, (char*)copy + f->offset, &result) != 0) {
+      } else if (fr_call_field_setter(f, (char*)copy + f->offset, &result) != 0) {
         *error = error_now();
         changed = -1;
       } else {

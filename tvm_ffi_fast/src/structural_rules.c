@@ -75,7 +75,7 @@ int fr_structural_register_globals(void) {
   if (fr_structural_equal_globals() != 0 || fr_structural_hash_globals() != 0 ||
       fr_structural_key_globals() != 0 || fr_json_text_globals() != 0 ||
       fr_json_graph_globals() != 0 || fr_deep_copy_globals() != 0 ||
-      fr_field_accessors_globals() != 0 || fr_structural_visit_globals() != 0 ||
+fr_structural_visit_globals() != 0 ||
       fr_structural_mutate_globals() != 0 || fr_visit_error_context_globals() != 0) {
     return -1;
   }

@@ -38,7 +38,6 @@ from . import (  # noqa: F401,E402 - the structural operations and their globals
     json_text,
     json_graph,
     deep_copy,
-    field_accessors,
     structural_visit,
     structural_mutate,
     visit_error_context,

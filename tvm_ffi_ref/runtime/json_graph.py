@@ -53,7 +53,8 @@ from .dataclass_walk import read_field, reflected_fields, object_view
 from .dtype import format_dtype_bytes, parse_dtype_bytes
 from .functions import set_object
 from .json_text import parse, stringify
-from .make_object import call_owned, call_setter, create_empty, set_to_default
+from .make_object import _call as call_owned  # the runtime's "call, owned result" helper
+from .make_object import call_setter, call_setter_to_default, create_empty
 from .maps import dict_from_pairs, map_find, map_from_pairs, map_items
 from .reflection import ENUM, ENUM_STATE, INT_ENUM
 from .registry import TYPES, check_failed
@@ -444,7 +445,7 @@ class GraphReader:
                     value = self.field_value(field.field_static_type_index, given)
                     call_setter(field, address + field.offset, value)
                 elif field.flags & abi.TVMFFIFieldFlagBitMask.kTVMFFIFieldFlagBitMaskHasDefault:
-                    set_to_default(field, address + field.offset)
+                    call_setter_to_default(field, address + field.offset)
                 else:
                     raise FFIError("TypeError", f"Required field `{name.decode()}` not set in "
                                                 f"type `{TYPES.type_key(type_index)}`")

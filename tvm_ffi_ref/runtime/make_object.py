@@ -33,7 +33,7 @@ def _str_of(value: abi.TVMFFIAny) -> bytes:
     return strings.view_bytes(value)
 
 
-def call_owned(function: int, args: List[abi.TVMFFIAny]) -> abi.TVMFFIAny:
+def _call(function: int, args: List[abi.TVMFFIAny]) -> abi.TVMFFIAny:
     """Calls a Function object; an owned result, or the callee's error passed on."""
     array = (abi.TVMFFIAny * max(1, len(args)))(*args)
     result = abi.TVMFFIAny()
@@ -43,9 +43,10 @@ def call_owned(function: int, args: List[abi.TVMFFIAny]) -> abi.TVMFFIAny:
 
 
 def call_setter(field: abi.TVMFFIFieldInfo, address: int, value: abi.TVMFFIAny) -> None:
+    """``reflection::CallFieldSetter``: a C setter, or a setter Function given the address."""
     if field.flags & FLAGS.kTVMFFIFieldFlagBitSetterIsFunctionObj:
         pointer = abi.TVMFFIAny(type_index=TI.kTVMFFIOpaquePtr, v_ptr=address)
-        anyvalue.dec_ref_any(call_owned(field.setter, [pointer, value]))
+        anyvalue.dec_ref_any(_call(field.setter, [pointer, value]))
         return
     if not field.setter:
         raise FFIError("TypeError", f"Field `{_text(field.name)}` has no setter")
@@ -53,12 +54,13 @@ def call_setter(field: abi.TVMFFIFieldInfo, address: int, value: abi.TVMFFIAny) 
         raise ErrorAlreadyRaised()
 
 
-def set_to_default(field: abi.TVMFFIFieldInfo, address: int) -> None:
+def call_setter_to_default(field: abi.TVMFFIFieldInfo, address: int) -> None:
+    """``reflection::CallFieldSetterToDefault``: the default value, or the factory's result."""
     default = field.default_value_or_factory
     if field.flags & FLAGS.kTVMFFIFieldFlagBitMaskDefaultFromFactory:
         if default.type_index != TI.kTVMFFIFunction:
             raise convert_error(default, "ffi.Function")
-        value = call_owned(default.v_ptr, [])
+        value = _call(default.v_ptr, [])
         try:
             call_setter(field, address, value)
         finally:
@@ -77,7 +79,7 @@ def create_empty(info: abi.TVMFFITypeInfo) -> int:
     column = TYPES.attr_column(b"__ffi_new__")
     if column is not None and info.type_index < len(column.values) \
             and column.values[info.type_index].type_index == TI.kTVMFFIFunction:
-        made = call_owned(column.values[info.type_index].v_ptr, [])
+        made = _call(column.values[info.type_index].v_ptr, [])
         if made.type_index < TI.kTVMFFIStaticObjectBegin:
             raise FFIError("TypeError", f"__ffi_new__ of `{_text(info.type_key)}` "
                                         "did not return an object")
@@ -120,7 +122,7 @@ def _make_object_from_packed_args(args, result):
                     call_setter(field, address + field.offset, args[2 * match + 2])
                     used.add(match)
                 elif field.flags & FLAGS.kTVMFFIFieldFlagBitMaskHasDefault:
-                    set_to_default(field, address + field.offset)
+                    call_setter_to_default(field, address + field.offset)
                 else:
                     raise FFIError("TypeError", f"Required field `{name.decode()}` not set in type "
                                                 f"`{_text(info.type_key)}`")

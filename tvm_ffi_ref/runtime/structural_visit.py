@@ -36,7 +36,7 @@ from .anyhash import custom_entry
 from .containers import seq_items
 from .dataclass_walk import read_field, reflected_fields
 from .functions import set_object
-from .make_object import call_owned
+from .make_object import _call as call_owned  # the runtime's "call, owned result" helper
 from .maps import map_items
 from .reflection import STRUCTURAL_VISITOR, new_reflected
 from .registry import TYPES
