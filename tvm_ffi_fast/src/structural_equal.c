@@ -171,7 +171,10 @@ static int equal_maps(Equality* eq, void* lhs, void* rhs, int* out) {
     TVMFFIAny rhs_key = translate(&eq->lhs_to_rhs, &kv->key);
     int has = fr_map_find(rhs, &rhs_key, &found);
     if (has < 0) return -1;
-    if (!has) return record(eq, MAP_ITEM, &kv->key, MAP_ITEM_MISSING, &rhs_key);
+    if (!has) {
+      *out = 0;  /* an earlier entry may have compared equal */
+      return record(eq, MAP_ITEM, &kv->key, MAP_ITEM_MISSING, &rhs_key);
+    }
     if (equal_any(eq, &kv->value, found, out) != 0) return -1;
     if (!*out) return record(eq, MAP_ITEM, &kv->key, MAP_ITEM, &rhs_key);
   }

@@ -598,20 +598,25 @@ int fr_structural_mutate_init(void) {
 
 /* ------------------------------------------------------------ globals */
 
-static int mutator_mutate(void* ctx, const FrArg* args, TVMFFIAny* rv) {
-  TVMFFIAny result = mutate(args[0].value.v_obj, args[1].value, DISALLOW);
-  (void)ctx;
+/* The result of a mutation of a view: an unchanged value is returned owned (a raw C string
+ * becomes a String, as a view converted to Any does). */
+static int finish_view_mutation(TVMFFIAny result, const TVMFFIAny* view, TVMFFIAny* rv) {
   if (is_error(&result)) return fr_s_finish(result, rv);
-  *rv = value_or(result, &args[1].value);
+  if (is_unchanged(&result)) return fr_any_view_to_owned(view, rv);
+  *rv = result;
   return 0;
 }
 
-static int mutator_default_mutate(void* ctx, const FrArg* args, TVMFFIAny* rv) {
-  TVMFFIAny result = default_mutate(args[0].value.v_obj, args[1].value);
+static int mutator_mutate(void* ctx, const FrArg* args, TVMFFIAny* rv) {
   (void)ctx;
-  if (is_error(&result)) return fr_s_finish(result, rv);
-  *rv = value_or(result, &args[1].value);
-  return 0;
+  return finish_view_mutation(mutate(args[0].value.v_obj, args[1].value, DISALLOW),
+                              &args[1].value, rv);
+}
+
+static int mutator_default_mutate(void* ctx, const FrArg* args, TVMFFIAny* rv) {
+  (void)ctx;
+  return finish_view_mutation(default_mutate(args[0].value.v_obj, args[1].value),
+                              &args[1].value, rv);
 }
 
 static int mutator_remap_get(void* ctx, const FrArg* args, TVMFFIAny* rv) {
@@ -663,14 +668,14 @@ static int structural_mutate(void* ctx, const FrArg* args, TVMFFIAny* rv) {
 
 int fr_structural_mutate_globals(void) {
   static const FrBuiltin kBuiltins[] = {
-      {"ffi.StructuralMutatorMutate", mutator_mutate, NULL, 2, {FR_T_MUTATOR, FR_T_ANY},
+      {"ffi.StructuralMutatorMutate", mutator_mutate, NULL, 2, {FR_T_MUTATOR, FR_T_ANYVIEW},
        FR_T_ANY},
       {"ffi.StructuralMutatorDefaultMutate", mutator_default_mutate, NULL, 2,
-       {FR_T_MUTATOR, FR_T_ANY}, FR_T_ANY},
-      {"ffi.StructuralMutatorVarRemapGet", mutator_remap_get, NULL, 2, {FR_T_MUTATOR, FR_T_ANY},
-       FR_T_ANY},
+       {FR_T_MUTATOR, FR_T_ANYVIEW}, FR_T_ANY},
+      {"ffi.StructuralMutatorVarRemapGet", mutator_remap_get, NULL, 2,
+       {FR_T_MUTATOR, FR_T_ANYVIEW}, FR_T_ANY},
       {"ffi.StructuralMutatorVarRemapSet", mutator_remap_set, NULL, 3,
-       {FR_T_MUTATOR, FR_T_ANY, FR_T_ANY}, FR_T_VOID},
+       {FR_T_MUTATOR, FR_T_ANYVIEW, FR_T_ANYVIEW}, FR_T_VOID},
       {"ffi.StructuralMutatorDefRegionKind", mutator_region, NULL, 1, {FR_T_MUTATOR}, FR_T_INT},
       {"ffi.StructuralMutatorWithDefRegionKind", mutator_with_region, NULL, 3,
        {FR_T_MUTATOR, FR_T_INT, FR_T_FUNCTION}, FR_T_ANY},

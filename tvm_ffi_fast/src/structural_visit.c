@@ -312,10 +312,10 @@ static int structural_visit(void* ctx, const FrArg* args, TVMFFIAny* rv) {
 int fr_structural_visit_globals(void) {
   static const FrBuiltin kBuiltins[] = {
       {"ffi.VisitInterrupt", visit_interrupt, NULL, 1, {FR_T_ANY}, FR_T_INTERRUPT},
-      {"ffi.StructuralVisitorVisit", visitor_visit, NULL, 2, {FR_T_VISITOR, FR_T_ANY},
+      {"ffi.StructuralVisitorVisit", visitor_visit, NULL, 2, {FR_T_VISITOR, FR_T_ANYVIEW},
        FR_T_OPT_INTERRUPT},
       {"ffi.StructuralVisitorDefaultVisit", visitor_default_visit, NULL, 2,
-       {FR_T_VISITOR, FR_T_ANY}, FR_T_OPT_INTERRUPT},
+       {FR_T_VISITOR, FR_T_ANYVIEW}, FR_T_OPT_INTERRUPT},
       {"ffi.StructuralVisitorDefRegionKind", visitor_region, NULL, 1, {FR_T_VISITOR}, FR_T_INT},
       {"ffi.StructuralVisitorWithDefRegionKind", visitor_with_region, NULL, 3,
        {FR_T_VISITOR, FR_T_INT, FR_T_FUNCTION}, FR_T_ANY},

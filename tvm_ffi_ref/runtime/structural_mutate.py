@@ -420,22 +420,24 @@ def _mutator(address: int) -> Mutator:
     return traversal_of(address, "mutator")
 
 
-@typed_global("ffi.StructuralMutatorMutate", ["ffi.StructuralMutator", "Any"], "Any")
+@typed_global("ffi.StructuralMutatorMutate", ["ffi.StructuralMutator", "AnyView"], "Any")
 def _mutator_mutate(result, mutator, value):
     _result_or(result, _mutator(mutator).mutate(value), value)
 
 
-@typed_global("ffi.StructuralMutatorDefaultMutate", ["ffi.StructuralMutator", "Any"], "Any")
+@typed_global("ffi.StructuralMutatorDefaultMutate", ["ffi.StructuralMutator", "AnyView"],
+              "Any")
 def _mutator_default_mutate(result, mutator, value):
     _result_or(result, _mutator(mutator).default_mutate(value, DISALLOW), value)
 
 
-@typed_global("ffi.StructuralMutatorVarRemapGet", ["ffi.StructuralMutator", "Any"], "Any")
+@typed_global("ffi.StructuralMutatorVarRemapGet", ["ffi.StructuralMutator", "AnyView"], "Any")
 def _remap_get(result, mutator, var):
     anyvalue.copy_any(_mutator(mutator).remap_get(var), result)
 
 
-@typed_global("ffi.StructuralMutatorVarRemapSet", ["ffi.StructuralMutator", "Any", "Any"], "void")
+@typed_global("ffi.StructuralMutatorVarRemapSet", ["ffi.StructuralMutator", "AnyView", "AnyView"],
+              "void")
 def _remap_set(result, mutator, var, replacement):
     _mutator(mutator).remap_set(var, replacement)
 

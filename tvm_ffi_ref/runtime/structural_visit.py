@@ -232,13 +232,13 @@ def _visit_interrupt(result, value):
     set_object(result, interrupt)
 
 
-@typed_global("ffi.StructuralVisitorVisit", ["ffi.StructuralVisitor", "Any"],
+@typed_global("ffi.StructuralVisitorVisit", ["ffi.StructuralVisitor", "AnyView"],
               "Optional<ffi.VisitInterrupt>")
 def _visitor_visit(result, visitor, value):
     _store(result, traversal_of(visitor, "visitor").visit(value))
 
 
-@typed_global("ffi.StructuralVisitorDefaultVisit", ["ffi.StructuralVisitor", "Any"],
+@typed_global("ffi.StructuralVisitorDefaultVisit", ["ffi.StructuralVisitor", "AnyView"],
               "Optional<ffi.VisitInterrupt>")
 def _visitor_default_visit(result, visitor, value):
     traversal = traversal_of(visitor, "visitor")
