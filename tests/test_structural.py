@@ -192,6 +192,21 @@ CASES = [
      back = from_json(to_json(node(s, s)))
      result = (back.a.same_as(back.b), eq(back, node(s, s)))""",
      PYTUPLE(B(True), B(True))),
+    ("json-graph-as-a-map", """
+     to_graph, from_graph = (api.get_global_func(f"ffi.{d}JSONGraph") for d in ("To", "From"))
+     n = node(1, [2.5, "s"])
+     graph = to_graph(n, {"v": 1})
+     result = (graph, eq(from_graph(graph), n),
+               from_graph(api.convert({"root_index": 0, "nodes": [{"type": "int", "data": 5}]})))""",
+     PYTUPLE(MAP((S("root_index"), I(4)),
+                 (S("nodes"), ARR(MAP((S("type"), S("int")), (S("data"), I(1))),
+                                  MAP((S("type"), S("float")), (S("data"), F(2.5))),
+                                  MAP((S("type"), S("ffi.String")), (S("data"), S("s"))),
+                                  MAP((S("type"), S("ffi.Array")), (S("data"), ARR(*ints(1, 2)))),
+                                  MAP((S("type"), S("stk.Node")),
+                                      (S("data"), MAP((S("a"), I(0)), (S("b"), I(3))))))),
+                 (S("metadata"), MAP((S("v"), I(1))))),
+             B(True), I(5))),
     ("json-graph-errors", """
      result = []
      for text in ("{}", "[1]", '{"root_index": 5, "nodes": []}', "not json",

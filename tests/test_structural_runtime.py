@@ -244,3 +244,56 @@ def test_cycles_and_deep_graphs_raise_instead_of_crashing(runtime, structural_ke
         str([too_deep("StructuralEqual"), too_deep("StructuralHash"), too_deep("ToJSONGraph"),
              too_deep("DeepCopy")]) + " " + str([too_deep("StructuralHash")]),
     ]
+
+
+def test_errors_record_where_in_the_graph_they_happened(structural_kernel):
+    # A callback fails at the leaf 7; the error leaves the walk (or map) carrying an
+    # ffi.VisitErrorContext, whose objects ffi.VisitErrorContext.FindAccessPaths turns into
+    # the access paths from the root to the failure (exact, and allowing a prefix match).
+    out = same_as_upstream(r"""
+    @abi.TVMFFISafeCallType
+    def fail_on_seven(handle, args, num_args, result):
+        if args[0].type_index == TI.kTVMFFIInt and args[0].v_int64 == 7:
+            lib.TVMFFIErrorSetRaisedFromCStr(b"ValueError", b"seven")
+            return -1
+        result[0] = abi.TVMFFIAny()
+        return 0
+    h = ctypes.c_void_p()
+    assert lib.TVMFFIFunctionCreate(None, fail_on_seven, None, ctypes.byref(h)) == 0
+    callback = abi.TVMFFIAny(type_index=TI.kTVMFFIFunction); callback.v_ptr = h.value
+    entries = ok("ffi.Array", ok("ffi.Array", mk_int(TI.kTVMFFIInt), callback))
+    def node(a, b=NONE_ANY):
+        return mk("stk.Node", a=a, b=b)
+    var = mk("stk.Var", name=mk_str("v"))
+    leaf = node(mk_int(7))
+    root = node(mk("stk.Func", params=ok("ffi.Array", var), comment=mk_str("c"),
+                   body=ok("ffi.Array", var, node(mk_int(1), ok("ffi.Map", mk_str("k"), leaf)))),
+                ok("ffi.Array", leaf))
+    def error_of(name, *args):
+        packed = (abi.TVMFFIAny * len(args))(*args)
+        h = ctypes.c_void_p(); lib.TVMFFIFunctionGetGlobal(byte_array(name), ctypes.byref(h))
+        out = abi.TVMFFIAny()
+        assert lib.TVMFFIFunctionCall(h, packed, len(args), ctypes.byref(out)) != 0
+        error = ctypes.c_void_p(); lib.TVMFFIErrorMoveFromRaised(ctypes.byref(error))
+        return error.value
+    for name, order in (("ffi.StructuralWalk", 0), ("ffi.StructuralWalk", 1),
+                        ("ffi.StructuralMap", 1)):
+        error = error_of(name, root, entries, ok("ffi.Array"), mk_int(order))
+        cell = abi.TVMFFIErrorCell.from_address(error + ctypes.sizeof(abi.TVMFFIObject))
+        context = cell.extra_context
+        print(name, order, ctypes.string_at(cell.message.data, cell.message.size),
+              context is not None)
+        if context:
+            view = abi.TVMFFIAny(); view.type_index = abi.TVMFFIObject.from_address(context).type_index
+            view.v_ptr = context
+            for prefix in (False, True):
+                print("  ", R(ok("ffi.VisitErrorContext.FindAccessPaths", root, view, mk_bool(prefix))))
+            print("  ", R(ok("ffi.VisitErrorContext.FindAccessPaths", leaf, view, mk_bool(True))))
+        lib.TVMFFIObjectDecRef(error)
+    """, structural_kernel)
+    paths = ('   S:(<root>.a.params[0], <root>.a.body[0], <root>.a.body[1].b["k"], '
+             '<root>.b[0])')
+    for i, head in enumerate(["ffi.StructuralWalk 0", "ffi.StructuralWalk 1",
+                              "ffi.StructuralMap 1"]):
+        assert out.splitlines()[4 * i:4 * i + 4] == [f"{head} b'seven' True", "   S:()", paths,
+                                                     "   S:()"]
