@@ -68,6 +68,7 @@ typedef struct {
   void** active;      /* Lists and Dicts being saved */
   size_t n_active;
   size_t cap_active;
+  FrFieldCache fields;
   int depth;
 } Writer;
 
@@ -141,7 +142,7 @@ static int object_fields(Writer* w, void* obj, int32_t ti, TVMFFIAny* out) {
   void* data = fr_map_new(kTVMFFIMap);
   int status = 0;
   if (data == NULL) return -1;
-  if (fr_collect_fields(ti, 0, &fields, &n) != 0) {
+  if (fr_cached_fields(&w->fields, ti, 0, &fields, &n) != 0) {
     fr_decref(data);
     return -1;
   }
@@ -169,7 +170,6 @@ static int object_fields(Writer* w, void* obj, int32_t ti, TVMFFIAny* out) {
     if (fr_string_from_bytes(f->name.data, f->name.size, &name) != 0) status = -1;
     else status = fr_map_set(&data, name, item);
   }
-  free(fields);
   if (status != 0) {
     fr_decref(data);
     return -1;
@@ -317,6 +317,7 @@ static int to_json_graph(const TVMFFIAny* value, const TVMFFIAny* metadata, void
   if (w.index != NULL) fr_decref(w.index);
   if (w.nodes != NULL) fr_decref(w.nodes);
   free(w.active);
+  fr_field_cache_free(&w.fields);
   if (status != 0 && *out != NULL) fr_decref(*out);
   return status;
 }
@@ -328,6 +329,7 @@ typedef struct {
   int64_t n_nodes;
   TVMFFIAny* decoded; /* owned; None: not decoded (unless it is null_index) */
   int64_t null_index;
+  FrFieldCache fields;
   int depth;
 } Reader;
 
@@ -500,7 +502,7 @@ static int decode_object(Reader* r, int32_t ti, const TVMFFIAny* data, TVMFFIAny
     fr_decref(obj);
     return cast_error(data, "Map<Any, Any>");
   }
-  if (fr_collect_fields(ti, 0, &fields, &n) != 0) {
+  if (fr_cached_fields(&r->fields, ti, 0, &fields, &n) != 0) {
     fr_decref(obj);
     return -1;
   }
@@ -530,7 +532,6 @@ static int decode_object(Reader* r, int32_t ti, const TVMFFIAny* data, TVMFFIAny
                         (int)f->name.size, f->name.data, fr_type_key_of(ti));
     }
   }
-  free(fields);
   if (status != 0) {
     fr_decref(obj);
     return -1;
@@ -693,6 +694,7 @@ static int from_json_graph(const TVMFFIAny* graph, TVMFFIAny* out) {
   if (status == 0) *out = fr_any_copy(&value);
   for (i = 0; i < r.n_nodes; ++i) fr_any_release(&r.decoded[i]);
   free(r.decoded);
+  fr_field_cache_free(&r.fields);
   return status;
 }
 

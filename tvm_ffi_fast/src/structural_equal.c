@@ -62,6 +62,7 @@ typedef struct {
   Refs held;            /* references keeping bound objects alive */
   void* callback;       /* the hook callback, made once */
   FrWalkCallback* callback_state;
+  FrFieldCache fields;
   int depth;
 } Equality;
 
@@ -124,6 +125,7 @@ static void equality_free(Equality* eq) {
   refs_free(&eq->held);
   fr_ptrmap_free(&eq->lhs_to_rhs);
   fr_ptrmap_free(&eq->rhs_to_lhs);
+  fr_field_cache_free(&eq->fields);
   if (eq->callback != NULL) fr_walk_callback_done(eq->callback, eq->callback_state);
 }
 
@@ -306,7 +308,7 @@ static int equal_fields(Equality* eq, void* lhs, void* rhs, int32_t ti, int* out
     *out = value != 0;
     return 0;
   }
-  if (fr_collect_fields(ti, FR_S_IGNORE, &fields, &n) != 0) return -1;
+  if (fr_cached_fields(&eq->fields, ti, FR_S_IGNORE, &fields, &n) != 0) return -1;
   *out = 1;
   for (i = 0; i < n; ++i) {
     TVMFFIAny a, b;
@@ -328,7 +330,6 @@ static int equal_fields(Equality* eq, void* lhs, void* rhs, int32_t ti, int* out
       break;
     }
   }
-  free(fields);
   return status;
 }
 

@@ -32,6 +32,7 @@ typedef struct {
   size_t cap_held;
   void* callback;
   FrWalkCallback* callback_state;
+  FrFieldCache fields;
   int depth;
 } Hasher;
 
@@ -71,6 +72,7 @@ static void hasher_free(Hasher* h) {
   for (i = 0; i < h->n_held; ++i) fr_decref(h->held[i]);
   free(h->held);
   fr_ptrmap_free(&h->memo);
+  fr_field_cache_free(&h->fields);
   if (h->callback != NULL) fr_walk_callback_done(h->callback, h->callback_state);
 }
 
@@ -122,10 +124,12 @@ static int compare_keyed(const void* a, const void* b) {
 
 static int hash_map(Hasher* h, void* map, uint64_t* out) {
   uint64_t size = fr_map_size(map), it, end = fr_map_end(map), result, value;
-  KeyedEntry* entries = NULL;
+  KeyedEntry few[8]; /* most maps are small: no allocation for them */
+  KeyedEntry* entries = few;
   size_t n = 0, i, k;
+  int status = 0;
   result = fr_hash_combine(key_hash(fr_type_index(map)), size);
-  if (size > 0) {
+  if (size > sizeof(few) / sizeof(few[0])) {
     entries = (KeyedEntry*)malloc((size_t)size * sizeof(KeyedEntry));
     if (entries == NULL) return fr_raise_oom();
   }
@@ -141,15 +145,15 @@ static int hash_map(Hasher* h, void* map, uint64_t* out) {
     result = fr_hash_combine(result, entries[i].key_hash);
     if (k == i + 1) {
       if (hash_any(h, entries[i].value, &value) != 0) {
-        free(entries);
-        return -1;
+        status = -1;
+        break;
       }
       result = fr_hash_combine(result, value);
     }
   }
-  free(entries);
+  if (entries != few) free(entries);
   *out = result;
-  return 0;
+  return status;
 }
 
 static int hash_tensor(Hasher* h, void* obj, uint64_t* out) {
@@ -239,7 +243,7 @@ static int hash_fields(Hasher* h, void* obj, int32_t ti, uint64_t* out) {
     *out = (uint64_t)value;
     return 0;
   }
-  if (fr_collect_fields(ti, FR_S_IGNORE, &fields, &n) != 0) return -1;
+  if (fr_cached_fields(&h->fields, ti, FR_S_IGNORE, &fields, &n) != 0) return -1;
   for (i = 0; i < n; ++i) {
     TVMFFIAny value;
     if (fr_read_field(obj, fields[i], &value) != 0) {
@@ -251,7 +255,6 @@ static int hash_fields(Hasher* h, void* obj, int32_t ti, uint64_t* out) {
     if (status != 0) break;
     result = fr_hash_combine(result, item);
   }
-  free(fields);
   *out = result;
   return status;
 }

@@ -179,6 +179,44 @@ int fr_collect_fields(int32_t type_index, int64_t skip, const TVMFFIFieldInfo***
   return 0;
 }
 
+int fr_cached_fields(FrFieldCache* cache, int32_t type_index, int64_t skip,
+                     const TVMFFIFieldInfo*** out, size_t* count) {
+  FrCachedFields* entry;
+  size_t i;
+  for (i = 0; i < cache->size; ++i) {
+    entry = &cache->entries[i];
+    if (entry->type_index == type_index && entry->skip == skip) {
+      *out = entry->fields;
+      *count = entry->count;
+      return 0;
+    }
+  }
+  if (cache->size == cache->capacity) {
+    size_t capacity = cache->capacity == 0 ? 8 : cache->capacity * 2;
+    FrCachedFields* grown =
+        (FrCachedFields*)realloc(cache->entries, capacity * sizeof(FrCachedFields));
+    if (grown == NULL) return fr_raise_oom();
+    cache->entries = grown;
+    cache->capacity = capacity;
+  }
+  entry = &cache->entries[cache->size];
+  if (fr_collect_fields(type_index, skip, &entry->fields, &entry->count) != 0) return -1;
+  entry->type_index = type_index;
+  entry->skip = skip;
+  cache->size++;
+  *out = entry->fields;
+  *count = entry->count;
+  return 0;
+}
+
+void fr_field_cache_free(FrFieldCache* cache) {
+  size_t i;
+  for (i = 0; i < cache->size; ++i) free((void*)cache->entries[i].fields);
+  free(cache->entries);
+  cache->entries = NULL;
+  cache->size = cache->capacity = 0;
+}
+
 int fr_read_field(void* obj, const TVMFFIFieldInfo* field, TVMFFIAny* out) {
   *out = fr_any_none();
   if (field->getter == NULL) {

@@ -83,6 +83,25 @@ FR_HIDDEN void fr_walk_callback_done(void* fn, FrWalkCallback* cb);
  */
 FR_HIDDEN int fr_collect_fields(int32_t type_index, int64_t skip, const TVMFFIFieldInfo*** out,
                                 size_t* count);
+/*
+ * fr_collect_fields remembered for one walk: a graph has few types and many
+ * objects, so each type's list is collected once. The arrays stay owned by
+ * the cache (freed by fr_field_cache_free); a zeroed cache is empty.
+ */
+typedef struct {
+  int32_t type_index;
+  int64_t skip;
+  const TVMFFIFieldInfo** fields;
+  size_t count;
+} FrCachedFields;
+typedef struct {
+  FrCachedFields* entries;
+  size_t size;
+  size_t capacity;
+} FrFieldCache;
+FR_HIDDEN int fr_cached_fields(FrFieldCache* cache, int32_t type_index, int64_t skip,
+                               const TVMFFIFieldInfo*** out, size_t* count);
+FR_HIDDEN void fr_field_cache_free(FrFieldCache* cache);
 /* Reads one reflected field through its getter (an owned value). */
 FR_HIDDEN int fr_read_field(void* obj, const TVMFFIFieldInfo* field, TVMFFIAny* out);
 
