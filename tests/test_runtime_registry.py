@@ -379,6 +379,9 @@ def test_preregistered_type_attributes_are_the_same_under_ours_and_upstreams():
     assert ours[0]["__any_hash__"] == ours[0]["__any_equal__"] == "[(78, 4), (137, 4)]"
     assert ours[0]["__ffi_type_final__"] == upstream["__ffi_type_final__"]
     assert ours[0]["__ffi_enum__"] == upstream["__ffi_enum__"] == "[]"
+    # the constructors of ffi.EnumState and ffi.StructuralKey, as Functions
+    assert ours[0]["__ffi_init__"] == upstream["__ffi_init__"]
+    assert [index for index, _ in eval(ours[0]["__ffi_init__"])] == [128, 137]
 
 
 TYPED_ERRORS = r"""

@@ -928,15 +928,19 @@ int fr_reflection_init(void) {
     }
   }
   {
-    TVMFFIAny init;
-    void* f = fr_typed_function_new(&kEnumStateInit, NULL, NULL);
-    if (f == NULL) return -1;
-    init = fr_any_object(f);
-    if (fr_register_attr_cstr(g_enum_state_index, "__ffi_init__", &init) != 0) {
+    /* the constructors are also the __ffi_init__ column's entries, as upstream's refl::init */
+    const int32_t types[2] = {g_enum_state_index, g_structural_key_index};
+    const FrBuiltin* inits[2] = {&kEnumStateInit, &kStructuralKeyInit};
+    for (i = 0; i < 2; ++i) {
+      TVMFFIAny init;
+      int status;
+      void* f = fr_typed_function_new(inits[i], NULL, NULL);
+      if (f == NULL) return -1;
+      init = fr_any_object(f);
+      status = fr_register_attr_cstr(types[i], "__ffi_init__", &init);
       fr_decref(f);
-      return -1;
+      if (status != 0) return -1;
     }
-    fr_decref(f);
   }
   return 0;
 }

@@ -528,10 +528,14 @@ def _register_preloaded_records() -> None:
         TYPES.register_attr(type_index, b"__ffi_shallow_copy__",
                             abi.TVMFFIAny(type_index=TI.kTVMFFIFunction, v_ptr=copier))
         memory.dec_ref(copier)
-    init = typed_function([], "ffi.Object", _enum_state_init, name="ffi.EnumState.__ffi_init__")
-    TYPES.register_attr(ENUM_STATE, b"__ffi_init__", abi.TVMFFIAny(type_index=TI.kTVMFFIFunction,
-                                                                   v_ptr=init))
-    memory.dec_ref(init)
+    # the constructors are also the __ffi_init__ column's entries, as upstream's refl::init
+    for type_index, params, impl in ((ENUM_STATE, [], _enum_state_init),
+                                     (STRUCTURAL_KEY, ["Any"], _structural_key_init)):
+        init = typed_function(params, "ffi.Object", impl,
+                              name=f"{TYPES.type_key(type_index)}.__ffi_init__")
+        TYPES.register_attr(type_index, b"__ffi_init__",
+                            abi.TVMFFIAny(type_index=TI.kTVMFFIFunction, v_ptr=init))
+        memory.dec_ref(init)
 
 
 _register_preloaded_records()
