@@ -875,6 +875,12 @@ def op_dataclass(env: Env, programs: List[Any]) -> List[Any]:
 
 
 OPS = {name[3:]: fn for name, fn in globals().items() if name.startswith("op_")}
+# The structural properties' operations live in a module of their own, loaded by path.
+_structural_spec = importlib.util.spec_from_file_location(
+    "conformance_structural_worker", os.path.join(HERE, "structural_worker.py"))
+_structural_worker = importlib.util.module_from_spec(_structural_spec)
+_structural_spec.loader.exec_module(_structural_worker)
+OPS.update(_structural_worker.handlers(build, attempt))
 
 
 def main(frontend: str, config_path: str) -> None:

@@ -18,7 +18,10 @@ from . import config as suite_config
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-KERNEL_SOURCES = {"probe": "probe.cc", "calls": "calls.cc"}
+#: Kernel name -> source, relative to ``kernels/``; the structural types are the unit
+#: tests' own kernel (one source for both suites).
+KERNEL_SOURCES = {"probe": "probe.cc", "calls": "calls.cc",
+                  "structural": os.path.join("..", "..", "tests", "kernels", "structural.cc")}
 
 
 def pytest_addoption(parser):

@@ -371,14 +371,17 @@ def test_preregistered_type_attributes_are_the_same_under_ours_and_upstreams():
     # a kernel cannot tell our runtimes apart by the columns present at load ...
     assert all(table == ours[0] for table in ours)
     # ... and each entry they hold is upstream's, of the same kind (a native
-    # function pointer, a bool, a Function); upstream has more (structural
-    # hashing, dataclass helpers), which ours do not provide
+    # function pointer, a bool, a Function); upstream has more (the dataclass
+    # helpers of its Python layer), which ours do not provide
     for name, entries in ours[0].items():
         if entries != "None":
             assert set(eval(entries)) <= set(eval(upstream[name])), name
-    assert ours[0]["__any_hash__"] == "[(78, 4)]"
+    assert ours[0]["__any_hash__"] == ours[0]["__any_equal__"] == "[(78, 4), (137, 4)]"
     assert ours[0]["__ffi_type_final__"] == upstream["__ffi_type_final__"]
     assert ours[0]["__ffi_enum__"] == upstream["__ffi_enum__"] == "[]"
+    # the constructors of ffi.EnumState and ffi.StructuralKey, as Functions
+    assert ours[0]["__ffi_init__"] == upstream["__ffi_init__"]
+    assert [index for index, _ in eval(ours[0]["__ffi_init__"])] == [128, 137]
 
 
 TYPED_ERRORS = r"""

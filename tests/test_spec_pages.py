@@ -28,7 +28,7 @@ SPEC = os.path.join(ROOT, "spec")
 PAGES = sorted(name for name in os.listdir(SPEC) if name.endswith(".md"))
 TAUGHT = [name for name in PAGES if name != "abi_tables.md"]
 #: Pages about something without a layout of its own.
-PAGES_WITHOUT_LAYOUT = {"README.md", "11-modules.md", "12-env.md"}
+PAGES_WITHOUT_LAYOUT = {"README.md", "11-modules.md", "12-env.md", "14-structural.md"}
 
 _FENCE = re.compile(r"^```(?P<lang>[\w-]*)\n(?P<body>.*?)^```$", re.M | re.S)
 _SYMBOL = re.compile(r"`(tvm_ffi_ref(?:\.\w+)+)(?:\(\))?`")

@@ -28,6 +28,21 @@ from .stream import StreamContext, get_raw_stream, use_raw_stream, use_torch_str
 from .string import Bytes, String
 from .tensor import Shape, Tensor, from_dlpack
 
+# --- structural equality, hashing, walks and serialization (issue 12) ---
+from . import access_path, serialization  # noqa: F401 - submodules upstream exposes
+from .structural import (DefRegionKind, InplaceMode, StructuralKey, StructuralMutator,
+                         StructuralVisitor, VisitInterrupt, WalkOrder, WalkResult,
+                         get_first_structural_mismatch, structural_equal, structural_hash,
+                         structural_map, structural_mutate, structural_visit, structural_walk)
+
+_STRUCTURAL_NAMES = [
+    "DefRegionKind", "InplaceMode", "StructuralKey", "StructuralMutator", "StructuralVisitor",
+    "VisitInterrupt", "WalkOrder", "WalkResult", "access_path", "get_first_structural_mismatch",
+    "serialization", "structural_equal", "structural_hash", "structural_map",
+    "structural_mutate", "structural_visit", "structural_walk",
+]
+# --- end of issue 12's block ---
+
 __all__ = [
     "LIB", "abi", "__version__",
     "Array", "Bytes", "DLDeviceType", "Device", "Dict", "Error", "Function", "List", "Map",
@@ -37,7 +52,7 @@ __all__ = [
     "get_raw_stream", "list_global_func_names", "load_module", "register_error",
     "register_global_func", "register_object", "remove_global_func", "system_lib",
     "use_raw_stream", "use_torch_stream",
-]
+] + _STRUCTURAL_NAMES
 
 # ---- upstream's surface beyond the classes above (module surface, issue 11) ----
 from . import _ffi_api, core, libinfo, registry  # noqa: E402,F401 - upstream imports these

@@ -30,7 +30,19 @@ SOURCES = [
     "globals",  # the global function table and its ffi.* functions
     "containers",  # Array, List, Shape and the container ffi.* functions
     "map",  # Map and Dict: hashing, small and dense layouts
+    "walk",  # what the object-graph walks share: address tables, fields, hooks
     "dataclass_ops",  # ffi.ReprPrint, ffi.Recursive*, the hook columns
+    "structural_rules",  # kinds, regions, depth limit; the structural ops' setup
+    "structural_equal",  # ffi.StructuralEqual, ffi.GetFirstStructuralMismatch
+    "structural_hash",  # ffi.StructuralHash
+    "structural_key",  # ffi.StructuralKey, its __any_hash__ / __any_equal__
+    "json_text",  # ffi.json.Parse / Stringify
+    "json_graph",  # ffi.ToJSONGraph / FromJSONGraph (+ String forms), BigInt's JSON hooks
+    "deep_copy",  # ffi.DeepCopy
+    "structural_traversal",  # callback entries, error contexts of visits and mutations
+    "structural_visit",  # ffi.StructuralWalk / Visit, the visitor, container __s_visit__
+    "structural_mutate",  # ffi.StructuralMap / Mutate, the mutator, __s_mutate__ hooks
+    "visit_error_context",  # ffi.VisitErrorContext.FindAccessPaths
     "pyclass",  # types a front end lays out: field accessors, generated __ffi_init__
     "tensor",  # Tensor objects and DLPack
     "env",  # streams, DLPack allocator, signal checks

@@ -236,6 +236,16 @@ TVM_FFI_DLL TVMFFIAny tvm_ffi_runtime_bigint_any_hash(const TVMFFIAny* value);
 TVM_FFI_DLL TVMFFIAny tvm_ffi_runtime_bigint_any_equal(const TVMFFIAny* lhs,
                                                        const TVMFFIAny* rhs);
 
+/*
+ * ffi.StructuralKey's entries in the same columns, for runtimes whose own code
+ * C cannot call natively: the cached structural hash (int64 at offset 40), and
+ * equality of two keys (the same object; or equal hashes and keys equal by the
+ * installed runtime's ffi.StructuralEqual; an Error on failure).
+ */
+TVM_FFI_DLL TVMFFIAny tvm_ffi_runtime_structural_key_any_hash(const TVMFFIAny* value);
+TVM_FFI_DLL TVMFFIAny tvm_ffi_runtime_structural_key_any_equal(const TVMFFIAny* lhs,
+                                                               const TVMFFIAny* rhs);
+
 TVM_FFI_DLL int tvm_ffi_runtime_function_with_owner(TVMFFISafeCallType safe_call,
                                                     TVMFFIObjectHandle owner,
                                                     TVMFFIObjectHandle* out);

@@ -136,6 +136,46 @@ TVMFFIAny tvm_ffi_runtime_bigint_any_equal(const TVMFFIAny* lhs, const TVMFFIAny
   return result;
 }
 
+/* ------------------------------------ StructuralKey's __any_hash__/__any_equal__ */
+
+/* StructuralKeyObj: header, the key (Any at 24), its structural hash (int64 at 40). */
+#define STRUCTURAL_KEY_OF(value) ((const char*)(value)->v_obj)
+
+TVMFFIAny tvm_ffi_runtime_structural_key_any_hash(const TVMFFIAny* value) {
+  TVMFFIAny result;
+  result.type_index = kTVMFFIInt;
+  result.zero_padding = 0;
+  result.v_int64 = *(const int64_t*)(STRUCTURAL_KEY_OF(value) + 40);
+  return result;
+}
+
+TVMFFIAny tvm_ffi_runtime_structural_key_any_equal(const TVMFFIAny* lhs, const TVMFFIAny* rhs) {
+  static const TVMFFIByteArray kName = {"ffi.StructuralEqual", 19};
+  TVMFFIAny result, args[4];
+  TVMFFIObjectHandle equal = NULL, error = NULL;
+  result.type_index = kTVMFFIBool;
+  result.zero_padding = 0;
+  result.v_int64 = lhs->v_obj == rhs->v_obj;
+  if (result.v_int64 ||
+      *(const int64_t*)(STRUCTURAL_KEY_OF(lhs) + 40) != *(const int64_t*)(STRUCTURAL_KEY_OF(rhs) + 40)) {
+    return result;
+  }
+  args[0] = *(const TVMFFIAny*)(STRUCTURAL_KEY_OF(lhs) + 24);
+  args[1] = *(const TVMFFIAny*)(STRUCTURAL_KEY_OF(rhs) + 24);
+  args[2] = result; /* false: map_free_vars, skip_tensor_content */
+  args[3] = result;
+  if (TVMFFIFunctionGetGlobal(&kName, &equal) == 0 && equal != NULL &&
+      TVMFFIFunctionCall(equal, args, 4, &result) == 0) {
+    TVMFFIObjectDecRef(equal);
+    return result;
+  }
+  if (equal != NULL) TVMFFIObjectDecRef(equal);
+  TVMFFIErrorMoveFromRaised(&error);
+  result.type_index = kTVMFFIError;
+  result.v_obj = (TVMFFIObject*)error;
+  return result;
+}
+
 void tvm_ffi_runtime_free_sequence(void* self, int flags) {
   if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
     TVMFFISeqCell* cell = (TVMFFISeqCell*)((char*)self + sizeof(TVMFFIObject));

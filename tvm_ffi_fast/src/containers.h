@@ -102,6 +102,8 @@ FR_HIDDEN int fr_map_set(void** map_ref, TVMFFIAny key, TVMFFIAny value);
 FR_HIDDEN int fr_map_erase(void* map, const TVMFFIAny* key);
 /* Removes every entry (in place; the slot count stays). */
 FR_HIDDEN void fr_map_clear(void* map);
+/* A map made from copies of entries[0:count] at once (MapBaseObj::CreateFromRange). */
+FR_HIDDEN void* fr_map_from_range(int32_t type_index, const FrKV* entries, uint64_t count);
 /* A copy with the same layout (MapBaseObj::CopyFrom); NULL + raised on failure. */
 FR_HIDDEN void* fr_map_copy(void* map, int32_t type_index);
 

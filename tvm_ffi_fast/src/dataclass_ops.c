@@ -42,6 +42,7 @@
 #include "functions.h"
 #include "registry.h"
 #include "runtime.h"
+#include "walk.h"
 
 #define MAX_STACK_DEPTH ((size_t)1 << 20)
 #define STACK_LIMIT_TEXT "maximum stack depth (1048576) exceeded"
@@ -60,117 +61,7 @@ static void* g_bigint_hash_hook = NULL; /* answered natively by the hash walk */
 #define SIG_EQ "(0: ffi.Object, 1: ffi.Object, 2: (0: AnyView, 1: AnyView) -> bool) -> bool"
 #define SIG_CMP "(0: ffi.Object, 1: ffi.Object, 2: (0: AnyView, 1: AnyView) -> int) -> int"
 
-/* ------------------------------------------------------ pointer tables */
-
-/*
- * An open-addressing table keyed by one object address (b NULL) or a pair of
- * them, with a 64-bit value: the repr states, the hash memo, the objects and
- * pairs on the way down. Linear probing, deletion by backward shift.
- */
-typedef struct {
-  const void* a; /* NULL: empty slot */
-  const void* b;
-  uint64_t value;
-} PtrSlot;
-
-typedef struct {
-  PtrSlot* slots;
-  size_t mask; /* capacity - 1 */
-  size_t count;
-} PtrMap;
-
-static size_t ptr_hash(const void* a, const void* b) {
-  uint64_t h = (uint64_t)(uintptr_t)a * 0x9E3779B97F4A7C15ULL;
-  h ^= (uint64_t)(uintptr_t)b * 0xC2B2AE3D27D4EB4FULL;
-  return (size_t)(h ^ (h >> 31));
-}
-
-static PtrSlot* ptrmap_find(const PtrMap* map, const void* a, const void* b) {
-  size_t i;
-  if (map->slots == NULL) return NULL;
-  for (i = ptr_hash(a, b) & map->mask; map->slots[i].a != NULL; i = (i + 1) & map->mask) {
-    if (map->slots[i].a == a && map->slots[i].b == b) return &map->slots[i];
-  }
-  return NULL;
-}
-
-static int ptrmap_grow(PtrMap* map) {
-  size_t capacity = map->slots == NULL ? 16 : (map->mask + 1) * 2, i, j;
-  PtrSlot* fresh = (PtrSlot*)calloc(capacity, sizeof(PtrSlot));
-  if (fresh == NULL) return fr_raise_oom();
-  if (map->slots != NULL) {
-    for (i = 0; i <= map->mask; ++i) {
-      if (map->slots[i].a == NULL) continue;
-      for (j = ptr_hash(map->slots[i].a, map->slots[i].b) & (capacity - 1); fresh[j].a != NULL;
-           j = (j + 1) & (capacity - 1)) {
-      }
-      fresh[j] = map->slots[i];
-    }
-    free(map->slots);
-  }
-  map->slots = fresh;
-  map->mask = capacity - 1;
-  return 0;
-}
-
-static int ptrmap_put(PtrMap* map, const void* a, const void* b, uint64_t value) {
-  PtrSlot* slot = ptrmap_find(map, a, b);
-  size_t i;
-  if (slot != NULL) {
-    slot->value = value;
-    return 0;
-  }
-  if (map->slots == NULL || (map->count + 1) * 2 > map->mask + 1) {
-    if (ptrmap_grow(map) != 0) return -1;
-  }
-  for (i = ptr_hash(a, b) & map->mask; map->slots[i].a != NULL; i = (i + 1) & map->mask) {
-  }
-  map->slots[i].a = a;
-  map->slots[i].b = b;
-  map->slots[i].value = value;
-  map->count++;
-  return 0;
-}
-
-static void ptrmap_erase(PtrMap* map, const void* a, const void* b) {
-  PtrSlot* slot = ptrmap_find(map, a, b);
-  size_t hole, j;
-  if (slot == NULL) return;
-  hole = (size_t)(slot - map->slots);
-  for (j = (hole + 1) & map->mask; map->slots[j].a != NULL; j = (j + 1) & map->mask) {
-    size_t home = ptr_hash(map->slots[j].a, map->slots[j].b) & map->mask;
-    /* the entry at j may fill the hole unless its home lies cyclically in (hole, j] */
-    int stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
-    if (stays) continue;
-    map->slots[hole] = map->slots[j];
-    hole = j;
-  }
-  map->slots[hole].a = NULL;
-  map->slots[hole].b = NULL;
-  map->count--;
-}
-
-static void ptrmap_free(PtrMap* map) {
-  free(map->slots);
-  map->slots = NULL;
-  map->mask = 0;
-  map->count = 0;
-}
-
 /* ------------------------------------------------------------ helpers */
-
-static uint64_t combine(uint64_t key, uint64_t value) {
-  return key ^ (value + 0x9e3779b9ULL + (key << 6) + (key >> 2));
-}
-
-static TVMFFIAny object_view(void* obj) {
-  TVMFFIAny view;
-  view.type_index = fr_type_index(obj);
-  view.zero_padding = 0;
-  view.v_int64 = 0;
-  view.v_ptr = obj;
-  return view;
-}
 
 static int is_str(int32_t ti) { return ti == kTVMFFIStr || ti == kTVMFFISmallStr; }
 static int is_bytes(int32_t ti) { return ti == kTVMFFIBytes || ti == kTVMFFISmallBytes; }
@@ -178,83 +69,9 @@ static int is_container(int32_t ti) {
   return ti == kTVMFFIArray || ti == kTVMFFIList || ti == kTVMFFIMap || ti == kTVMFFIDict;
 }
 
-static const TVMFFITypeInfo* type_info_of(int32_t ti) {
-  const TVMFFITypeInfo* info = fr_type_info_or_null(ti);
-  if (info == NULL) fr_raise("InternalError", "Check not null: type_info (type index %d)", (int)ti);
-  return info;
-}
+/* ------------------------------------------------------------ children */
 
-/* The bytes of a str or bytes value of one of the four string type indices. */
-static TVMFFIByteArray text_of(const TVMFFIAny* value) {
-  TVMFFIByteArray out;
-  out.data = "";
-  out.size = 0;
-  fr_any_str_view(value, 1, &out);
-  return out;
-}
-
-/*
- * The Function a hook column holds for type_index: 1 and *fn (borrowed: the
- * column keeps it), 0 when there is none, -1 with upstream's TypeError when
- * the entry is not a Function.
- */
-static int hook_of(const TVMFFITypeAttrColumn* column, int32_t type_index, const char* signature,
-                   void** fn) {
-  TVMFFIAny entry = fr_type_attr_entry(column, type_index);
-  if (entry.type_index == kTVMFFINone) return 0;
-  if (entry.type_index != kTVMFFIFunction) {
-    return fr_raise("TypeError", "Cannot treat type `%s` as type `%s`",
-                    fr_type_key_of(entry.type_index), signature);
-  }
-  *fn = entry.v_obj;
-  return 1;
-}
-
-/* A hook's int (or bool) result as int64; the result is released. */
-static int result_as_int(TVMFFIAny* result, const char* target, int64_t* out) {
-  int32_t ti = result->type_index;
-  if (ti != kTVMFFIInt && ti != kTVMFFIBool) {
-    fr_raise("TypeError", "Cannot convert from type `%s` to `%s`", fr_type_key_of(ti), target);
-    fr_any_release(result);
-    return -1;
-  }
-  *out = result->v_int64;
-  return 0;
-}
-
-/*
- * The fn_* callback handed to a hook: a typed Function over a context that
- * points at the walk's state while the hook runs. A hook that keeps the
- * callback and calls it later gets an error instead of a dangling walk.
- */
-typedef struct {
-  void* walk;
-} Callback;
-
-static void callback_free(void* ctx) { free(ctx); }
-
-static void* callback_new(const FrBuiltin* spec, void* walk, Callback** out) {
-  Callback* cb = (Callback*)malloc(sizeof(Callback));
-  void* fn;
-  if (cb == NULL) {
-    fr_raise_oom();
-    return NULL;
-  }
-  cb->walk = walk;
-  fn = fr_typed_function_new(spec, cb, callback_free);
-  if (fn == NULL) {
-    free(cb);
-    return NULL;
-  }
-  *out = cb;
-  return fn;
-}
-
-/* Detaches a callback from its walk once the hook has returned, and drops our reference. */
-static void callback_done(void* fn, Callback* cb) {
-  cb->walk = NULL;
-  fr_decref(fn);
-}
+enum { K_SEQ, K_MAP, K_OBJ };
 
 static int raise_expired_callback(void) {
   return fr_raise("RuntimeError",
@@ -264,57 +81,6 @@ static int raise_expired_callback(void) {
 /* Calls hook(args...) ; the result is owned by the caller. */
 static int call_hook(void* hook, TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   return fr_call(hook, args, num_args, result);
-}
-
-/* ------------------------------------------------------------ children */
-
-enum { K_SEQ, K_MAP, K_OBJ };
-
-/*
- * The reflected fields of a type, ancestors' first (from depth 1: ffi.Object
- * has none), without those whose flags meet skip. *out is malloc'd (NULL when
- * there are none).
- */
-static int collect_fields(int32_t type_index, int64_t skip, const TVMFFIFieldInfo*** out,
-                          size_t* count) {
-  const TVMFFITypeInfo* info = type_info_of(type_index);
-  const TVMFFIFieldInfo** fields;
-  size_t n = 0, k = 0;
-  int32_t d, i;
-  *out = NULL;
-  *count = 0;
-  if (info == NULL) return -1;
-  for (d = 1; d < info->type_depth; ++d) n += (size_t)info->type_ancestors[d]->num_fields;
-  n += (size_t)info->num_fields;
-  if (n == 0) return 0;
-  fields = (const TVMFFIFieldInfo**)malloc(n * sizeof(*fields));
-  if (fields == NULL) return fr_raise_oom();
-  for (d = 1; d < info->type_depth; ++d) {
-    const TVMFFITypeInfo* parent = info->type_ancestors[d];
-    for (i = 0; i < parent->num_fields; ++i) {
-      if (!(parent->fields[i].flags & skip)) fields[k++] = &parent->fields[i];
-    }
-  }
-  for (i = 0; i < info->num_fields; ++i) {
-    if (!(info->fields[i].flags & skip)) fields[k++] = &info->fields[i];
-  }
-  *out = fields;
-  *count = k;
-  return 0;
-}
-
-/* Reads one reflected field through its getter (an owned value). */
-static int read_field(void* obj, const TVMFFIFieldInfo* field, TVMFFIAny* out) {
-  *out = fr_any_none();
-  if (field->getter == NULL) {
-    return fr_raise("TypeError", "Field `%.*s` has no getter", (int)field->name.size,
-                    field->name.data);
-  }
-  if (field->getter((char*)obj + field->offset, out) != 0) {
-    *out = fr_any_none();
-    return -1;
-  }
-  return 0;
 }
 
 /* What a single-value frame visits: owned children, and the field records of an object. */
@@ -367,7 +133,7 @@ static int children_of(void* obj, int32_t ti, int64_t skip, Children* ch) {
     return 0;
   }
   ch->kind = K_OBJ;
-  if (collect_fields(ti, skip, &ch->fields, &ch->size) != 0) return -1;
+  if (fr_collect_fields(ti, skip, &ch->fields, &ch->size) != 0) return -1;
   if (ch->size > 0) {
     ch->items = (TVMFFIAny*)malloc(ch->size * sizeof(TVMFFIAny));
     if (ch->items == NULL) {
@@ -375,7 +141,7 @@ static int children_of(void* obj, int32_t ti, int64_t skip, Children* ch) {
       return fr_raise_oom();
     }
     for (i = 0; i < ch->size; ++i) {
-      if (read_field(obj, ch->fields[i], &ch->items[i]) != 0) {
+      if (fr_read_field(obj, ch->fields[i], &ch->items[i]) != 0) {
         children_release(ch);
         return -1;
       }
@@ -494,7 +260,7 @@ static int append_dtype(FrBuf* out, DLDataType dtype) {
   TVMFFIAny text;
   TVMFFIByteArray bytes;
   if (fr_dtype_to_string(&dtype, &text) != 0) return -1;
-  bytes = text_of(&text);
+  bytes = fr_text_of(&text);
   fr_buf_append(out, bytes.data, bytes.size);
   fr_any_release(&text);
   return 0;
@@ -502,56 +268,6 @@ static int append_dtype(FrBuf* out, DLDataType dtype) {
 
 /* A double as std::ostream prints it: six significant digits (%g), glibc's nan/-nan/inf. */
 static void append_float(FrBuf* out, double value) { fr_buf_printf(out, "%g", value); }
-
-/* Signed decimal text of two's-complement words (upstream's ToStringFallback). */
-static int append_bigint(FrBuf* out, const int64_t* words, size_t n) {
-  static const uint64_t kChunk = 10000000000000000000ULL; /* 10^19 */
-  uint64_t* mag;
-  uint64_t* chunks;
-  size_t size = n, num_chunks = 0, i;
-  int negative = n > 0 && words[n - 1] < 0;
-  uint64_t carry = 1;
-  if (n == 0) {
-    fr_buf_puts(out, "0");
-    return 0;
-  }
-  mag = (uint64_t*)malloc(n * sizeof(uint64_t));
-  chunks = (uint64_t*)malloc((n * 2 + 1) * sizeof(uint64_t)); /* 10^19 > 2^63: two per word */
-  if (mag == NULL || chunks == NULL) {
-    free(mag);
-    free(chunks);
-    return fr_raise_oom();
-  }
-  for (i = 0; i < n; ++i) {
-    uint64_t w = (uint64_t)words[i];
-    if (negative) {
-      w = ~w + carry;
-      carry = carry && w == 0;
-    }
-    mag[i] = w;
-  }
-  while (size > 0 && mag[size - 1] == 0) --size;
-  while (size > 0) {
-    unsigned __int128 rem = 0;
-    for (i = size; i-- > 0;) {
-      unsigned __int128 cur = (rem << 64) | mag[i];
-      mag[i] = (uint64_t)(cur / kChunk);
-      rem = cur % kChunk;
-    }
-    chunks[num_chunks++] = (uint64_t)rem;
-    while (size > 0 && mag[size - 1] == 0) --size;
-  }
-  if (negative) fr_buf_puts(out, "-");
-  if (num_chunks == 0) {
-    fr_buf_puts(out, "0");
-  } else {
-    fr_buf_printf(out, "%" PRIu64, chunks[num_chunks - 1]);
-    for (i = num_chunks - 1; i-- > 0;) fr_buf_printf(out, "%019" PRIu64, chunks[i]);
-  }
-  free(mag);
-  free(chunks);
-  return 0;
-}
 
 /* Moves a finished text into a str value (small when at most 7 bytes). */
 static int buf_to_str(FrBuf* buf, TVMFFIAny* rv) {
@@ -569,7 +285,7 @@ typedef struct {
 /* One ffi.ReprPrint call: what its frames and hook callbacks share. */
 typedef struct {
   int show_addr;
-  PtrMap state; /* object -> 0 while in progress, k + 1 when done (cache[k]) */
+  FrPtrMap state; /* object -> 0 while in progress, k + 1 when done (cache[k]) */
   Text* cache;
   size_t cache_size;
   size_t cache_capacity;
@@ -596,7 +312,7 @@ static void repr_walk_free(ReprWalk* walk) {
   size_t i;
   for (i = 0; i < walk->cache_size; ++i) free(walk->cache[i].data);
   free(walk->cache);
-  ptrmap_free(&walk->state);
+  fr_ptrmap_free(&walk->state);
 }
 
 /* Records the finished text of obj (a copy) for the next time it is met. */
@@ -613,7 +329,7 @@ static int repr_finish(ReprWalk* walk, const void* obj, const char* text, size_t
   copy.size = size;
   if (copy.data == NULL) return fr_raise_oom();
   walk->cache[walk->cache_size++] = copy;
-  return ptrmap_put(&walk->state, obj, NULL, walk->cache_size);
+  return fr_ptrmap_put(&walk->state, obj, NULL, walk->cache_size);
 }
 
 static void repr_suffix(const ReprWalk* walk, FrBuf* out, const void* obj) {
@@ -621,7 +337,7 @@ static void repr_suffix(const ReprWalk* walk, FrBuf* out, const void* obj) {
 }
 
 static int cb_repr(void* ctx, const FrArg* args, TVMFFIAny* rv) {
-  ReprWalk* walk = (ReprWalk*)((Callback*)ctx)->walk;
+  ReprWalk* walk = (ReprWalk*)((FrWalkCallback*)ctx)->walk;
   TVMFFIAny value;
   FrBuf text;
   int status;
@@ -638,19 +354,19 @@ static int cb_repr(void* ctx, const FrArg* args, TVMFFIAny* rv) {
 static const FrBuiltin kReprCallback = {"", cb_repr, NULL, 1, {FR_T_ANYVIEW}, FR_T_STR};
 
 static int repr_hook(ReprWalk* walk, void* hook, void* obj, int32_t ti, FrBuf* out) {
-  Callback* cb = NULL;
+  FrWalkCallback* cb = NULL;
   TVMFFIAny args[2], result;
   TVMFFIByteArray text;
   size_t start = out->size;
   void* fn;
   int status;
-  if (ptrmap_put(&walk->state, obj, NULL, 0) != 0) return -1;
-  fn = callback_new(&kReprCallback, walk, &cb);
+  if (fr_ptrmap_put(&walk->state, obj, NULL, 0) != 0) return -1;
+  fn = fr_walk_callback_new(&kReprCallback, walk, &cb);
   if (fn == NULL) return -1;
-  args[0] = object_view(obj);
-  args[1] = object_view(fn);
+  args[0] = fr_object_view(obj);
+  args[1] = fr_object_view(fn);
   status = call_hook(hook, args, 2, &result);
-  callback_done(fn, cb);
+  fr_walk_callback_done(fn, cb);
   if (status != 0) return -1;
   if (fr_any_str_view(&result, 0, &text) != 0) {
     fr_raise("TypeError", "Cannot convert from type `%s` to `str`",
@@ -683,7 +399,7 @@ static int repr_immediate(ReprWalk* walk, const TVMFFIAny* value, FrBuf* out) {
   int32_t ti = value->type_index;
   void* obj;
   void* hook = NULL;
-  PtrSlot* state;
+  FrPtrSlot* state;
   int found;
   switch (ti) {
     case kTVMFFINone: fr_buf_puts(out, "None"); return 1;
@@ -707,7 +423,7 @@ static int repr_immediate(ReprWalk* walk, const TVMFFIAny* value, FrBuf* out) {
     fr_buf_puts(out, "None");
     return 1;
   }
-  state = ptrmap_find(&walk->state, obj, NULL);
+  state = fr_ptrmap_find(&walk->state, obj, NULL);
   if (state != NULL) {
     if (state->value == 0) {
       fr_buf_puts(out, "...");
@@ -729,7 +445,7 @@ static int repr_immediate(ReprWalk* walk, const TVMFFIAny* value, FrBuf* out) {
   if (ti == kTVMFFIBigInt) {
     size_t n;
     const int64_t* words = fr_bigint_words(value, &n);
-    return append_bigint(out, words, n) == 0 ? 1 : -1;
+    return fr_bigint_append_decimal(out, words, n) == 0 ? 1 : -1;
   }
   if (ti == kTVMFFIStr) {
     const TVMFFIByteArray* cell = FR_CELL(obj, TVMFFIByteArray);
@@ -762,11 +478,11 @@ static int repr_immediate(ReprWalk* walk, const TVMFFIAny* value, FrBuf* out) {
     fr_buf_puts(out, ")");
     return 1;
   }
-  found = hook_of(g_col_repr, ti, SIG_REPR, &hook);
+  found = fr_hook_of(g_col_repr, ti, SIG_REPR, &hook);
   if (found < 0) return -1;
   if (found) return repr_hook(walk, hook, obj, ti, out) == 0 ? 1 : -1;
   if (is_enum_instance(ti)) {
-    const TVMFFITypeInfo* info = type_info_of(ti);
+    const TVMFFITypeInfo* info = fr_type_info_checked(ti);
     TVMFFIByteArray name;
     size_t start = out->size;
     if (info == NULL) return -1;
@@ -804,7 +520,7 @@ static int repr_push(ReprWalk* walk, ReprStack* st, const TVMFFIAny* value) {
     st->frames = grown;
     st->capacity = capacity;
   }
-  if (ptrmap_put(&walk->state, obj, NULL, 0) != 0) return -1;
+  if (fr_ptrmap_put(&walk->state, obj, NULL, 0) != 0) return -1;
   f = &st->frames[st->n];
   memset(f, 0, sizeof(*f));
   f->obj = obj;
@@ -818,7 +534,7 @@ static int repr_push(ReprWalk* walk, ReprStack* st, const TVMFFIAny* value) {
     case kTVMFFIMap:
     case kTVMFFIDict: fr_buf_puts(&f->out, "{"); break;
     default: {
-      const TVMFFITypeInfo* info = type_info_of(ti);
+      const TVMFFITypeInfo* info = fr_type_info_checked(ti);
       if (info == NULL) return -1;
       fr_buf_append(&f->out, info->type_key.data, info->type_key.size);
       repr_suffix(walk, &f->out, obj);
@@ -970,8 +686,8 @@ static int repr_print(void* ctx, const FrArg* args, TVMFFIAny* rv) {
 
 /* One ffi.RecursiveHash call: the memo and the objects on the way down. */
 typedef struct {
-  PtrMap memo;     /* object -> its hash */
-  PtrMap on_stack; /* objects being hashed */
+  FrPtrMap memo;     /* object -> its hash */
+  FrPtrMap on_stack; /* objects being hashed */
 } HashWalk;
 
 typedef struct {
@@ -980,7 +696,7 @@ typedef struct {
   size_t idx;
   uint64_t hash;
   uint64_t key_hash;
-  uint64_t* entries; /* maps: combine(key hash, value hash) per entry */
+  uint64_t* entries; /* maps: fr_hash_combine(key hash, value hash) per entry */
   size_t num_entries;
 } HashFrame;
 
@@ -993,15 +709,15 @@ typedef struct {
 static int hash_run(HashWalk* walk, const TVMFFIAny* value, uint64_t* out);
 
 static uint64_t hash_bytes_value(int32_t kind, const TVMFFIAny* value) {
-  TVMFFIByteArray bytes = text_of(value);
-  return combine((uint64_t)kind, fr_stable_hash_bytes(bytes.data, bytes.size));
+  TVMFFIByteArray bytes = fr_text_of(value);
+  return fr_hash_combine((uint64_t)kind, fr_stable_hash_bytes(bytes.data, bytes.size));
 }
 
 static uint64_t hash_pod(const TVMFFIAny* value) {
   int32_t ti = value->type_index;
   switch (ti) {
-    case kTVMFFIBool: return combine((uint64_t)ti, value->v_int64 != 0 ? 1 : 0);
-    case kTVMFFIInt: return combine((uint64_t)ti, (uint64_t)value->v_int64);
+    case kTVMFFIBool: return fr_hash_combine((uint64_t)ti, value->v_int64 != 0 ? 1 : 0);
+    case kTVMFFIInt: return fr_hash_combine((uint64_t)ti, (uint64_t)value->v_int64);
     case kTVMFFIFloat: {
       double v = value->v_float64;
       uint64_t bits;
@@ -1012,23 +728,23 @@ static uint64_t hash_pod(const TVMFFIAny* value) {
       } else {
         memcpy(&bits, &v, sizeof(bits));
       }
-      return combine((uint64_t)ti, bits);
+      return fr_hash_combine((uint64_t)ti, bits);
     }
     case kTVMFFIDataType: {
-      uint64_t h = combine((uint64_t)ti, (uint64_t)value->v_dtype.code);
-      h = combine(h, (uint64_t)value->v_dtype.bits);
-      return combine(h, (uint64_t)value->v_dtype.lanes);
+      uint64_t h = fr_hash_combine((uint64_t)ti, (uint64_t)value->v_dtype.code);
+      h = fr_hash_combine(h, (uint64_t)value->v_dtype.bits);
+      return fr_hash_combine(h, (uint64_t)value->v_dtype.lanes);
     }
     case kTVMFFIDevice: {
-      uint64_t h = combine((uint64_t)ti, (uint64_t)(int64_t)(int32_t)value->v_device.device_type);
-      return combine(h, (uint64_t)(int64_t)value->v_device.device_id);
+      uint64_t h = fr_hash_combine((uint64_t)ti, (uint64_t)(int64_t)(int32_t)value->v_device.device_type);
+      return fr_hash_combine(h, (uint64_t)(int64_t)value->v_device.device_id);
     }
-    default: return combine((uint64_t)ti, value->v_uint64);
+    default: return fr_hash_combine((uint64_t)ti, value->v_uint64);
   }
 }
 
 static int cb_hash(void* ctx, const FrArg* args, TVMFFIAny* rv) {
-  HashWalk* walk = (HashWalk*)((Callback*)ctx)->walk;
+  HashWalk* walk = (HashWalk*)((FrWalkCallback*)ctx)->walk;
   TVMFFIAny value;
   uint64_t h;
   int status;
@@ -1043,22 +759,22 @@ static int cb_hash(void* ctx, const FrArg* args, TVMFFIAny* rv) {
 static const FrBuiltin kHashCallback = {"", cb_hash, NULL, 1, {FR_T_ANYVIEW}, FR_T_INT};
 
 static int hash_hook(HashWalk* walk, void* hook, void* obj, uint64_t* out) {
-  Callback* cb = NULL;
+  FrWalkCallback* cb = NULL;
   TVMFFIAny args[2], result;
   int64_t value;
   void* fn;
   int status;
-  if (ptrmap_put(&walk->on_stack, obj, NULL, 1) != 0) return -1;
-  fn = callback_new(&kHashCallback, walk, &cb);
+  if (fr_ptrmap_put(&walk->on_stack, obj, NULL, 1) != 0) return -1;
+  fn = fr_walk_callback_new(&kHashCallback, walk, &cb);
   if (fn == NULL) return -1;
-  args[0] = object_view(obj);
-  args[1] = object_view(fn);
+  args[0] = fr_object_view(obj);
+  args[1] = fr_object_view(fn);
   status = call_hook(hook, args, 2, &result);
-  callback_done(fn, cb);
-  if (status != 0 || result_as_int(&result, "int", &value) != 0) return -1;
+  fr_walk_callback_done(fn, cb);
+  if (status != 0 || fr_result_as_int(&result, "int", &value) != 0) return -1;
   *out = (uint64_t)value;
-  if (ptrmap_put(&walk->memo, obj, NULL, *out) != 0) return -1;
-  ptrmap_erase(&walk->on_stack, obj, NULL);
+  if (fr_ptrmap_put(&walk->memo, obj, NULL, *out) != 0) return -1;
+  fr_ptrmap_erase(&walk->on_stack, obj, NULL);
   return 0;
 }
 
@@ -1066,12 +782,12 @@ static int hash_hook(HashWalk* walk, void* hook, void* obj, uint64_t* out) {
 static int hash_immediate(HashWalk* walk, const TVMFFIAny* value, uint64_t* out) {
   int32_t ti = value->type_index;
   const TVMFFITypeInfo* info;
-  PtrSlot* slot;
+  FrPtrSlot* slot;
   void* obj;
   void* hook = NULL;
   int found;
   if (ti == kTVMFFINone) {
-    *out = combine(0, 0);
+    *out = fr_hash_combine(0, 0);
     return 1;
   }
   if (is_str(ti)) {
@@ -1088,17 +804,17 @@ static int hash_immediate(HashWalk* walk, const TVMFFIAny* value, uint64_t* out)
   }
   obj = value->v_obj;
   if (obj == NULL) {
-    *out = combine(0, 0);
+    *out = fr_hash_combine(0, 0);
     return 1;
   }
-  slot = ptrmap_find(&walk->memo, obj, NULL);
+  slot = fr_ptrmap_find(&walk->memo, obj, NULL);
   if (slot != NULL) {
     *out = slot->value;
     return 1;
   }
-  if (ptrmap_find(&walk->on_stack, obj, NULL) != NULL) {
+  if (fr_ptrmap_find(&walk->on_stack, obj, NULL) != NULL) {
     /* a cycle: the type key hash stands in for the object being hashed */
-    info = type_info_of(ti);
+    info = fr_type_info_checked(ti);
     if (info == NULL) return -1;
     *out = info->type_key_hash;
     return 1;
@@ -1107,14 +823,14 @@ static int hash_immediate(HashWalk* walk, const TVMFFIAny* value, uint64_t* out)
     const TVMFFIShapeCell* cell = FR_CELL(obj, TVMFFIShapeCell);
     uint64_t h;
     size_t i;
-    info = type_info_of(ti);
+    info = fr_type_info_checked(ti);
     if (info == NULL) return -1;
-    h = combine(info->type_key_hash, (uint64_t)cell->size);
-    for (i = 0; i < cell->size; ++i) h = combine(h, (uint64_t)cell->data[i]);
+    h = fr_hash_combine(info->type_key_hash, (uint64_t)cell->size);
+    for (i = 0; i < cell->size; ++i) h = fr_hash_combine(h, (uint64_t)cell->data[i]);
     *out = h;
-    return ptrmap_put(&walk->memo, obj, NULL, h) == 0 ? 1 : -1;
+    return fr_ptrmap_put(&walk->memo, obj, NULL, h) == 0 ? 1 : -1;
   }
-  found = hook_of(g_col_hash, ti, SIG_HASH, &hook);
+  found = fr_hook_of(g_col_hash, ti, SIG_HASH, &hook);
   if (found < 0) return -1;
   if (found) {
     if (hook == g_bigint_hash_hook && ti == kTVMFFIBigInt) {
@@ -1122,14 +838,14 @@ static int hash_immediate(HashWalk* walk, const TVMFFIAny* value, uint64_t* out)
       size_t n;
       const int64_t* words = fr_bigint_words(value, &n);
       *out = fr_stable_hash_bytes(words, n * sizeof(int64_t));
-      return ptrmap_put(&walk->memo, obj, NULL, *out) == 0 ? 1 : -1;
+      return fr_ptrmap_put(&walk->memo, obj, NULL, *out) == 0 ? 1 : -1;
     }
     return hash_hook(walk, hook, obj, out) == 0 ? 1 : -1;
   }
   if (ti >= kTVMFFIStaticObjectEnd &&
       (fr_type_attr_entry(g_col_eq, ti).type_index != kTVMFFINone ||
        fr_type_attr_entry(g_col_cmp, ti).type_index != kTVMFFINone)) {
-    info = type_info_of(ti);
+    info = fr_type_info_checked(ti);
     if (info == NULL) return -1;
     return fr_raise("ValueError",
                     "RecursiveHash: type '%.*s' defines __ffi_eq__ or __ffi_compare__ but not "
@@ -1161,7 +877,7 @@ static int hash_push(HashWalk* walk, HashStack* st, const TVMFFIAny* value) {
     st->frames = grown;
     st->capacity = capacity;
   }
-  if (ptrmap_put(&walk->on_stack, obj, NULL, 1) != 0) return -1;
+  if (fr_ptrmap_put(&walk->on_stack, obj, NULL, 1) != 0) return -1;
   f = &st->frames[st->n];
   memset(f, 0, sizeof(*f));
   f->obj = obj;
@@ -1171,10 +887,10 @@ static int hash_push(HashWalk* walk, HashStack* st, const TVMFFIAny* value) {
     return -1;
   }
   st->n++;
-  info = type_info_of(ti);
+  info = fr_type_info_checked(ti);
   if (info == NULL) return -1;
   f->hash = f->ch.kind == K_OBJ ? info->type_key_hash
-                                : combine(info->type_key_hash, (uint64_t)f->ch.size);
+                                : fr_hash_combine(info->type_key_hash, (uint64_t)f->ch.size);
   if (f->ch.kind == K_MAP && f->ch.size > 0) {
     f->entries = (uint64_t*)malloc(f->ch.size * sizeof(uint64_t));
     if (f->entries == NULL) return fr_raise_oom();
@@ -1184,15 +900,15 @@ static int hash_push(HashWalk* walk, HashStack* st, const TVMFFIAny* value) {
 
 static void hash_feed(HashFrame* f, size_t i, uint64_t h) {
   switch (f->ch.kind) {
-    case K_SEQ: f->hash = combine(f->hash, combine(h, (uint64_t)i)); break;
+    case K_SEQ: f->hash = fr_hash_combine(f->hash, fr_hash_combine(h, (uint64_t)i)); break;
     case K_MAP:
       if (i % 2 == 0) {
         f->key_hash = h;
       } else {
-        f->entries[f->num_entries++] = combine(f->key_hash, h);
+        f->entries[f->num_entries++] = fr_hash_combine(f->key_hash, h);
       }
       break;
-    default: f->hash = combine(f->hash, h); break;
+    default: f->hash = fr_hash_combine(f->hash, h); break;
   }
 }
 
@@ -1206,11 +922,11 @@ static int hash_complete(HashWalk* walk, HashFrame* f, uint64_t* out) {
   size_t i;
   if (f->ch.kind == K_MAP) {
     qsort(f->entries, f->num_entries, sizeof(uint64_t), compare_u64);
-    for (i = 0; i < f->num_entries; ++i) f->hash = combine(f->hash, f->entries[i]);
+    for (i = 0; i < f->num_entries; ++i) f->hash = fr_hash_combine(f->hash, f->entries[i]);
   }
   *out = f->hash;
-  if (ptrmap_put(&walk->memo, f->obj, NULL, f->hash) != 0) return -1;
-  ptrmap_erase(&walk->on_stack, f->obj, NULL);
+  if (fr_ptrmap_put(&walk->memo, f->obj, NULL, f->hash) != 0) return -1;
+  fr_ptrmap_erase(&walk->on_stack, f->obj, NULL);
   return 0;
 }
 
@@ -1261,8 +977,8 @@ static int recursive_hash(void* ctx, const FrArg* args, TVMFFIAny* rv) {
   (void)ctx;
   memset(&walk, 0, sizeof(walk));
   status = hash_run(&walk, &args[0].value, &h);
-  ptrmap_free(&walk.memo);
-  ptrmap_free(&walk.on_stack);
+  fr_ptrmap_free(&walk.memo);
+  fr_ptrmap_free(&walk.on_stack);
   if (status == 0) *rv = fr_any_int((int64_t)h);
   return status;
 }
@@ -1272,7 +988,7 @@ static int recursive_hash(void* ctx, const FrArg* args, TVMFFIAny* rv) {
 /* One comparison call: the mode and the (lhs, rhs) object pairs being compared. */
 typedef struct {
   int eq_only;
-  PtrMap on_stack;
+  FrPtrMap on_stack;
 } CmpWalk;
 
 typedef struct {
@@ -1379,7 +1095,7 @@ static int cmp_pod(const CmpWalk* walk, const TVMFFIAny* lhs, const TVMFFIAny* r
 }
 
 static int cb_eq(void* ctx, const FrArg* args, TVMFFIAny* rv) {
-  CmpWalk* walk = (CmpWalk*)((Callback*)ctx)->walk;
+  CmpWalk* walk = (CmpWalk*)((FrWalkCallback*)ctx)->walk;
   TVMFFIAny lhs, rhs;
   int32_t result;
   int status;
@@ -1397,7 +1113,7 @@ static int cb_eq(void* ctx, const FrArg* args, TVMFFIAny* rv) {
 }
 
 static int cb_cmp(void* ctx, const FrArg* args, TVMFFIAny* rv) {
-  CmpWalk* walk = (CmpWalk*)((Callback*)ctx)->walk;
+  CmpWalk* walk = (CmpWalk*)((FrWalkCallback*)ctx)->walk;
   TVMFFIAny lhs, rhs;
   int32_t result;
   int status;
@@ -1422,21 +1138,21 @@ static const FrBuiltin kCmpCallback = {"", cb_cmp, NULL, 2, {FR_T_ANYVIEW, FR_T_
 /* Calls an __ffi_eq__ (is_eq) or __ffi_compare__ hook on two objects of one type. */
 static int cmp_call_hook(CmpWalk* walk, void* hook, int is_eq, void* lhs, void* rhs,
                          int32_t* out) {
-  Callback* cb = NULL;
+  FrWalkCallback* cb = NULL;
   TVMFFIAny args[3], result;
   int64_t value;
   void* fn;
   int status;
-  if (ptrmap_put(&walk->on_stack, lhs, rhs, 1) != 0) return -1;
-  fn = callback_new(is_eq ? &kEqCallback : &kCmpCallback, walk, &cb);
+  if (fr_ptrmap_put(&walk->on_stack, lhs, rhs, 1) != 0) return -1;
+  fn = fr_walk_callback_new(is_eq ? &kEqCallback : &kCmpCallback, walk, &cb);
   if (fn == NULL) return -1;
-  args[0] = object_view(lhs);
-  args[1] = object_view(rhs);
-  args[2] = object_view(fn);
+  args[0] = fr_object_view(lhs);
+  args[1] = fr_object_view(rhs);
+  args[2] = fr_object_view(fn);
   status = call_hook(hook, args, 3, &result);
-  callback_done(fn, cb);
-  if (status != 0 || result_as_int(&result, is_eq ? "bool" : "int", &value) != 0) return -1;
-  ptrmap_erase(&walk->on_stack, lhs, rhs);
+  fr_walk_callback_done(fn, cb);
+  if (status != 0 || fr_result_as_int(&result, is_eq ? "bool" : "int", &value) != 0) return -1;
+  fr_ptrmap_erase(&walk->on_stack, lhs, rhs);
   *out = is_eq ? (value != 0 ? 0 : 1) : (int32_t)value;
   return 0;
 }
@@ -1446,11 +1162,11 @@ static int cmp_custom(CmpWalk* walk, void* lhs, void* rhs, int32_t ti, int32_t* 
   void* hook = NULL;
   int found;
   if (walk->eq_only) {
-    found = hook_of(g_col_eq, ti, SIG_EQ, &hook);
+    found = fr_hook_of(g_col_eq, ti, SIG_EQ, &hook);
     if (found < 0) return -1;
     if (found) return cmp_call_hook(walk, hook, 1, lhs, rhs, out) == 0 ? 1 : -1;
   }
-  found = hook_of(g_col_cmp, ti, SIG_CMP, &hook);
+  found = fr_hook_of(g_col_cmp, ti, SIG_CMP, &hook);
   if (found < 0) return -1;
   if (found) return cmp_call_hook(walk, hook, 0, lhs, rhs, out) == 0 ? 1 : -1;
   return 0;
@@ -1467,7 +1183,7 @@ static int cmp_immediate(CmpWalk* walk, const TVMFFIAny* lhs, const TVMFFIAny* r
     return 1;
   }
   if ((is_str(lti) && is_str(rti)) || (is_bytes(lti) && is_bytes(rti))) {
-    *out = compare_chars(text_of(lhs), text_of(rhs));
+    *out = compare_chars(fr_text_of(lhs), fr_text_of(rhs));
     return 1;
   }
   if (lti != rti) {
@@ -1517,7 +1233,7 @@ static int cmp_immediate(CmpWalk* walk, const TVMFFIAny* lhs, const TVMFFIAny* r
     *out = a->size < b->size ? -1 : (a->size > b->size ? 1 : 0);
     return 1;
   }
-  if (ptrmap_find(&walk->on_stack, lobj, robj) != NULL) {
+  if (fr_ptrmap_find(&walk->on_stack, lobj, robj) != NULL) {
     if (walk->eq_only) {
       *out = 0;
       return 1;
@@ -1538,7 +1254,7 @@ static void cmp_frame_release(CmpFrame* f) {
 
 /* Maps that cannot match: "unequal" in equality mode, else the ordering TypeError. */
 static int cmp_map_mismatch(CmpWalk* walk, void* lhs, void* rhs, int32_t* eager) {
-  ptrmap_erase(&walk->on_stack, lhs, rhs);
+  fr_ptrmap_erase(&walk->on_stack, lhs, rhs);
   if (!walk->eq_only) return fr_raise("TypeError", "Cannot order Map/Dict values");
   *eager = 1;
   return 1;
@@ -1566,7 +1282,7 @@ static int cmp_push(CmpWalk* walk, CmpStack* st, const TVMFFIAny* lhs, const TVM
     st->frames = grown;
     st->capacity = capacity;
   }
-  if (ptrmap_put(&walk->on_stack, lobj, robj, 1) != 0) return -1;
+  if (fr_ptrmap_put(&walk->on_stack, lobj, robj, 1) != 0) return -1;
   memset(&frame, 0, sizeof(frame));
   frame.lhs_obj = lobj;
   frame.rhs_obj = robj;
@@ -1612,7 +1328,7 @@ static int cmp_push(CmpWalk* walk, CmpStack* st, const TVMFFIAny* lhs, const TVM
     const TVMFFIFieldInfo** fields = NULL;
     size_t count = 0;
     frame.kind = K_OBJ;
-    if (collect_fields(ti, kTVMFFIFieldFlagBitMaskCompareOff, &fields, &count) != 0) return -1;
+    if (fr_collect_fields(ti, kTVMFFIFieldFlagBitMaskCompareOff, &fields, &count) != 0) return -1;
     if (count > 0) {
       frame.items = (TVMFFIAny*)malloc(2 * count * sizeof(TVMFFIAny));
       if (frame.items == NULL) {
@@ -1622,8 +1338,8 @@ static int cmp_push(CmpWalk* walk, CmpStack* st, const TVMFFIAny* lhs, const TVM
     }
     for (i = 0; i < count; ++i) {
       /* upstream reads the pair as the arguments of one C++ call: right to left */
-      if (read_field(robj, fields[i], &frame.items[2 * i + 1]) != 0) break;
-      if (read_field(lobj, fields[i], &frame.items[2 * i]) != 0) {
+      if (fr_read_field(robj, fields[i], &frame.items[2 * i + 1]) != 0) break;
+      if (fr_read_field(lobj, fields[i], &frame.items[2 * i]) != 0) {
         fr_any_release(&frame.items[2 * i + 1]);
         break;
       }
@@ -1648,7 +1364,7 @@ static int cmp_terminate(CmpWalk* walk, CmpStack* st, int32_t result, int32_t* o
   while (st->n > 0) {
     CmpFrame* f = &st->frames[--st->n];
     if (f->kind == K_MAP) under_map = 1;
-    ptrmap_erase(&walk->on_stack, f->lhs_obj, f->rhs_obj);
+    fr_ptrmap_erase(&walk->on_stack, f->lhs_obj, f->rhs_obj);
     cmp_frame_release(f);
   }
   free(st->frames);
@@ -1693,7 +1409,7 @@ static int cmp_run(CmpWalk* walk, const TVMFFIAny* lhs, const TVMFFIAny* rhs, in
     if (pushed) continue;
     result = 0;
     if (f->kind == K_SEQ && f->lhs_size != f->rhs_size) result = f->lhs_size < f->rhs_size ? -1 : 1;
-    ptrmap_erase(&walk->on_stack, f->lhs_obj, f->rhs_obj);
+    fr_ptrmap_erase(&walk->on_stack, f->lhs_obj, f->rhs_obj);
     cmp_frame_release(f);
     st.n--;
     if (st.n == 0) {
@@ -1720,7 +1436,7 @@ static int compare_op(int op, const FrArg* args, TVMFFIAny* rv) {
   memset(&walk, 0, sizeof(walk));
   walk.eq_only = op == OP_EQ;
   status = cmp_run(&walk, &args[0].value, &args[1].value, &c);
-  ptrmap_free(&walk.on_stack);
+  fr_ptrmap_free(&walk.on_stack);
   if (status != 0) return -1;
   switch (op) {
     case OP_EQ: holds = c == 0; break;
@@ -1942,7 +1658,7 @@ static int access_path_repr(void* ctx, const FrArg* args, TVMFFIAny* rv) {
   fr_buf_init(&out);
   fr_buf_puts(&out, "<root>");
   for (i = n; i-- > 0 && status == 0;) {
-    TVMFFIAny step = steps[i] != NULL ? object_view(steps[i]) : fr_any_none();
+    TVMFFIAny step = steps[i] != NULL ? fr_object_view(steps[i]) : fr_any_none();
     status = append_fn_repr(&out, fn_repr, &step);
   }
   free(steps);

@@ -16,6 +16,7 @@
 #include "functions.h"
 #include "registry.h"
 #include "runtime.h"
+#include "structural.h"
 
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 static int g_init_status = -1;
@@ -25,11 +26,13 @@ static void init_runtime(void) {
   if (fr_reflection_init() != 0) return;
   if (fr_convert_attrs_init() != 0) return;
   if (fr_dataclass_init() != 0) return;
+  if (fr_structural_init() != 0) return;
   if (fr_functions_register_globals() != 0) return;
   if (fr_containers_register_globals() != 0) return;
   if (fr_pyclass_register_globals() != 0) return;
   if (fr_dataclass_register_globals() != 0) return;
   if (fr_reflection_register_globals() != 0) return;
+  if (fr_structural_register_globals() != 0) return;
   if (fr_module_register_globals() != 0) return;
   g_init_status = 0;
 }

@@ -126,6 +126,18 @@ static const char* type_str(FrTypeCode code) {
     case FR_T_OPT_STR: return "Optional<str>";
     case FR_T_OPT_FUNC: return "Optional<ffi.Function>";
     case FR_T_DEVICE: return "Device";
+    case FR_T_OPT_INT: return "Optional<int>";
+    case FR_T_VISITOR: return "ffi.StructuralVisitor";
+    case FR_T_MUTATOR: return "ffi.StructuralMutator";
+    case FR_T_VISIT_ERROR_CONTEXT: return "ffi.VisitErrorContext";
+    case FR_T_ARRAY_PATH: return "Array<ffi.reflection.AccessPath>";
+    case FR_T_CALLBACKS: return "Array<Tuple<int, ffi.Function>>";
+    case FR_T_MUTATE_CALLBACKS: return "Array<Tuple<int, ffi.Function, bool>>";
+    case FR_T_OPT_PATH_PAIR:
+      return "Optional<Tuple<ffi.reflection.AccessPath, ffi.reflection.AccessPath>>";
+    case FR_T_OPT_INTERRUPT: return "Optional<ffi.VisitInterrupt>";
+    case FR_T_INTERRUPT: return "ffi.VisitInterrupt";
+    case FR_T_STRUCTURAL_KEY: return "ffi.StructuralKey";
   }
   return "?";
 }
@@ -154,6 +166,25 @@ static const char* type_schema(FrTypeCode code) {
     case FR_T_OPT_STR: return "{\"type\":\"Optional\",\"args\":[{\"type\":\"ffi.String\"}]}";
     case FR_T_OPT_FUNC: return "{\"type\":\"Optional\",\"args\":[{\"type\":\"ffi.Function\"}]}";
     case FR_T_DEVICE: return "{\"type\":\"Device\"}";
+    case FR_T_OPT_INT: return "{\"type\":\"Optional\",\"args\":[{\"type\":\"int\"}]}";
+    case FR_T_VISITOR: return "{\"type\":\"ffi.StructuralVisitor\"}";
+    case FR_T_MUTATOR: return "{\"type\":\"ffi.StructuralMutator\"}";
+    case FR_T_VISIT_ERROR_CONTEXT: return "{\"type\":\"ffi.VisitErrorContext\"}";
+    case FR_T_ARRAY_PATH:
+      return "{\"type\":\"ffi.Array\",\"args\":[{\"type\":\"ffi.reflection.AccessPath\"}]}";
+    case FR_T_CALLBACKS:
+      return "{\"type\":\"ffi.Array\",\"args\":[{\"type\":\"Tuple\",\"args\":[{\"type\":\"int\"},"
+             "{\"type\":\"ffi.Function\"}]}]}";
+    case FR_T_MUTATE_CALLBACKS:
+      return "{\"type\":\"ffi.Array\",\"args\":[{\"type\":\"Tuple\",\"args\":[{\"type\":\"int\"},"
+             "{\"type\":\"ffi.Function\"},{\"type\":\"bool\"}]}]}";
+    case FR_T_OPT_PATH_PAIR:
+      return "{\"type\":\"Optional\",\"args\":[{\"type\":\"Tuple\",\"args\":[{\"type\":"
+             "\"ffi.reflection.AccessPath\"},{\"type\":\"ffi.reflection.AccessPath\"}]}]}";
+    case FR_T_OPT_INTERRUPT:
+      return "{\"type\":\"Optional\",\"args\":[{\"type\":\"ffi.VisitInterrupt\"}]}";
+    case FR_T_INTERRUPT: return "{\"type\":\"ffi.VisitInterrupt\"}";
+    case FR_T_STRUCTURAL_KEY: return "{\"type\":\"ffi.StructuralKey\"}";
   }
   return "{}";
 }
@@ -223,6 +254,21 @@ static void* copy_map_into_dict(const TVMFFIAny* map) {
   return dict;
 }
 
+/* The index of a type registered at load (-1 if absent), looked up by its key. */
+static int32_t exact_index(const char* key) {
+  TVMFFIByteArray name;
+  int32_t index = -1;
+  name.data = key;
+  name.size = strlen(key);
+  if (fr_type_key_to_index(&name, &index) != 0) {
+    TVMFFIObjectHandle err = NULL;
+    TVMFFIErrorMoveFromRaised(&err); /* absent: no match, not an error */
+    if (err != NULL) fr_decref(err);
+    return -1;
+  }
+  return index;
+}
+
 /* 1 converted, 0 type mismatch (nothing raised), -1 error raised. */
 static int convert_arg(FrTypeCode code, const TVMFFIAny* in, FrArg* out) {
   int32_t ti = in->type_index;
@@ -282,6 +328,20 @@ static int convert_arg(FrTypeCode code, const TVMFFIAny* in, FrArg* out) {
       return ti == kTVMFFIDict;
     case FR_T_MODULE:
       return ti == kTVMFFIModule;
+    case FR_T_OPT_INT:
+      if (ti == kTVMFFINone) return 1;
+      if (ti != kTVMFFIInt && ti != kTVMFFIBool) return 0;
+      out->value = fr_any_int(in->v_int64);
+      return 1;
+    case FR_T_VISITOR:
+      return ti == exact_index("ffi.StructuralVisitor");
+    case FR_T_MUTATOR:
+      return ti == exact_index("ffi.StructuralMutator");
+    case FR_T_VISIT_ERROR_CONTEXT:
+      return ti == exact_index("ffi.VisitErrorContext");
+    case FR_T_CALLBACKS:
+    case FR_T_MUTATE_CALLBACKS:
+      return ti == kTVMFFIArray;
     case FR_T_LIST_REF:
       if (ti == kTVMFFIList) return 1;
       if (ti == kTVMFFIArray) {

@@ -58,7 +58,19 @@ typedef enum {
   FR_T_ARRAY_STR, /* return only: Array<str> */
   FR_T_OPT_STR,   /* return only: Optional<str> */
   FR_T_OPT_FUNC,  /* return only: Optional<Function> */
-  FR_T_DEVICE     /* return only: DLDevice */
+  FR_T_DEVICE,    /* return only: DLDevice */
+  /* the structural operations' types */
+  FR_T_OPT_INT,           /* Optional<int>: None or an int (as int64, None as kTVMFFINone) */
+  FR_T_VISITOR,           /* ffi.StructuralVisitor, exactly */
+  FR_T_MUTATOR,           /* ffi.StructuralMutator, exactly */
+  FR_T_VISIT_ERROR_CONTEXT, /* ffi.VisitErrorContext, exactly */
+  FR_T_CALLBACKS,         /* Array<Tuple<int, ffi.Function>>: an Array (the callee checks it) */
+  FR_T_MUTATE_CALLBACKS,  /* Array<Tuple<int, ffi.Function, bool>>: likewise */
+  FR_T_OPT_PATH_PAIR,     /* return only: Optional<Tuple<AccessPath, AccessPath>> */
+  FR_T_OPT_INTERRUPT,     /* return only: Optional<ffi.VisitInterrupt> */
+  FR_T_INTERRUPT,         /* return only: ffi.VisitInterrupt */
+  FR_T_STRUCTURAL_KEY,    /* return only: ffi.StructuralKey */
+  FR_T_ARRAY_PATH         /* return only: Array<ffi.reflection.AccessPath> */
 } FrTypeCode;
 
 #define FR_MAX_PARAMS 6

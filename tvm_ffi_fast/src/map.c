@@ -686,7 +686,7 @@ static int small_insert(FrMapBase* m, FrKV kv, void** grown) {
 }
 
 /* MapBaseObj::CreateFromRange over copies of entries[0:count]. */
-static void* map_from_entries(int32_t type_index, const FrKV* entries, uint64_t count) {
+void* fr_map_from_range(int32_t type_index, const FrKV* entries, uint64_t count) {
   uint64_t i;
   if (count < SMALL_MAX_SLOTS) {
     FrMapBase* m;
@@ -739,7 +739,7 @@ static int map_insert(void* map, FrKV kv, void** grown) {
     if (slots == SMALL_MAX_SLOTS) {
       void* again = NULL;
       FrDenseMap* dense =
-          (FrDenseMap*)map_from_entries(base->header.type_index, small_entries(base), base->size);
+          (FrDenseMap*)fr_map_from_range(base->header.type_index, small_entries(base), base->size);
       if (dense == NULL) {
         release_kv(&kv);
         return -1;

@@ -16,6 +16,7 @@
 #include "functions.h"
 #include "registry.h"
 #include "runtime.h"
+#include "structural.h"
 
 /* ----------------------------------------------------- field accessors */
 
@@ -116,7 +117,7 @@ static void reflected_deleter(void* self, int flags) {
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
 }
 
-static void* reflected_new(int32_t type_index) {
+void* fr_reflected_new(int32_t type_index) {
   const TVMFFITypeInfo* info = fr_type_info_or_null(type_index);
   size_t size = info != NULL && info->metadata != NULL ? (size_t)info->metadata->total_size : 0;
   return fr_object_alloc(size, type_index, reflected_deleter);
@@ -125,7 +126,7 @@ static void* reflected_new(int32_t type_index) {
 #define DEFINE_CREATOR(name, index_var)                    \
   static int32_t index_var = -1;                           \
   static int name(TVMFFIObjectHandle* result) {            \
-    void* obj = reflected_new(index_var);                  \
+    void* obj = fr_reflected_new(index_var);                  \
     if (obj == NULL) return -1;                            \
     *result = obj;                                         \
     return 0;                                              \
@@ -140,6 +141,34 @@ DEFINE_CREATOR(create_access_step, g_access_step_index)
 DEFINE_CREATOR(create_access_path, g_access_path_index)
 DEFINE_CREATOR(create_visit_error_context, g_visit_error_context_index)
 DEFINE_CREATOR(create_structural_key, g_structural_key_index)
+
+/* A new object of obj's reflected type with the same field values (new references). */
+static int shallow_copy(void* ctx, const FrArg* args, TVMFFIAny* rv) {
+  void* obj = args[0].value.v_obj;
+  int32_t ti = fr_type_index(obj);
+  const TVMFFITypeInfo* info = fr_type_info_or_null(ti);
+  char* copy = (char*)fr_reflected_new(ti);
+  int32_t d, i;
+  (void)ctx;
+  if (copy == NULL) return -1;
+  memcpy(copy + FR_HEADER_SIZE, (char*)obj + FR_HEADER_SIZE,
+         (size_t)info->metadata->total_size - FR_HEADER_SIZE);
+  for (d = 0; d <= info->type_depth; ++d) {
+    const TVMFFITypeInfo* owner = d < info->type_depth ? info->type_ancestors[d] : info;
+    for (i = 0; i < owner->num_fields; ++i) {
+      const TVMFFIFieldInfo* f = &owner->fields[i];
+      if (f->size == 16) {
+        fr_any_copy((TVMFFIAny*)(copy + f->offset));
+      } else if (is_object_field(f) && *(void**)(copy + f->offset) != NULL) {
+        fr_incref(*(void**)(copy + f->offset));
+      }
+    }
+  }
+  *rv = fr_any_object(copy);
+  return 0;
+}
+
+static const FrBuiltin kShallowCopy = {"", shallow_copy, NULL, 1, {FR_T_OBJECT}, FR_T_OBJECT};
 
 /* ------------------------------------------------------- registration */
 
@@ -251,7 +280,7 @@ static int ensure_column(const char* name) {
 /* ------------------------------------------------------- EnumState init */
 
 static int enum_state_init(void* ctx, const FrArg* args, TVMFFIAny* rv) {
-  char* obj = (char*)reflected_new(g_enum_state_index);
+  char* obj = (char*)fr_reflected_new(g_enum_state_index);
   (void)ctx;
   (void)args;
   if (obj == NULL) return -1;
@@ -279,8 +308,8 @@ static const FrBuiltin kEnumStateInit = {"ffi.EnumState.__ffi_init__", enum_stat
 #define PATH_STEP(o) (*(void**)((char*)(o) + 32))
 #define PATH_DEPTH(o) (*(int32_t*)((char*)(o) + 40))
 
-static void* path_new(void* parent, void* step) {
-  void* path = reflected_new(g_access_path_index);
+void* fr_access_path_new(void* parent, void* step) {
+  void* path = fr_reflected_new(g_access_path_index);
   if (path == NULL) return NULL;
   if (parent != NULL) fr_incref(parent);
   if (step != NULL) fr_incref(step);
@@ -311,7 +340,7 @@ static int path_root(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv)
   (void)ctx;
   (void)args;
   if (n != 0) return raise_count(PATH_SIG("_root", "", S_PATH_T), 0, n);
-  path = path_new(NULL, NULL);
+  path = fr_access_path_new(NULL, NULL);
   if (path == NULL) return -1;
   *rv = fr_any_object(path);
   return 0;
@@ -324,17 +353,23 @@ static int check_type(const TVMFFIAny* value, int32_t type_index, int arg, const
                   arg, sig, fr_type_key_of(type_index), fr_type_key_of(value->type_index));
 }
 
-static int path_extend_with(const TVMFFIAny* self, int32_t kind, const TVMFFIAny* key,
-                            TVMFFIAny* rv) {
-  void* step = reflected_new(g_access_step_index);
-  void* path;
-  if (step == NULL) return -1;
+void* fr_access_step_new(int32_t kind, const TVMFFIAny* key) {
+  void* step = fr_reflected_new(g_access_step_index);
+  if (step == NULL) return NULL;
   STEP_KIND(step) = kind;
   if (fr_any_view_to_owned(key, STEP_KEY(step)) != 0) {
     fr_decref(step);
-    return -1;
+    return NULL;
   }
-  path = path_new(self->v_obj, step);
+  return step;
+}
+
+static int path_extend_with(const TVMFFIAny* self, int32_t kind, const TVMFFIAny* key,
+                            TVMFFIAny* rv) {
+  void* step = fr_access_step_new(kind, key);
+  void* path;
+  if (step == NULL) return -1;
+  path = fr_access_path_new(self->v_obj, step);
   fr_decref(step);
   if (path == NULL) return -1;
   *rv = fr_any_object(path);
@@ -393,7 +428,7 @@ static int path_extend(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFIAny* r
       check_type(&args[0], g_access_path_index, 0, kExtendSig) != 0) {
     return -1;
   }
-  path = path_new(args[0].v_obj, args[1].v_obj);
+  path = fr_access_path_new(args[0].v_obj, args[1].v_obj);
   if (path == NULL) return -1;
   *rv = fr_any_object(path);
   return 0;
@@ -490,12 +525,11 @@ static int path_to_steps(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFIAny*
 }
 
 static int structural_key_init(void* ctx, const FrArg* args, TVMFFIAny* rv) {
+  void* key;
   (void)ctx;
-  (void)args;
-  (void)rv;
-  return fr_raise("RuntimeError",
-                  "ffi.StructuralKey.__ffi_init__ is not supported by this TVM FFI runtime (it "
-                  "has no structural hashing)");
+  if (fr_structural_key_new(&args[0].value, &key) != 0) return -1;
+  *rv = fr_any_object(key);
+  return 0;
 }
 
 static const FrBuiltin kStructuralKeyInit = {"ffi.StructuralKey.__ffi_init__",
@@ -876,15 +910,37 @@ int fr_reflection_init(void) {
   }
   if (ensure_column("__ffi_enum__") != 0) return -1;
   {
-    TVMFFIAny init;
-    void* f = fr_typed_function_new(&kEnumStateInit, NULL, NULL);
-    if (f == NULL) return -1;
-    init = fr_any_object(f);
-    if (fr_register_attr_cstr(g_enum_state_index, "__ffi_init__", &init) != 0) {
+    /* the records made here are copyable (ffi.DeepCopy goes through this column), as upstream's */
+    const int32_t copyable[] = {kTVMFFIVisitInterrupt,  g_enum_state_index,
+                                g_enum_index,           g_int_enum_index,
+                                g_str_enum_index,       g_access_step_index,
+                                g_access_path_index,    g_visit_error_context_index,
+                                g_structural_key_index};
+    for (i = 0; i < sizeof(copyable) / sizeof(copyable[0]); ++i) {
+      void* f = fr_typed_function_new(&kShallowCopy, NULL, NULL);
+      TVMFFIAny entry;
+      int status;
+      if (f == NULL) return -1;
+      entry = fr_any_object(f);
+      status = fr_register_attr_cstr(copyable[i], "__ffi_shallow_copy__", &entry);
       fr_decref(f);
-      return -1;
+      if (status != 0) return -1;
     }
-    fr_decref(f);
+  }
+  {
+    /* the constructors are also the __ffi_init__ column's entries, as upstream's refl::init */
+    const int32_t types[2] = {g_enum_state_index, g_structural_key_index};
+    const FrBuiltin* inits[2] = {&kEnumStateInit, &kStructuralKeyInit};
+    for (i = 0; i < 2; ++i) {
+      TVMFFIAny init;
+      int status;
+      void* f = fr_typed_function_new(inits[i], NULL, NULL);
+      if (f == NULL) return -1;
+      init = fr_any_object(f);
+      status = fr_register_attr_cstr(types[i], "__ffi_init__", &init);
+      fr_decref(f);
+      if (status != 0) return -1;
+    }
   }
   return 0;
 }

@@ -17,6 +17,10 @@ FR_HIDDEN int fr_bytes_from_byte_array(const TVMFFIByteArray* input, TVMFFIAny* 
 FR_HIDDEN int fr_bigint_from_byte_array(const TVMFFIByteArray* input, TVMFFIAny* out);
 FR_HIDDEN void fr_bigint_get_content(const TVMFFIAny* value, TVMFFIByteArray* out);
 FR_HIDDEN int fr_bigint_from_words(const int64_t* words, size_t n, TVMFFIAny* out);
+/* Appends the decimal text of two's-complement words (least significant first). */
+FR_HIDDEN int fr_bigint_append_decimal(FrBuf* out, const int64_t* words, size_t n);
+/* An int (or BigInt when it needs more than 64 bits) from [+-]digits, nothing else. */
+FR_HIDDEN int fr_bigint_from_decimal(const char* text, size_t size, TVMFFIAny* out);
 /* The two's-complement words of an int (one word) or BigInt value, least significant first. */
 FR_HIDDEN const int64_t* fr_bigint_words(const TVMFFIAny* value, size_t* n);
 FR_HIDDEN int fr_any_view_to_owned_any(const TVMFFIAny* any_view, TVMFFIAny* out);
@@ -43,6 +47,8 @@ FR_HIDDEN int fr_tensor_to_dlpack_versioned(TVMFFIObjectHandle from,
 FR_HIDDEN int fr_tensor_create_unsafe_view(TVMFFIObjectHandle source, const DLTensor* prototype,
                                            TVMFFIObjectHandle* out);
 FR_HIDDEN int fr_env_tensor_alloc(DLTensor* prototype, TVMFFIObjectHandle* out);
+/* Row-major compact (dimensions of extent 1 may have any stride; empty tensors always are). */
+FR_HIDDEN int fr_tensor_is_contiguous(const DLTensor* t);
 
 /* env.c */
 FR_HIDDEN int fr_env_set_stream(int32_t device_type, int32_t device_id, TVMFFIStreamHandle stream,
@@ -84,5 +90,8 @@ FR_HIDDEN int fr_pyclass_register_globals(void);
    ffi.ReprPrint / ffi.RecursiveEq... / ffi.RecursiveHash globals */
 FR_HIDDEN int fr_dataclass_init(void);
 FR_HIDDEN int fr_dataclass_register_globals(void);
+
+/* structural_rules.c: the structural operations' columns, hooks (at load) and globals */
+FR_HIDDEN int fr_structural_init(void);
 
 #endif /* TVM_FFI_FAST_SLOTS_H_ */

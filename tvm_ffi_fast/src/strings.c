@@ -10,6 +10,8 @@
  */
 #include "core.h"
 
+#include <inttypes.h>
+
 #include "runtime.h"
 
 #define SMALL_MAX 7
@@ -246,4 +248,85 @@ TVMFFIAny fr_bigint_any_equal(const TVMFFIAny* lhs, const TVMFFIAny* rhs) {
   const int64_t* a = fr_bigint_words(lhs, &na);
   const int64_t* b = fr_bigint_words(rhs, &nb);
   return fr_any_bool(na == nb && memcmp(a, b, na * sizeof(int64_t)) == 0);
+}
+
+/* ------------------------------------------------------ BigInt decimal text */
+
+/* Signed decimal text of two's-complement words (upstream's ToStringFallback). */
+int fr_bigint_append_decimal(FrBuf* out, const int64_t* words, size_t n) {
+  static const uint64_t kChunk = 10000000000000000000ULL; /* 10^19 */
+  uint64_t* mag;
+  uint64_t* chunks;
+  size_t size = n, num_chunks = 0, i;
+  int negative = n > 0 && words[n - 1] < 0;
+  uint64_t carry = 1;
+  if (n == 0) {
+    fr_buf_puts(out, "0");
+    return 0;
+  }
+  mag = (uint64_t*)malloc(n * sizeof(uint64_t));
+  chunks = (uint64_t*)malloc((n * 2 + 1) * sizeof(uint64_t)); /* 10^19 > 2^63: two per word */
+  if (mag == NULL || chunks == NULL) {
+    free(mag);
+    free(chunks);
+    return fr_raise_oom();
+  }
+  for (i = 0; i < n; ++i) {
+    uint64_t w = (uint64_t)words[i];
+    if (negative) {
+      w = ~w + carry;
+      carry = carry && w == 0;
+    }
+    mag[i] = w;
+  }
+  while (size > 0 && mag[size - 1] == 0) --size;
+  while (size > 0) {
+    unsigned __int128 rem = 0;
+    for (i = size; i-- > 0;) {
+      unsigned __int128 cur = (rem << 64) | mag[i];
+      mag[i] = (uint64_t)(cur / kChunk);
+      rem = cur % kChunk;
+    }
+    chunks[num_chunks++] = (uint64_t)rem;
+    while (size > 0 && mag[size - 1] == 0) --size;
+  }
+  if (negative) fr_buf_puts(out, "-");
+  if (num_chunks == 0) {
+    fr_buf_puts(out, "0");
+  } else {
+    fr_buf_printf(out, "%" PRIu64, chunks[num_chunks - 1]);
+    for (i = num_chunks - 1; i-- > 0;) fr_buf_printf(out, "%019" PRIu64, chunks[i]);
+  }
+  free(mag);
+  free(chunks);
+  return 0;
+}
+
+int fr_bigint_from_decimal(const char* text, size_t size, TVMFFIAny* out) {
+  /* magnitude in 64-bit limbs, least significant first: one more limb per 19 digits */
+  size_t i = 0, capacity = size / 19 + 2, n = 1, k;
+  uint64_t* mag = (uint64_t*)calloc(capacity + 1, sizeof(uint64_t));
+  int negative = 0, status;
+  if (mag == NULL) return fr_raise_oom();
+  if (i < size && (text[i] == '+' || text[i] == '-')) negative = text[i++] == '-';
+  for (; i < size; ++i) {
+    unsigned __int128 carry = (unsigned)(text[i] - '0');
+    for (k = 0; k < n; ++k) {
+      unsigned __int128 cur = (unsigned __int128)mag[k] * 10 + carry;
+      mag[k] = (uint64_t)cur;
+      carry = cur >> 64;
+    }
+    if (carry != 0) mag[n++] = (uint64_t)carry;
+  }
+  mag[n++] = 0; /* room for the sign */
+  if (negative) {
+    uint64_t borrow = 1;
+    for (k = 0; k < n; ++k) {
+      mag[k] = ~mag[k] + borrow;
+      borrow = borrow && mag[k] == 0;
+    }
+  }
+  status = fr_bigint_from_words((const int64_t*)mag, n, out);
+  free(mag);
+  return status;
 }

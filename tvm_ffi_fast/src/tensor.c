@@ -67,7 +67,7 @@ static int is_aligned(const DLTensor* t, size_t alignment) {
   return t->byte_offset % alignment == 0;
 }
 
-static int is_contiguous(const DLTensor* t) {
+int fr_tensor_is_contiguous(const DLTensor* t) {
   int32_t i;
   int64_t expected = 1;
   if (t->strides == NULL) return 1;
@@ -115,7 +115,7 @@ static int check_import(const DLTensor* dl, int32_t require_alignment, int32_t r
   if (alignment != 0 && !is_aligned(dl, alignment)) {
     return fr_raise("RuntimeError", "FromDLPack: Data is not aligned to %zu bytes.", alignment);
   }
-  if (require_contiguous && !is_contiguous(dl)) {
+  if (require_contiguous && !fr_tensor_is_contiguous(dl)) {
     return fr_raise("RuntimeError", "FromDLPack: Tensor is not contiguous.");
   }
   return 0;

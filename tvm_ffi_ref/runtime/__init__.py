@@ -11,7 +11,7 @@ from __future__ import annotations
 
 # The global table lists ffi.* names in registration order, which is import order:
 # global_functions, then maps, then pyclass and dataclass_ops (whose parts import maps
-# first); make_object's one global comes last.
+# first); make_object's one global, then the structural operations, come last.
 from . import (  # noqa: F401 - imported for their @implements and ffi.* registrations
     anyhash,
     anyvalue,
@@ -32,6 +32,17 @@ from . import (  # noqa: F401 - imported for their @implements and ffi.* registr
     registry,
     strings,
     tensors,
+)
+from . import (  # noqa: F401,E402 - the structural operations and their globals
+    structural_equal,
+    structural_hash,
+    structural_key,
+    json_text,
+    json_graph,
+    deep_copy,
+    structural_visit,
+    structural_mutate,
+    visit_error_context,
 )
 from .slots import RUNTIME_NAME, install, installed, observers, uninstall
 

@@ -247,24 +247,27 @@ def _dense_insert(type_index: int, address: int, key, value) -> Optional[int]:
 # ------------------------------------------------------------- both forms
 
 
+def entry_addresses(address: int) -> List[int]:
+    """Where each entry (key, then value 16 bytes on) of a Map or Dict lives, in iteration order."""
+    check_type(address, MAP_TYPES, "map_items")
+    cell = map_cell(address)
+    if is_small(cell):
+        return [pair_address(cell, i) for i in range(cell.size)]
+    table, entries = DenseTable(address), []
+    index = cell.iter_list_head
+    while index != INVALID_INDEX:
+        entries.append(table.item_address(index))
+        index = table.item(index).next
+    return entries
+
+
 def map_items(address: int) -> List[Tuple[abi.TVMFFIAny, abi.TVMFFIAny]]:
     """The entries of a Map or Dict in iteration order, as borrowed ``(key, value)`` pairs.
 
     Each value is a 16-byte copy that holds no reference of its own: valid
     while the map keeps the entry (``anyvalue.view_to_owned`` to keep it).
     """
-    check_type(address, MAP_TYPES, "map_items")
-    cell = map_cell(address)
-    if is_small(cell):
-        return [(borrow(pair_address(cell, i)), borrow(pair_address(cell, i) + ANY_SIZE))
-                for i in range(cell.size)]
-    table, items = DenseTable(address), []
-    index = cell.iter_list_head
-    while index != INVALID_INDEX:
-        item_address = table.item_address(index)
-        items.append((borrow(item_address), borrow(item_address + ANY_SIZE)))
-        index = table.item(index).next
-    return items
+    return [(borrow(entry), borrow(entry + ANY_SIZE)) for entry in entry_addresses(address)]
 
 
 def _entry_address(address: int, key: abi.TVMFFIAny) -> Optional[int]:
@@ -285,7 +288,7 @@ def map_find(address: int, key: abi.TVMFFIAny) -> Optional[abi.TVMFFIAny]:
 
 
 
-def _create_from_items(type_index: int, items) -> int:
+def create_from_items(type_index: int, items) -> int:
     """A new map holding copies of ``items`` (upstream's ``CreateFromRange``).
 
     Fewer than 2: a small map as given; fewer than 4: a small map filled by
@@ -307,6 +310,27 @@ def _create_from_items(type_index: int, items) -> int:
     return address
 
 
+def copy_map(address: int) -> int:
+    """A copy of a Map or Dict in the same form (upstream's ``CopyFrom``): a small map as
+    many slots as entries; a dense one the same table, slot for slot, links included."""
+    type_index = memory.type_index_of(address)
+    cell = map_cell(address)
+    if is_small(cell):
+        return _small_from_items(type_index, cell.size, map_items(address))
+    copy = new_dense_map(type_index, cell.fib_shift, cell.slots)
+    blocks = (cell.slots + BLOCK_SLOTS - 1) // BLOCK_SLOTS
+    target = map_cell(copy)
+    ctypes.memmove(target.data, cell.data, blocks * BLOCK_SIZE)
+    table = DenseTable(copy)
+    for i in range(cell.slots):
+        if not table.is_empty(i):
+            anyvalue.inc_ref_any(table.item(i).first)
+            anyvalue.inc_ref_any(table.item(i).second)
+    target.size, target.iter_list_head, target.iter_list_tail = \
+        cell.size, cell.iter_list_head, cell.iter_list_tail
+    return copy
+
+
 def map_insert(address: int, key, value) -> Optional[int]:
     """Inserts an owned key/value (upstream's ``MapBaseObj::InsertMaybeReHash``).
 
@@ -321,7 +345,7 @@ def map_insert(address: int, key, value) -> Optional[int]:
     if capacity < SMALL_MAX_SLOTS or (capacity == SMALL_MAX_SLOTS and cell.size < capacity):
         return _small_insert(type_index, address, key, value)
     if capacity == SMALL_MAX_SLOTS:
-        new = _create_from_items(type_index, map_items(address))
+        new = create_from_items(type_index, map_items(address))
         rehashed = _dense_insert(type_index, new, key, value)
         if rehashed is not None:
             memory.dec_ref(new)

@@ -94,8 +94,8 @@ from .containers import ANY_SIZE, check_type, owned_copy, seq_items
 from .functions import def_global, new_python_function, set_object
 from .map_dense_table import DenseTable
 from .map_layout import INVALID_INDEX, MAP_TYPES, borrow, is_small, map_cell, pair_address
-from .map_storage import (map_find, map_insert, map_items, new_small_map, small_clear, small_erase,
-                          small_find, switch_to)
+from .map_storage import (create_from_items, map_find, map_insert, map_items, new_small_map,
+                          small_clear, small_erase, small_find, switch_to)
 from .signatures import Signature, register_copier, typed_global
 from .slots import FFIError
 from .strings import store_int
@@ -153,6 +153,12 @@ def map_from_pairs(pairs: Sequence[Tuple[abi.TVMFFIAny, abi.TVMFFIAny]]) -> int:
     Later duplicates replace the value of an earlier equal key. Returns an owned address.
     """
     return _build(TI.kTVMFFIMap, pairs)
+
+
+def map_from_range(pairs: Sequence[Tuple[abi.TVMFFIAny, abi.TVMFFIAny]]) -> int:
+    """A new Map made from ``pairs`` at once, as C++'s ``Map(first, last)`` builds it
+    (``CreateFromRange``: sized for the count up front); owned address."""
+    return create_from_items(TI.kTVMFFIMap, pairs)
 
 
 def dict_from_pairs(pairs: Sequence[Tuple[abi.TVMFFIAny, abi.TVMFFIAny]]) -> int:

@@ -40,8 +40,8 @@ their offsets. A 16-byte field holds an owned Any; an 8-byte field of an
 object type holds an owned object pointer or NULL; the rest are integers.
 Releasing an object releases its fields (and its ancestors' fields) by those
 rules. Every type gets ``__ffi_type_final__`` (no subclasses), as upstream.
-Structural equality and hashing are not part of this runtime, so
-``ffi.StructuralKey.__ffi_init__`` reports that it is unsupported.
+``ffi.StructuralKey.__ffi_init__`` is the constructor :mod:`.structural_key`
+implements (it hashes the key structurally).
 """
 
 from __future__ import annotations
@@ -220,6 +220,32 @@ def new_reflected(type_index: int) -> int:
     return memory.new_object(type_index, size, _release_fields)
 
 
+def _retain_fields(address: int) -> None:
+    """Takes a new reference to every object a reflected object's fields hold."""
+    info = TYPES.entry(memory.type_index_of(address)).info
+    records = [info.type_ancestors[d].contents for d in range(info.type_depth)] + [info]
+    for record in records:
+        for i in range(record.num_fields):
+            field = record.fields[i]
+            if field.size == ANY_SIZE:
+                anyvalue.inc_ref_any(abi.TVMFFIAny.from_address(address + field.offset))
+            elif _is_object_field(field):
+                pointer = ctypes.c_void_p.from_address(address + field.offset).value
+                if pointer:
+                    memory.inc_ref(pointer)
+
+
+def _shallow_copy(result, address):
+    """``__ffi_shallow_copy__``: a new object with the same field values (shared, not copied)."""
+    type_index = memory.type_index_of(address)
+    copy = new_reflected(type_index)
+    size = TYPES.entry(type_index).info.metadata.contents.total_size
+    ctypes.memmove(copy + memory.HEADER_SIZE, address + memory.HEADER_SIZE,
+                   size - memory.HEADER_SIZE)
+    _retain_fields(copy)
+    set_object(result, copy)
+
+
 def _creator(type_index: int):
     @abi.TVMFFIObjectCreator
     def create(out):
@@ -313,7 +339,8 @@ def _enum_state_init(result):
 # ------------------------------------------------------------ AccessPath
 
 
-def _path_new(parent: Optional[int], step: Optional[int]) -> int:
+def new_access_path(parent: Optional[int], step: Optional[int]) -> int:
+    """A path one ``step`` below ``parent`` (both borrowed; None/None: the root); owned."""
     path = new_reflected(ACCESS_PATH)
     for offset, address in ((24, parent), (32, step)):
         if address:
@@ -361,24 +388,32 @@ _STEP_METHODS = [("_attr", 0, "str"), ("_array_item", 1, "int"), ("_map_item", 2
                  ("_map_item_missing", 5, "Any")]
 
 
+def new_access_step(kind: int, key: abi.TVMFFIAny) -> int:
+    """An AccessStep of ``kind`` (``AccessKind``: 0 attr ... 5 map item missing) whose key is
+    a new reference to ``key``; owned address."""
+    step = new_reflected(ACCESS_STEP)
+    ctypes.c_int32.from_address(step + 24).value = kind
+    slot = abi.TVMFFIAny.from_address(step + 32)
+    anyvalue.copy_any(key, slot)
+    anyvalue.inc_ref_any(slot)
+    return step
+
+
 def _step_method(kind: int, key_spelling: str):
     def extend(result, path, key):
-        step = new_reflected(ACCESS_STEP)
-        ctypes.c_int32.from_address(step + 24).value = kind
-        slot = abi.TVMFFIAny.from_address(step + 32)
         if key_spelling == "int":
-            strings.store_int(slot, key)
-        else:
-            anyvalue.copy_any(key, slot)
-            anyvalue.inc_ref_any(slot)
-        set_object(result, _path_new(path, step))
+            key_any = abi.TVMFFIAny()
+            strings.store_int(key_any, key)
+            key = key_any
+        step = new_access_step(kind, key)
+        set_object(result, new_access_path(path, step))
         memory.dec_ref(step)
 
     return extend
 
 
 def _path_extend(result, path, step):
-    set_object(result, _path_new(path, step))
+    set_object(result, new_access_path(path, step))
 
 
 def _path_is_prefix_of(result, path, other):
@@ -406,12 +441,10 @@ def _path_to_steps(result, path):
     set_object(result, containers.array_from_anys(steps[::-1]))
 
 
-def _unsupported(name: str):
-    def fail(result, *args):
-        raise FFIError("RuntimeError", f"{name} is not supported by this TVM FFI runtime (it has "
-                                       "no structural hashing)")
+def _structural_key_init(result, key):
+    from .structural_key import new_structural_key  # it needs the structural hash, loaded later
 
-    return fail
+    set_object(result, new_structural_key(key))
 
 
 # ------------------------------------------------------------------ load
@@ -472,7 +505,7 @@ def _register_preloaded_records() -> None:
     _field(ACCESS_PATH, "step", 32, OBJECT, _schema("Optional", _schema(step)), -1)
     _field(ACCESS_PATH, "depth", 40, I32, _schema("int"), TI.kTVMFFIInt)
     _typed_method(ACCESS_PATH, "_root", [], path, lambda result: set_object(
-        result, _path_new(None, None)), static)
+        result, new_access_path(None, None)), static)
     _typed_method(ACCESS_PATH, "_extend", [path, step], path, _path_extend)
     for name, kind, key in _STEP_METHODS:
         _typed_method(ACCESS_PATH, name, [path, key], path, _step_method(kind, key))
@@ -491,7 +524,7 @@ def _register_preloaded_records() -> None:
     _field(STRUCTURAL_KEY, "key", 24, ANY, _schema("Any"), -1)
     _field(STRUCTURAL_KEY, "hash_i64", 40, I64, _schema("int"), TI.kTVMFFIInt)
     _typed_method(STRUCTURAL_KEY, "__ffi_init__", ["Any"], "ffi.Object",
-                  _unsupported("ffi.StructuralKey.__ffi_init__"), static,
+                  _structural_key_init, static,
                   doc="Constructor that takes any key and computes its structural hash")
     _metadata(STRUCTURAL_KEY, 48, SEQ.kTVMFFISEqHashKindUnsupported, creator=True)
 
@@ -500,10 +533,21 @@ def _register_preloaded_records() -> None:
                        *range(ENUM_STATE, STRUCTURAL_KEY + 1)):
         _set_true_attr(type_index, b"__ffi_type_final__")
     TYPES.register_attr(TI.kTVMFFINone, b"__ffi_enum__", abi.TVMFFIAny())  # the column only
-    init = typed_function([], "ffi.Object", _enum_state_init, name="ffi.EnumState.__ffi_init__")
-    TYPES.register_attr(ENUM_STATE, b"__ffi_init__", abi.TVMFFIAny(type_index=TI.kTVMFFIFunction,
-                                                                   v_ptr=init))
-    memory.dec_ref(init)
+    # the records made here are copyable (DeepCopy copies through this column), as upstream's
+    for type_index in (TI.kTVMFFIVisitInterrupt, ENUM_STATE, ENUM, INT_ENUM, STR_ENUM,
+                       ACCESS_STEP, ACCESS_PATH, VISIT_ERROR_CONTEXT, STRUCTURAL_KEY):
+        copier = typed_function(["ffi.Object"], "ffi.Object", _shallow_copy)
+        TYPES.register_attr(type_index, b"__ffi_shallow_copy__",
+                            abi.TVMFFIAny(type_index=TI.kTVMFFIFunction, v_ptr=copier))
+        memory.dec_ref(copier)
+    # the constructors are also the __ffi_init__ column's entries, as upstream's refl::init
+    for type_index, params, impl in ((ENUM_STATE, [], _enum_state_init),
+                                     (STRUCTURAL_KEY, ["Any"], _structural_key_init)):
+        init = typed_function(params, "ffi.Object", impl,
+                              name=f"{TYPES.type_key(type_index)}.__ffi_init__")
+        TYPES.register_attr(type_index, b"__ffi_init__",
+                            abi.TVMFFIAny(type_index=TI.kTVMFFIFunction, v_ptr=init))
+        memory.dec_ref(init)
 
 
 _register_preloaded_records()

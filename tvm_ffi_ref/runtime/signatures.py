@@ -27,9 +27,10 @@ spelling            schema type           the argument, as the implementation re
 ==================  ====================  ===================================================
 ``int``             ``int``               an int or a bool payload, as a Python int
 ``bool``            ``bool``              an int or a bool payload, as a Python bool
+``Optional<int>``   ``Optional<int>``     None, or an int as for ``int``
 ``Any``             ``Any``               any value, made owned for the duration of the call
                                           (a raw C string becomes a str, as upstream's ``Any``
-                                          conversion does)
+                                          conversion does); ``AnyView`` the same, spelled so
 ``str``             ``ffi.String``        a str (or a raw C string, made a str), owned
 ``bytes``           ``ffi.Bytes``         bytes (or a byte-array pointer, made bytes), owned
 ``void*``           ``void*``             an opaque pointer or None, as an int (0 for None)
@@ -96,6 +97,7 @@ SCHEMAS: Dict[str, dict] = {
     "int": _schema("int"),
     "bool": _schema("bool"),
     "Any": _ANY,
+    "AnyView": _ANY,
     "str": _schema("ffi.String"),
     "bytes": _schema("ffi.Bytes"),
     "void*": _schema("void*"),
@@ -105,6 +107,7 @@ SCHEMAS: Dict[str, dict] = {
     "Dict<Any, Any>": _schema("ffi.Dict", _ANY, _ANY),
     "Array<str>": _schema("ffi.Array", _schema("ffi.String")),
     "Optional<str>": _schema("Optional", _schema("ffi.String")),
+    "Optional<int>": _schema("Optional", _schema("int")),
     "Optional<ffi.Function>": _schema("Optional", _schema("ffi.Function")),
     "Device": _schema("Device"),
     **{spelling: _schema(spelling) for spelling in EXACT_OBJECT_PARAMS},
@@ -181,12 +184,14 @@ class Signature:
         """Argument ``i`` converted for its parameter; temporaries go to the ``owned_*`` lists."""
         param, value = self.params[i], args[i]
         index = value.type_index
-        if param in ("int", "bool"):
+        if param == "Optional<int>" and index == TI.kTVMFFINone:
+            return None
+        if param in ("int", "bool", "Optional<int>"):
             if index not in (TI.kTVMFFIInt, TI.kTVMFFIBool):
                 raise self.mismatch(i, value)
-            return value.v_int64 if param == "int" else bool(value.v_int64)
-        if param == "Any" or param in _STRING_PARAMS:
-            if param != "Any":
+            return bool(value.v_int64) if param == "bool" else value.v_int64
+        if param in ("Any", "AnyView") or param in _STRING_PARAMS:
+            if param in _STRING_PARAMS:
                 forms, view_kind = _STRING_PARAMS[param]
                 if index not in forms and not (index == view_kind and value.v_ptr):
                     raise self.mismatch(i, value)

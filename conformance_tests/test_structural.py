@@ -1,0 +1,51 @@
+"""Structural equality and hashing, JSON graphs, deep copy and walks on random object graphs.
+
+Each case (``structural_graphs.cases``) is a random graph of the reflected
+types of ``tests/kernels/structural.cc`` (free variables, functions and lets
+that define variables, tree, DAG and constant nodes, unique instances, custom
+``__s_equal__``/``__s_hash__`` hooks) with containers and every scalar kind,
+plus a twin: the same recipe built again (equal up to renaming), or with one
+edit (a leaf replaced, children swapped, a map reordered, an entry dropped),
+or an unrelated graph, sharing some subgraphs and free variables with it.
+Every front end must report exactly upstream's: ``structural_equal`` and
+``get_first_structural_mismatch`` with and without ``map_free_vars``, the
+hash numbers (where no address enters them) and whether the sides hash
+alike, ``StructuralKey`` equality, the JSON graph text and its round trip, a
+deep copy's repr and equality, a post-order ``structural_walk`` with the
+definition region of each value, and a ``structural_map``.
+"""
+
+from __future__ import annotations
+
+from hypothesis import event, example, given
+
+from . import structural_graphs as G
+from .compare import assert_agree
+from .profiles import conformance
+
+
+def _case(lhs, rhs, how="same", shared=(("int", 0),) * 3):
+    return {"shared": list(shared), "lhs": lhs, "rhs": rhs, "how": how,
+            "free_vars": G.FREE_VARS, "by_address": False}
+
+
+_FUNC = ("func", 2, ("Array", [("use", 0), ("use", 1), ("node", ("int", 1), ("shared", 0))]))
+_MAP = ("Map", [(("str", "k"), ("free", 0)), (("int", 1), ("Array", [("use", 0)]))])
+
+
+@conformance(examples=120)
+@given(G.cases())
+@example(_case(_FUNC, _FUNC))
+@example(_case(_FUNC, ("func", 2, ("Array", [("use", 1), ("use", 0),
+                                             ("node", ("int", 1), ("shared", 0))])), "swap"))
+@example(_case(_MAP, ("Map", list(reversed(_MAP[1]))), "reorder"))
+@example(_case(_MAP, ("Map", _MAP[1][1:]), "drop"))
+@example(_case(("Map", [(("int", 1), ("str", "a")), (("int", 2), ("str", "b"))]),
+               ("Map", [(("int", 1), ("str", "a")), (("int", 3), ("str", "b"))]), "leaf"))
+@example(_case(("dag", ("shared", 1), ("shared", 1)), ("dag", ("shared", 1), ("shared", 2)),
+               "leaf", shared=[("int", 0), ("node", ("int", 5), ("none",)),
+                               ("node", ("int", 5), ("none",))]))
+def test_structural_operations_agree(pool, case):
+    (report,) = assert_agree(pool.run("structural", [case]), case, "structural results differ")
+    equal = report["equal"] if isinstance(report, dict) else None
+    event(f"{case['how']}: equal={equal[0][1] if equal and equal[0][0] == 'bool' else equal}")

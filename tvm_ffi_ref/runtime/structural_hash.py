@@ -1,0 +1,278 @@
+"""Structural hashing: ``ffi.StructuralHash(value, map_free_vars, skip_tensor_content) -> int``.
+
+A 64-bit hash that agrees with structural equality (:mod:`.structural_equal`)
+under the same options. Users store these numbers and C++ code compares them,
+so every rule below is upstream's bit for bit. ``combine`` is
+``StableHashCombine`` and ``bytes_hash`` is ``StableHashBytes``
+(:mod:`.hashing`); ``key_hash(T)`` is the ``type_key_hash`` of type ``T``.
+The result is returned as int64 (the uint64 bit pattern).
+
+* **Inline values**: ``combine(type_index, payload)`` over the 8 payload
+  bytes as uint64, with every NaN replaced by the quiet NaN
+  ``0x7ff8000000000000``; a small string hashes as a String object would:
+  ``combine(kTVMFFIStr, bytes_hash(content))``. (Small *bytes* keep their own
+  type index and payload: unlike strings, they do not hash as a Bytes object.)
+* **String / Bytes** objects: ``combine(type_index, bytes_hash(content))``;
+  **BigInt**: ``combine(type_index, bytes_hash(its two's-complement words))``.
+* **Array / List**: ``h = combine(key_hash, size)``, then
+  ``h = combine(h, hash(element))`` for each element. **Shape** likewise over
+  its dimensions (as uint64).
+* **Map / Dict**: ``h = combine(key_hash, size)``; each entry whose key has an
+  *order-independent* hash -- an inline value (no NaN rule), a string, bytes,
+  a BigInt, or an object this walk already hashed -- goes into a list sorted
+  by that key hash; other entries are left out. Then for each run of equal key
+  hashes: a lone entry adds ``combine(h, key)`` and ``combine(h, hash(value))``;
+  a tie adds the key hash once and no value, so that the result cannot depend
+  on the map's order.
+* **Tensor**: ``combine(key_hash, ndim)``, each dimension, the dtype as a
+  uint64 (code, bits, lanes in its low bytes), then -- unless
+  ``skip_tensor_content`` -- ``bytes_hash`` of the data (CPU, contiguous).
+* **Objects**, by kind (:mod:`.structural_rules`): a hash already computed in
+  this walk for the same object is reused (any kind). Otherwise
+  ``h = key_hash(T)``, then ``h = combine(h, hash(field))`` per field not
+  ``SEqHashIgnore``, each in its region -- or the ``__s_hash__`` hook. A free
+  variable inside a definition region adds ``combine(h, n)`` where ``n``
+  counts the free variables met so far in regions (the 1st, 2nd, ... bound);
+  outside one it is hashed by address instead (its fields are still walked,
+  so the count stays what upstream's is). A DAG node then adds
+  ``combine(h, m)``, ``m`` counting DAG nodes finished so far.
+
+``__s_hash__(obj, init_hash, hash_cb) -> int``: ``hash_cb(value, init, region)``
+returns ``combine(init, hash(value))`` with ``region`` in force (0 keeps the
+current one); the hook's int result is the object's hash.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from typing import Dict, List, Optional, Tuple
+
+from tvm_ffi_common import abi
+from . import anyvalue, memory, strings
+from .containers import seq_items, shape_dims
+from .dataclass_hash import signed64, type_key_hash
+from .dataclass_walk import (MAPS, SEQUENCES, call_hook, find_hook, hook_int, object_view,
+                             read_field, reflected_fields)
+from .hashing import MASK64, stable_hash_bytes, stable_hash_combine
+from .maps import map_items
+from .registry import check_failed, check_op_failed
+from .signatures import typed_function, typed_global
+from .slots import FFIError
+from .structural_rules import (IGNORE, KIND, REGION, S_HASH_ATTR, DepthGuard, deep_recursion,
+                               field_region, hook_region, seq_hash_kind)
+from .tensors import data_size, is_contiguous, shape_of, tensor_dltensor
+
+TI = abi.TVMFFITypeIndex
+OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin
+_QUIET_NAN = 0x7FF8000000000000
+
+
+def _payload(value: abi.TVMFFIAny) -> int:
+    return value.v_uint64 & MASK64
+
+
+def _string_hash(value: abi.TVMFFIAny) -> int:
+    """``combine(type, bytes_hash(content))`` of a String or Bytes object."""
+    return stable_hash_combine(value.type_index, stable_hash_bytes(strings.object_bytes(value.v_ptr)))
+
+
+def _bigint_hash(value: abi.TVMFFIAny) -> int:
+    return stable_hash_combine(value.type_index, stable_hash_bytes(strings.bigint_words(value)))
+
+
+def _small_str_hash(value: abi.TVMFFIAny) -> int:
+    return stable_hash_combine(TI.kTVMFFIStr, stable_hash_bytes(strings.view_bytes(value)))
+
+
+class StructuralHasher:
+    """One structural hash: the region in force, the memo and the two counters."""
+
+    def __init__(self, map_free_vars: bool, skip_tensor_content: bool):
+        self.region = REGION.kTVMFFIDefRegionKindPattern if map_free_vars \
+            else REGION.kTVMFFIDefRegionKindNone
+        self.skip_tensor_content = skip_tensor_content
+        self.free_vars = 0   # free variables hashed inside a region so far
+        self.dag_nodes = 0   # DAG nodes finished so far
+        self.memo: Dict[int, int] = {}
+        self.held: List[int] = []  # the memoized objects, kept alive (their addresses are keys)
+        self.callback: Optional[int] = None
+        self.finished = False
+        self.depth = DepthGuard("StructuralHash")
+
+    def close(self) -> None:
+        self.finished = True
+        for address in self.held:
+            memory.dec_ref(address)
+        self.held.clear()
+        if self.callback is not None:
+            memory.dec_ref(self.callback)
+
+    def hash(self, value: abi.TVMFFIAny) -> int:
+        """The structural hash of a value (uint64; see the module docstring)."""
+        index = value.type_index
+        if index < OBJECT_BEGIN:
+            if index == TI.kTVMFFIFloat and math.isnan(value.v_float64):
+                return stable_hash_combine(index, _QUIET_NAN)
+            if index == TI.kTVMFFISmallStr:
+                return _small_str_hash(value)
+            return stable_hash_combine(index, _payload(value))
+        if index == TI.kTVMFFIBigInt:
+            return _bigint_hash(value)
+        if index in (TI.kTVMFFIStr, TI.kTVMFFIBytes):
+            return _string_hash(value)
+        with self.depth.level():
+            if index in SEQUENCES:
+                result = stable_hash_combine(type_key_hash(index), len(seq_items(value.v_ptr)))
+                for item in seq_items(value.v_ptr):
+                    result = stable_hash_combine(result, self.hash(item))
+                return result
+            if index in MAPS:
+                return self.hash_map(value.v_ptr, index)
+            if index == TI.kTVMFFIShape:
+                dims = shape_dims(value.v_ptr)
+                result = stable_hash_combine(type_key_hash(index), len(dims))
+                for dim in dims:
+                    result = stable_hash_combine(result, dim & MASK64)
+                return result
+            if index == TI.kTVMFFITensor:
+                return self.hash_tensor(value.v_ptr)
+            return self.hash_object(value.v_ptr)
+
+    def order_independent_hash(self, key: abi.TVMFFIAny) -> Optional[int]:
+        """A map key's hash that cannot depend on the order entries are visited in, or None."""
+        index = key.type_index
+        if index < OBJECT_BEGIN:
+            if index == TI.kTVMFFISmallStr:
+                return _small_str_hash(key)
+            return stable_hash_combine(index, _payload(key))
+        if index in (TI.kTVMFFIStr, TI.kTVMFFIBytes):
+            return _string_hash(key)
+        if index == TI.kTVMFFIBigInt:
+            return _bigint_hash(key)
+        return self.memo.get(key.v_ptr)
+
+    def hash_map(self, address: int, index: int) -> int:
+        entries = map_items(address)
+        result = stable_hash_combine(type_key_hash(index), len(entries))
+        keyed: List[Tuple[int, abi.TVMFFIAny]] = []
+        for key, value in entries:
+            key_hash = self.order_independent_hash(key)
+            if key_hash is not None:
+                keyed.append((key_hash, value))
+        keyed.sort(key=lambda entry: entry[0])
+        i = 0
+        while i < len(keyed):
+            run_end = i + 1
+            while run_end < len(keyed) and keyed[run_end][0] == keyed[i][0]:
+                run_end += 1
+            result = stable_hash_combine(result, keyed[i][0])
+            if run_end == i + 1:
+                result = stable_hash_combine(result, self.hash(keyed[i][1]))
+            i = run_end
+        return result
+
+    def hash_tensor(self, address: int) -> int:
+        tensor = tensor_dltensor(address)
+        result = stable_hash_combine(type_key_hash(TI.kTVMFFITensor), tensor.ndim)
+        for extent in shape_of(tensor):
+            result = stable_hash_combine(result, extent & MASK64)
+        dtype = tensor.dtype
+        result = stable_hash_combine(result, dtype.code | dtype.bits << 8 | dtype.lanes << 16)
+        if not self.skip_tensor_content:
+            if tensor.device.device_type != abi.DLDeviceType.kDLCPU:
+                raise check_op_failed("tensor.device().device_type == kDLCPU",
+                                      tensor.device.device_type, abi.DLDeviceType.kDLCPU,
+                                      "can only hash CPU tensor")
+            if not is_contiguous(tensor):
+                raise check_failed("tensor.IsContiguous()", "Can only hash contiguous tensor")
+            size = data_size(tensor)
+            content = ctypes.string_at(tensor.data, size) if size else b""
+            result = stable_hash_combine(result, stable_hash_bytes(content))
+        return result
+
+    def hash_object(self, address: int) -> int:
+        type_index = memory.type_index_of(address)
+        kind = seq_hash_kind(type_index)
+        if address in self.memo:
+            return self.memo[address]
+        if kind != KIND.kTVMFFISEqHashKindFreeVar:
+            result = self.hash_fields(address, type_index)
+        else:
+            # A free variable: its fields are uses even in a Simple region, and they
+            # are walked even when the result is the address (they may count variables).
+            region = self.region
+            if region == REGION.kTVMFFIDefRegionKindSimple:
+                self.region = REGION.kTVMFFIDefRegionKindNone
+            try:
+                result = self.hash_fields(address, type_index)
+            finally:
+                self.region = region
+            if region != REGION.kTVMFFIDefRegionKindNone:
+                result = stable_hash_combine(result, self.free_vars)
+                self.free_vars += 1
+            else:
+                result = address  # std::hash of a pointer is its value
+        if kind == KIND.kTVMFFISEqHashKindDAGNode:
+            result = stable_hash_combine(result, self.dag_nodes)
+            self.dag_nodes += 1
+        memory.inc_ref(address)
+        self.held.append(address)
+        self.memo[address] = result
+        return result
+
+    def in_region(self, region: int, value: abi.TVMFFIAny) -> int:
+        saved, self.region = self.region, region
+        try:
+            return self.hash(value)
+        finally:
+            self.region = saved
+
+    def hash_fields(self, address: int, type_index: int) -> int:
+        """The type's ``__s_hash__`` hook, or its fields folded into its type key hash."""
+        result = type_key_hash(type_index)
+        hook = find_hook(S_HASH_ATTR, type_index)
+        if hook is not None:
+            init = abi.TVMFFIAny()
+            strings.store_int(init, signed64(result))
+            returned = call_hook(hook, [object_view(address), init,
+                                        object_view(self.hook_callback())])
+            return hook_int(returned, "int") & MASK64
+        for field in reflected_fields(type_index, IGNORE):
+            value = read_field(address, field)
+            try:
+                result = stable_hash_combine(
+                    result, self.in_region(field_region(field.flags, self.region), value))
+            finally:
+                anyvalue.dec_ref_any(value)
+        return result
+
+    def hook_callback(self) -> int:
+        """``hash_cb(value, init, region) -> int``, made once per hash."""
+        if self.callback is None:
+            def hash_cb(result, value, init, region):
+                if self.finished:
+                    raise FFIError("RuntimeError", "a structural hash hook callback was called "
+                                                   "after its hash finished")
+                inner = self.in_region(hook_region(region, self.region), value)
+                strings.store_int(result, signed64(stable_hash_combine(init & MASK64, inner)))
+
+            self.callback = typed_function(["AnyView", "int", "int"], "int", hash_cb)
+        return self.callback
+
+
+def structural_hash(value: abi.TVMFFIAny, map_free_vars: bool = False,
+                    skip_tensor_content: bool = False) -> int:
+    """The structural hash of ``value`` as uint64 (StructuralKey caches it)."""
+    hasher = StructuralHasher(map_free_vars, skip_tensor_content)
+    try:
+        with deep_recursion():
+            return hasher.hash(value)
+    finally:
+        hasher.close()
+
+
+@typed_global("ffi.StructuralHash", ["Any", "bool", "bool"], "int")
+def _structural_hash(result, value, map_free_vars, skip_tensor_content):
+    strings.store_int(result, signed64(structural_hash(value, map_free_vars, skip_tensor_content)))
+

@@ -1,0 +1,210 @@
+"""What structural visiting and mutation share: traversal objects, callback entries, errors.
+
+A traversal in progress is an object: ``ffi.StructuralVisitor`` (visits) or
+``ffi.StructuralMutator`` (mutations). Its layout is upstream's, since C++
+hooks read it inline: the header, a pointer to the traversal's vtable (offset
+24; left NULL here, see below) and the definition region in force
+(``TVMFFIDefRegionKind`` as int32, offset 32). The rest of the traversal --
+its callbacks, its variable remap -- lives in a Python :class:`Traversal`
+found by the object's address, for as long as the object lives.
+
+``with_region(kind, fn)`` runs ``fn`` with region ``kind`` in force, except
+inside a Pattern region, which propagates (the rule of
+:mod:`.structural_rules`).
+
+A callback entry list arrives as an Array of Arrays ``[type_index, Function]``
+(``[type_index, Function, bool]`` for ``ffi.StructuralMutate``). An entry
+matches a value when its index is the value's, or -1 (any value), or 64
+(``ffi.Object``: any object), or ``ffi.String``/``ffi.Bytes`` for the small
+inline strings/bytes, or an ancestor of the value's object type.
+
+An error that leaves a traversal through an object records it: the Error's
+``extra_context`` becomes (or grows) an ``ffi.VisitErrorContext`` whose
+``reverse_visit_pattern`` lists the objects it passed, innermost first.
+
+C++ hooks registered as native function pointers (``kTVMFFIOpaquePtr``
+entries of ``__s_visit__`` / ``__s_mutate__``) call back into the traversal
+through its vtable, which a runtime written in Python cannot provide (ctypes
+callbacks cannot return a 16-byte ``TVMFFIAny``): this runtime refuses such a
+hook with a ``RuntimeError``; the fast runtime runs it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Callable, Dict, List, Optional, Tuple
+
+from tvm_ffi_common import abi
+from . import anyvalue, errors, memory
+from .containers import list_append, new_list, seq_items
+from .reflection import VISIT_ERROR_CONTEXT, new_reflected
+from .registry import TYPES
+from .signatures import EXACT_OBJECT_PARAMS, SCHEMAS
+from .slots import ErrorAlreadyRaised, FFIError
+from .structural_rules import REGION
+
+TI = abi.TVMFFITypeIndex
+OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin
+_VTABLE_AT, _REGION_AT = 24, 32
+_TRAVERSAL_SIZE = 40
+
+#: Live traversals by the address of their object.
+TRAVERSALS: Dict[int, "Traversal"] = {}
+
+# The callback entry lists are Arrays checked here (their declared C++ types, for metadata).
+_INT, _FUNCTION, _BOOL = {"type": "int"}, {"type": "ffi.Function"}, {"type": "bool"}
+CALLBACKS = "Array<Tuple<int, ffi.Function>>"
+MUTATE_CALLBACKS = "Array<Tuple<int, ffi.Function, bool>>"
+for _spelling, _items in ((CALLBACKS, [_INT, _FUNCTION]), (MUTATE_CALLBACKS,
+                                                           [_INT, _FUNCTION, _BOOL])):
+    EXACT_OBJECT_PARAMS[_spelling] = TI.kTVMFFIArray
+    SCHEMAS[_spelling] = {"type": "ffi.Array", "args": [{"type": "Tuple", "args": _items}]}
+
+
+def _forget(address: int) -> None:
+    TRAVERSALS.pop(address, None)
+
+
+class Traversal:
+    """A visit or mutation in progress, and its object."""
+
+    def __init__(self, type_index: int):
+        self.address = memory.new_object(type_index, _TRAVERSAL_SIZE, _forget)
+        TRAVERSALS[self.address] = self
+
+    @property
+    def region(self) -> int:
+        return ctypes.c_int32.from_address(self.address + _REGION_AT).value
+
+    @region.setter
+    def region(self, kind: int) -> None:
+        ctypes.c_int32.from_address(self.address + _REGION_AT).value = kind
+
+    def view(self) -> abi.TVMFFIAny:
+        """The traversal object as a borrowed value."""
+        value = abi.TVMFFIAny(type_index=memory.type_index_of(self.address))
+        value.v_ptr = self.address
+        return value
+
+    def with_region(self, kind: int, fn: Callable[[], object]) -> object:
+        """``fn()`` with region ``kind`` in force (a Pattern region stays Pattern)."""
+        if self.region == REGION.kTVMFFIDefRegionKindPattern:
+            return fn()
+        saved, self.region = self.region, kind
+        try:
+            return fn()
+        finally:
+            self.region = saved
+
+    def release(self) -> None:
+        """Drops the reference the traversal's creator holds."""
+        memory.dec_ref(self.address)
+
+
+def traversal_of(address: int, what: str) -> Traversal:
+    """The traversal behind a visitor or mutator object made here."""
+    traversal = TRAVERSALS.get(address)
+    if traversal is None:
+        raise FFIError("RuntimeError", f"this {what} was not made by this runtime; a traversal "
+                                       "made in C++ is driven through its own vtable")
+    return traversal
+
+
+def type_matches(actual: int, target: int) -> bool:
+    """Whether a value of type index ``actual`` matches a callback for ``target``."""
+    if actual == target or target == TI.kTVMFFIAny:
+        return True
+    if target == TI.kTVMFFIStr:
+        return actual == TI.kTVMFFISmallStr
+    if target == TI.kTVMFFIBytes:
+        return actual == TI.kTVMFFISmallBytes
+    if target == TI.kTVMFFIObject:
+        return actual >= OBJECT_BEGIN
+    if actual < OBJECT_BEGIN or target < OBJECT_BEGIN or actual < target:
+        return False
+    return TYPES.is_instance(actual, target)
+
+
+def callback_entries(array: int, width: int) -> List[Tuple]:
+    """The entries of a callback list: ``(type_index, function[, flag])`` tuples."""
+    entries = []
+    for i, item in enumerate(seq_items(array)):
+        parts = seq_items(item.v_ptr) if item.type_index == TI.kTVMFFIArray else []
+        kinds = [TI.kTVMFFIInt, TI.kTVMFFIFunction, TI.kTVMFFIBool][:width]
+        if len(parts) != width or any(
+                part.type_index != kind and not (kind != TI.kTVMFFIFunction and part.type_index in
+                                                 (TI.kTVMFFIInt, TI.kTVMFFIBool))
+                for part, kind in zip(parts, kinds)):
+            raise FFIError("TypeError", f"callback entry {i} must be a tuple of "
+                                        f"{'(type_index, callback, bool)' if width == 3 else '(type_index, callback)'}")
+        entries.append(tuple(part.v_ptr if kind == TI.kTVMFFIFunction else part.v_int64
+                             for part, kind in zip(parts, kinds)))
+    return entries
+
+
+def find_entry(entries: List[Tuple], type_index: int) -> Optional[Tuple]:
+    """The first entry matching a value of ``type_index``."""
+    for entry in entries:
+        if type_matches(type_index, entry[0]):
+            return entry
+    return None
+
+
+# ------------------------------------------------------------ errors
+
+
+def as_raised(error: BaseException) -> None:
+    """Makes sure the error being handled sits in the raised slot (as an Error object)."""
+    if isinstance(error, ErrorAlreadyRaised):
+        return
+    if isinstance(error, FFIError):
+        errors.raise_error(error.kind, error.message)
+    else:
+        errors.raise_error(type(error).__name__, str(error))
+
+
+def record_visit(node: abi.TVMFFIAny) -> None:
+    """Adds ``node`` (an object) to the raised Error's ``ffi.VisitErrorContext``."""
+    if node.type_index < OBJECT_BEGIN:
+        return
+    raised = errors.take_raised()
+    if raised is None:
+        return
+    cell = abi.TVMFFIErrorCell.from_address(raised + memory.HEADER_SIZE)
+    context = cell.extra_context
+    if context and memory.type_index_of(context) == VISIT_ERROR_CONTEXT:
+        pattern = ctypes.c_void_p.from_address(context + 24).value
+        list_append(pattern, node)
+    else:
+        fresh = new_reflected(VISIT_ERROR_CONTEXT)
+        pattern = new_list(0)
+        list_append(pattern, node)
+        ctypes.c_void_p.from_address(fresh + 24).value = pattern
+        ctypes.c_void_p.from_address(fresh + 32).value = context or None  # moves the old one
+        cell.extra_context = fresh
+    errors.set_raised_owned(raised)
+
+
+class passing:
+    """``with passing(node):`` records ``node`` in the context of any error leaving the block."""
+
+    def __init__(self, node: abi.TVMFFIAny):
+        self.node = node
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        if error is None or not isinstance(error, Exception):
+            return False
+        as_raised(error)
+        record_visit(self.node)
+        raise ErrorAlreadyRaised() from None
+
+
+def owned_copy(value: abi.TVMFFIAny) -> abi.TVMFFIAny:
+    copied = abi.TVMFFIAny()
+    anyvalue.copy_any(value, copied)
+    anyvalue.inc_ref_any(copied)
+    return copied
+

@@ -1,0 +1,285 @@
+"""Structural visiting: ``ffi.StructuralWalk``, ``ffi.StructuralVisit`` and the visitor's methods.
+
+A visit returns None when it completes, or the ``ffi.VisitInterrupt`` that
+stopped it (``ffi.VisitInterrupt(value)`` makes one); an error stops it too.
+
+**Default descent** of a value (``ffi.StructuralVisitorDefaultVisit``): the
+type's ``__s_visit__`` hook (a Function called ``(visitor, value)``, returning
+None or an interrupt); without one, nothing for an inline value, and for an
+object each reflected field not ``SEqHashIgnore`` in order, visited in its
+definition region (``SEqHashDefSimple`` / ``SEqHashDefPattern`` fields). A
+free variable met in a Simple region has its fields visited in region None.
+Array and List register hooks visiting their elements, Map and Dict their
+values (keys are not visited).
+
+``ffi.StructuralWalk(root, callbacks, callbacks_with_kind, order)`` visits
+every occurrence of every value as a tree (None values excepted). At each
+value, the first matching entry of ``callbacks`` -- else of
+``callbacks_with_kind`` -- is called with ``(value)`` -- ``(value, region)``
+for the second list -- before (order 0) or after (order 1) the value's
+default descent. It returns None/``WalkResult`` 0 (go on), 1 (pre-order:
+skip the children) or an interrupt.
+
+``ffi.StructuralVisit(root, callbacks)``: at each value the first matching
+callback ``(value, visitor)`` owns the descent (it may call
+``visitor.visit(child)`` or ``visitor.default_visit(value)``); a value with no
+matching callback gets its default descent.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, List, Optional, Tuple
+
+from tvm_ffi_common import abi
+from . import anyvalue, memory, strings
+from .anyhash import custom_entry
+from .containers import seq_items
+from .dataclass_walk import read_field, reflected_fields
+from .functions import set_object
+from .make_object import _call as call_owned  # the runtime's "call, owned result" helper
+from .maps import map_items
+from .reflection import STRUCTURAL_VISITOR, new_reflected
+from .registry import TYPES
+from .signatures import type_key_of, typed_function, typed_global
+from .slots import FFIError
+from .structural_rules import (DEF_PATTERN, DEF_SIMPLE, IGNORE, KIND, REGION, DepthGuard,
+                               deep_recursion)
+from .structural_traversal import (CALLBACKS, OBJECT_BEGIN, Traversal, callback_entries,
+                                   find_entry, owned_copy, passing, traversal_of)
+
+TI = abi.TVMFFITypeIndex
+VISIT_ATTR = b"__s_visit__"
+ADVANCE, SKIP = 0, 1
+
+#: A visit's outcome: None (go on) or an owned VisitInterrupt address.
+Outcome = Optional[int]
+
+
+def _interrupt_of(result: abi.TVMFFIAny, expected: str) -> Outcome:
+    """A callback's Optional<VisitInterrupt> result (consumed)."""
+    if result.type_index == TI.kTVMFFINone:
+        return None
+    if result.type_index == TI.kTVMFFIVisitInterrupt:
+        return result.v_ptr
+    anyvalue.dec_ref_any(result)
+    raise FFIError("TypeError", f"Cannot convert from type `{type_key_of(result)}` to "
+                                f"`{expected}`")
+
+
+class Visitor(Traversal):
+    """A visit: :meth:`visit` is the engine's dispatch, :meth:`default_visit` the descent."""
+
+    def __init__(self):
+        super().__init__(STRUCTURAL_VISITOR)
+        self.depth = DepthGuard("StructuralVisit")
+
+    def visit(self, value: abi.TVMFFIAny) -> Outcome:
+        raise NotImplementedError
+
+    def default_visit(self, value: abi.TVMFFIAny) -> Outcome:
+        """The value's ``__s_visit__`` hook, or its reflected fields (module docstring)."""
+        hook = custom_entry(VISIT_ATTR, value.type_index)
+        if hook is not None:
+            if hook.type_index == TI.kTVMFFIFunction:
+                if hook.v_ptr in _CONTAINER_HOOKS:  # ours: the same, without the round trip
+                    return _CONTAINER_HOOKS[hook.v_ptr](self, value)
+                result = call_owned(hook.v_ptr, [self.view(), value])
+                return _interrupt_of(result, "Optional<ffi.VisitInterrupt>")
+            if hook.type_index == TI.kTVMFFIOpaquePtr:
+                raise FFIError("RuntimeError", "a native __s_visit__ hook needs a C traversal "
+                                               "(the fast runtime); this runtime cannot run it")
+            raise FFIError("TypeError",
+                           "__s_visit__ must be an opaque function pointer or ffi.Function")
+        if value.type_index < OBJECT_BEGIN:
+            return None
+        return self.visit_fields(value.v_ptr)
+
+    def visit_fields(self, address: int) -> Outcome:
+        type_index = memory.type_index_of(address)
+        metadata = TYPES.entry(type_index).info.metadata
+        if self.region == REGION.kTVMFFIDefRegionKindSimple and metadata and \
+                metadata.contents.structural_eq_hash_kind == KIND.kTVMFFISEqHashKindFreeVar:
+            return self.with_region(REGION.kTVMFFIDefRegionKindNone,
+                                    lambda: self.visit_fields_in_region(address, type_index))
+        return self.visit_fields_in_region(address, type_index)
+
+    def visit_fields_in_region(self, address: int, type_index: int) -> Outcome:
+        for field in reflected_fields(type_index, IGNORE):
+            child = read_field(address, field)
+            try:
+                if field.flags & DEF_SIMPLE:
+                    outcome = self.with_region(REGION.kTVMFFIDefRegionKindSimple,
+                                               lambda: self.visit(child))
+                elif field.flags & DEF_PATTERN:
+                    outcome = self.with_region(REGION.kTVMFFIDefRegionKindPattern,
+                                               lambda: self.visit(child))
+                else:
+                    outcome = self.visit(child)
+            finally:
+                anyvalue.dec_ref_any(child)
+            if outcome is not None:
+                return outcome
+        return None
+
+
+class WalkVisitor(Visitor):
+    """``ffi.StructuralWalk``: callbacks before or after each value's default descent."""
+
+    def __init__(self, callbacks, with_kind, order: int):
+        super().__init__()
+        self.callbacks = callback_entries(callbacks, 2)
+        self.with_kind = callback_entries(with_kind, 2)
+        self.pre_order = order == 0
+
+    def call(self, value: abi.TVMFFIAny) -> Tuple[int, Outcome]:
+        """The matching callback's ``WalkResult``: (ADVANCE or SKIP, None) or (_, interrupt)."""
+        entry = find_entry(self.callbacks, value.type_index)
+        args = [value]
+        if entry is None:
+            entry = find_entry(self.with_kind, value.type_index)
+            if entry is None:
+                return ADVANCE, None
+            kind = abi.TVMFFIAny()
+            strings.store_int(kind, self.region)
+            args.append(kind)
+        result = call_owned(entry[1], args)
+        if result.type_index in (TI.kTVMFFIInt, TI.kTVMFFIBool):
+            return (SKIP if result.v_int64 == SKIP else ADVANCE), None
+        return ADVANCE, _interrupt_of(result, "WalkResult")
+
+    def visit(self, value: abi.TVMFFIAny) -> Outcome:
+        if value.type_index == TI.kTVMFFINone:
+            return None
+        with passing(value), self.depth.level():
+            if self.pre_order:
+                control, outcome = self.call(value)
+                if outcome is not None or control == SKIP:
+                    return outcome
+            outcome = self.default_visit(value)
+            if outcome is not None or self.pre_order:
+                return outcome
+            return self.call(value)[1]
+
+
+class CallbackVisitor(Visitor):
+    """``ffi.StructuralVisit``: a matched callback owns the descent into its value."""
+
+    def __init__(self, callbacks):
+        super().__init__()
+        self.callbacks = callback_entries(callbacks, 2)
+
+    def visit(self, value: abi.TVMFFIAny) -> Outcome:
+        if value.type_index == TI.kTVMFFINone:
+            return None
+        with passing(value), self.depth.level():
+            entry = find_entry(self.callbacks, value.type_index)
+            if entry is None:
+                return self.default_visit(value)
+            return _interrupt_of(call_owned(entry[1], [value, self.view()]),
+                                 "Optional<ffi.VisitInterrupt>")
+
+
+# ------------------------------------------------------------ container hooks
+
+
+def _visit_items(visitor: Visitor, items: List[abi.TVMFFIAny]) -> Outcome:
+    for item in items:
+        outcome = visitor.visit(item)
+        if outcome is not None:
+            return outcome
+    return None
+
+
+#: Our containers' ``__s_visit__`` Functions, by address, and what each does.
+_CONTAINER_HOOKS = {}
+
+
+def _register_container_hooks() -> None:
+    TYPES.register_attr(TI.kTVMFFINone, VISIT_ATTR, abi.TVMFFIAny())
+    for type_index, items in ((TI.kTVMFFIArray, seq_items), (TI.kTVMFFIList, seq_items),
+                              (TI.kTVMFFIMap, lambda a: [v for _, v in map_items(a)]),
+                              (TI.kTVMFFIDict, lambda a: [v for _, v in map_items(a)])):
+        def run(visitor, value, items=items):
+            return _visit_items(visitor, [owned for owned in items(value.v_ptr)])
+
+        def hook(result, visitor, value, run=run):
+            _store(result, run(traversal_of(visitor, "visitor"), value))
+
+        function = typed_function(["ffi.StructuralVisitor", "AnyView"],
+                                  "Optional<ffi.VisitInterrupt>", hook)
+        _CONTAINER_HOOKS[function] = run
+        TYPES.register_attr(type_index, VISIT_ATTR,
+                            abi.TVMFFIAny(type_index=TI.kTVMFFIFunction, v_ptr=function))
+        memory.dec_ref(function)
+
+
+def _store(result: abi.TVMFFIAny, outcome: Outcome) -> None:
+    if outcome is not None:
+        set_object(result, outcome)
+
+
+_register_container_hooks()
+
+
+# ------------------------------------------------------------ globals
+
+
+@typed_global("ffi.VisitInterrupt", ["Any"], "ffi.VisitInterrupt")
+def _visit_interrupt(result, value):
+    interrupt = new_reflected(TI.kTVMFFIVisitInterrupt)
+    slot = abi.TVMFFIAny.from_address(interrupt + 24)
+    anyvalue.copy_any(owned_copy(value), slot)
+    set_object(result, interrupt)
+
+
+@typed_global("ffi.StructuralVisitorVisit", ["ffi.StructuralVisitor", "AnyView"],
+              "Optional<ffi.VisitInterrupt>")
+def _visitor_visit(result, visitor, value):
+    _store(result, traversal_of(visitor, "visitor").visit(value))
+
+
+@typed_global("ffi.StructuralVisitorDefaultVisit", ["ffi.StructuralVisitor", "AnyView"],
+              "Optional<ffi.VisitInterrupt>")
+def _visitor_default_visit(result, visitor, value):
+    traversal = traversal_of(visitor, "visitor")
+    with passing(value):
+        _store(result, traversal.default_visit(value))
+
+
+@typed_global("ffi.StructuralVisitorDefRegionKind", ["ffi.StructuralVisitor"], "int")
+def _visitor_region(result, visitor):
+    strings.store_int(result, traversal_of(visitor, "visitor").region)
+
+
+def with_region_global(what: str) -> Callable:
+    """``ffi.Structural<What>WithDefRegionKind(traversal, kind, callback)``'s body."""
+    def body(result, traversal, kind, callback):
+        value = traversal_of(traversal, what).with_region(kind, lambda: call_owned(callback, []))
+        anyvalue.copy_any(value, result)
+
+    return body
+
+
+typed_global("ffi.StructuralVisitorWithDefRegionKind", ["ffi.StructuralVisitor", "int",
+                                                         "ffi.Function"], "Any")(
+    with_region_global("visitor"))
+
+
+def _run(visitor: Visitor, root: abi.TVMFFIAny, result: abi.TVMFFIAny) -> None:
+    try:
+        with deep_recursion():
+            _store(result, visitor.visit(root))
+    finally:
+        visitor.release()
+
+
+@typed_global("ffi.StructuralWalk", ["AnyView", CALLBACKS, CALLBACKS, "int"],
+              "Optional<ffi.VisitInterrupt>")
+def _structural_walk(result, root, callbacks, with_kind, order):
+    _run(WalkVisitor(callbacks, with_kind, order), root, result)
+
+
+@typed_global("ffi.StructuralVisit", ["AnyView", CALLBACKS], "Optional<ffi.VisitInterrupt>")
+def _structural_visit(result, root, callbacks):
+    _run(CallbackVisitor(callbacks), root, result)
+
