@@ -20,7 +20,7 @@ an ``ObjectConvertible``                                   ``value.asobject()``
 any callable (a Function too)                              a new Function calling it
 ``None``                                                   ``None``
 anything with ``__dlpack__`` (a Tensor too)                ``from_dlpack(value)``
-a ``numpy.dtype`` of upstream's table                      its ``dtype`` (else KeyError)
+a ``torch.dtype`` / ``numpy.dtype`` of upstream's tables   its ``dtype`` (else KeyError)
 ``__dlpack_data_type__()`` provider                        the ``dtype`` of its triple
 an ``Exception``                                           its Error object
 ``__tvm_ffi_object__()`` provider                          the object it provides
@@ -39,10 +39,12 @@ from __future__ import annotations
 import ctypes
 import sys
 from numbers import Number
-from typing import Any
+from typing import Any, Callable
 
 from .container import Array, Map
-from .dtype import dtype, dtype_from_python_triple, dtype_from_tuple, numpy_dtype_table
+from .dlpack_exchange import tensor_class_api_address
+from .dtype import (dtype, dtype_from_python_triple, dtype_from_tuple, numpy_dtype_table,
+                    torch_dtype_table)
 from .error import Error, exception_to_error
 from .function import Function, wrap_callable
 from .object import Object, ObjectConvertible
@@ -91,6 +93,9 @@ def convert(value: Any) -> Any:
         return None
     if hasattr(value, "__dlpack__"):
         return from_dlpack(value)
+    torch = sys.modules.get("torch")  # likewise a torch.dtype
+    if torch is not None and isinstance(value, torch.dtype):
+        return dtype_from_tuple(*torch_dtype_table()[value])  # KeyError(value) if not there
     numpy = sys.modules.get("numpy")  # a numpy.dtype exists only once NumPy is imported
     if numpy is not None and isinstance(value, numpy.dtype):
         return dtype_from_tuple(*numpy_dtype_table()[value])  # KeyError(value) if not there
@@ -103,3 +108,16 @@ def convert(value: Any) -> Any:
     if any(hasattr(value, name) for name in _KEPT_PROTOCOLS):
         return value
     return wrap_pyobject(value)
+
+
+def convert_func(pyfunc: Callable[..., Any], tensor_cls: Any = None) -> Function:
+    """A new Function calling the Python callable ``pyfunc`` (``convert``'s callable rule).
+
+    With ``tensor_cls`` (a framework tensor class publishing a DLPack exchange
+    table, e.g. ``torch.Tensor``), the Tensor arguments C++ passes reach
+    ``pyfunc`` as ``tensor_cls`` tensors, converted in C through the table
+    before ``pyfunc`` runs; ``TypeError`` if the class publishes none.
+    """
+    if tensor_cls is None:
+        return wrap_callable(pyfunc)
+    return wrap_callable(pyfunc, tensor_class_api_address(tensor_cls))

@@ -47,7 +47,9 @@ FRONTEND_SOURCES = [
     "rules",  # the calling-convention checks on every result
     "errors",  # raised errors <-> Python exceptions
     "callback",  # Python callables as Function objects
-    "dlpack",  # Tensors and DLPack: capsules in and out, DLTensor fields
+    "dlpack",  # Tensors and DLPack: from_dlpack, capsules in and out, DLTensor fields
+    "tensortype",  # TensorBase: the Tensor accessors in C
+    "exchange",  # framework tensors through DLPack's C exchange API
     "dtypes",  # DLDataType <-> spelling, dtype instances
     "globals",  # the ffi.* functions the core calls
     "pyapi",  # the module's functions, called by tvm_ffi_fast's Python modules
