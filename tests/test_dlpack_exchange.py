@@ -90,7 +90,9 @@ def outcome(thunk):
 
 
 def name(value):
-    return type(value).__name__
+    """The class name; torch's prefixed, so that torch.Tensor is not our Tensor."""
+    prefix = "torch." if type(value).__module__.split(".")[0] == "torch" else ""
+    return prefix + type(value).__name__
 
 
 def arange(*shape, dtype="float32"):
@@ -281,12 +283,13 @@ CASES = [
          "y = k.echo(X)\n"
          "result = (name(y), y.data_ptr() == X.data_ptr(), str(y.dtype), list(y.shape), "
          "k.pair_scale(X, X, 0.5), name(k.echo(api.from_dlpack(X))))",
-         pt(s("Tensor"), b(True), s("torch.float32"), pl(i(3), i(4)), ["float", (2.0).hex()],
+         pt(s("torch.Tensor"), b(True), s("torch.float32"), pl(i(3), i(4)), ["float", (2.0).hex()],
             s("Tensor"))),
     Case("torch.alloc_like", "r = k.alloc_like(X)\nresult = (name(r), list(r.shape), str(r.dtype))",
-         pt(s("Tensor"), pl(i(3), i(4)), s("torch.float32"))),
+         pt(s("torch.Tensor"), pl(i(3), i(4)), s("torch.float32"))),
     Case("torch.containers", "r = k.make_array(X)\nresult = (name(r[0]), "
-         "r[0].data_ptr() == X.data_ptr(), name(k.make_map(X)['tensor']))"),
+         "r[0].data_ptr() == X.data_ptr(), name(k.make_map(X)['tensor']))",
+         pt(s("torch.Tensor"), b(True), s("torch.Tensor"))),
     Case("torch.dtypes",
          "names = ['float16', 'bfloat16', 'float32', 'int8', 'uint8', 'bool', 'uint16', "
          "'float8_e4m3fn', 'float8_e5m2', 'complex64', 'float4_e2m1fn_x2']\n"
@@ -307,6 +310,32 @@ CASES = [
     Case("torch.use_torch_stream", "ctx = api.use_torch_stream()\n"
          "result = (name(ctx), outcome(lambda: ctx.__enter__()))"),
 ]
+
+
+#: With TVM_FFI_SKIP_DLPACK_C_EXCHANGE_API=1 before any torch tensor is passed, torch
+#: tensors cross by __dlpack__ and come back through torch.from_dlpack (upstream's fallback).
+SKIP_SETUP = "import os\nos.environ['TVM_FFI_SKIP_DLPACK_C_EXCHANGE_API'] = '1'\nimport torch\n"
+SKIP_CASES = [
+    Case("skip.torch_fallback",
+         "f = api.convert(lambda a: a)\n"
+         "x = torch.arange(4.0)\n"
+         "y = f(x)\n"
+         "result = (type(y).__module__, y.data_ptr() == x.data_ptr(), type(f([x])[0]).__module__)",
+         pt(s("torch"), b(True), s("torch"))),
+]
+
+
+@pytest.fixture(scope="module")
+def skip_results() -> Dict[str, Dict[str, Any]]:
+    cases = [(case.id, case.code) for case in SKIP_CASES]
+    return {fe: run_frontend(fe, cases, setup=SKIP_SETUP)
+            for fe in ["upstream"] + FRONTENDS_UNDER_TEST}
+
+
+@pytest.mark.parametrize("frontend", ["upstream"] + FRONTENDS_UNDER_TEST)
+@pytest.mark.parametrize("case", SKIP_CASES, ids=lambda c: c.id)
+def test_skipping_the_table(skip_results, frontend, case):
+    assert skip_results[frontend][case.id] == case.expect
 
 
 @pytest.fixture(scope="module")

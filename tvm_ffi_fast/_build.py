@@ -42,6 +42,7 @@ FRONTEND_SOURCES = [
     "module",  # creates tvm_ffi_fast._frontend; hooks into the Python modules
     "object",  # the Object and Function extension types
     "function",  # the packed call (vectorcall) and global lookups
+    "scope",  # what outlives a call: references made for it, its framework context
     "encode",  # Python values -> TVMFFIAny, in tvm_ffi_ref.convert's order
     "decode",  # TVMFFIAny -> Python values; the type index -> class table
     "rules",  # the calling-convention checks on every result

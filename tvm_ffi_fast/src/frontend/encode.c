@@ -20,107 +20,6 @@
  */
 #include "frontend.h"
 
-/* ------------------------------------------------------------ scope */
-
-int fx_scope_init(FxScope* scope, PyObject* given_py_scope) {
-  scope->owned = scope->owned_inline;
-  scope->n_owned = 0;
-  scope->cap_owned = FX_SCOPE_INLINE;
-  scope->py_scope = given_py_scope;
-  scope->py_scope_given = given_py_scope != NULL;
-  scope->exchange_api = NULL;
-  scope->device_type = -1;
-  scope->device_id = 0;
-  scope->stream = NULL;
-  return given_py_scope == NULL ? 0 : fx_context_from_python(scope, given_py_scope);
-}
-
-void fx_scope_inherit(FxScope* scope, const FxScope* nested) {
-  if (scope->device_type == -1) {
-    scope->device_type = nested->device_type;
-    scope->device_id = nested->device_id;
-    scope->stream = nested->stream;
-  }
-  if (scope->exchange_api == NULL) scope->exchange_api = nested->exchange_api;
-}
-
-int fx_scope_own(FxScope* scope, void* handle) {
-  if (FX_UNLIKELY(scope->n_owned == scope->cap_owned)) {
-    int capacity = scope->cap_owned * 2;
-    void** grown = (void**)PyMem_Malloc(sizeof(void*) * (size_t)capacity);
-    if (grown == NULL) {
-      fx_decref(handle);
-      PyErr_NoMemory();
-      return -1;
-    }
-    memcpy(grown, scope->owned, sizeof(void*) * (size_t)scope->n_owned);
-    if (scope->owned != scope->owned_inline) PyMem_Free(scope->owned);
-    scope->owned = grown;
-    scope->cap_owned = capacity;
-  }
-  scope->owned[scope->n_owned++] = handle;
-  return 0;
-}
-
-static PyObject* scope_python(FxScope* scope) {
-  if (scope->py_scope == NULL) {
-    PyObject* cls = fx_hook(FX_HOOK_CALL_SCOPE);
-    if (cls == NULL) return NULL;
-    scope->py_scope = PyObject_CallNoArgs(cls);
-  }
-  return scope->py_scope;
-}
-
-/* Hands our references to the caller's Python scope (whose close() drops them). */
-static int scope_hand_over(FxScope* scope) {
-  PyObject* owned = PyObject_GetAttr(scope->py_scope, fx_names.owned);
-  int i, status = owned == NULL ? -1 : 0;
-  for (i = 0; i < scope->n_owned; ++i) {
-    PyObject* handle = status == 0 ? PyLong_FromVoidPtr(scope->owned[i]) : NULL;
-    if (handle == NULL || PyList_Append(owned, handle) < 0) {
-      status = -1;
-      fx_decref(scope->owned[i]);
-    }
-    Py_XDECREF(handle);
-  }
-  Py_XDECREF(owned);
-  return status;
-}
-
-int fx_scope_close(FxScope* scope) {
-  int status = 0, i;
-  PyObject *type = NULL, *value = NULL, *traceback = NULL;
-  int pending = PyErr_Occurred() != NULL;
-  if (scope->py_scope != NULL || pending) PyErr_Fetch(&type, &value, &traceback);
-  if (scope->py_scope_given) {
-    if (scope->n_owned != 0 && scope_hand_over(scope) < 0) status = -1;
-    if (fx_context_to_python(scope, scope->py_scope) < 0) status = -1;
-  } else {
-    if (scope->py_scope != NULL) {
-      /* the Python fixups first (rvalue references settle), as CallScope.close does */
-      PyObject* done = PyObject_CallMethodNoArgs(scope->py_scope, fx_names.close);
-      if (done == NULL) status = -1;
-      Py_XDECREF(done);
-      Py_CLEAR(scope->py_scope);
-    }
-    for (i = 0; i < scope->n_owned; ++i) fx_decref(scope->owned[i]);
-  }
-  scope->n_owned = 0;
-  if (scope->owned != scope->owned_inline) {
-    PyMem_Free(scope->owned);
-    scope->owned = scope->owned_inline;
-    scope->cap_owned = FX_SCOPE_INLINE;
-  }
-  if (pending) {
-    /* the call's own error wins; one raised while cleaning up is reported, not lost */
-    if (status != 0) PyErr_WriteUnraisable(NULL);
-    PyErr_Restore(type, value, traceback);
-    return -1;
-  }
-  if (type != NULL) PyErr_Restore(type, value, traceback);
-  return status;
-}
-
 /* ------------------------------------------------------------ scalars */
 
 static int encode_object_handle(void* handle, TVMFFIAny* out) {
@@ -598,7 +497,7 @@ static int encode_kind(long kind, PyObject* value, TVMFFIAny* out, FxScope* scop
 /* A rare kind: its Python setter writes into *out through ctypes (convert._fallback_set). */
 static int encode_with_python(PyObject* python_setter, PyObject* value, TVMFFIAny* out,
                               FxScope* scope) {
-  PyObject *py_scope = scope_python(scope), *fallback, *address, *done;
+  PyObject *py_scope = fx_scope_python(scope), *fallback, *address, *done;
   PyObject* args[4];
   if (py_scope == NULL) return -1;
   fallback = fx_hook(FX_HOOK_FALLBACK_SET);

@@ -238,7 +238,7 @@ typedef enum {
   FX_KIND_COUNT
 } FxKind;
 
-/* encode.c */
+/* scope.c */
 /* Also takes up the framework context of a given Python scope (0, or -1 with an exception). */
 FX_HIDDEN int fx_scope_init(FxScope* scope, PyObject* given_py_scope);
 /* Records a reference the scope releases; on failure releases it now and returns -1. */
@@ -248,6 +248,10 @@ FX_HIDDEN int fx_scope_own(FxScope* scope, void* handle);
 FX_HIDDEN int fx_scope_close(FxScope* scope);
 /* Takes up the framework context of a nested conversion where the scope has none yet. */
 FX_HIDDEN void fx_scope_inherit(FxScope* scope, const FxScope* nested);
+/* The scope's Python CallScope, made on first need (borrowed; NULL with an exception). */
+FX_HIDDEN PyObject* fx_scope_python(FxScope* scope);
+
+/* encode.c */
 /* Writes value into *out as a borrowed argument. 0, or -1 with a Python exception. */
 FX_HIDDEN int fx_encode(PyObject* value, TVMFFIAny* out, FxScope* scope);
 /* Writes value into *out as an owned value (a callback's result, convert()). */
