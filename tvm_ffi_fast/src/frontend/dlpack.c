@@ -82,7 +82,7 @@ void* fx_tensor_from_dlpack(PyObject* value, int32_t require_alignment,
   const DLPackExchangeAPI* api;
   void* handle = NULL;
   PyObject* capsule;
-  int found;
+  int found, is_producer;
   if (fx_published_table(Py_TYPE(value), &api) < 0) return NULL;
   if (api != NULL) {
     handle = fx_import_framework_tensor(api, value, require_alignment, require_contiguous);
@@ -90,9 +90,16 @@ void* fx_tensor_from_dlpack(PyObject* value, int32_t require_alignment,
     if (!PyErr_ExceptionMatches(PyExc_BufferError)) return NULL;
     PyErr_Clear(); /* the Python protocol may still work */
   }
-  found = fx_has_attr(value, fx_names.dlpack);
-  if (found < 0) return NULL;
-  if (found) {
+  /* hasattr(value, "__dlpack__"): asked of the class first, so that the usual producer is
+   * called with no bound method made; a capsule has none */
+  if (PyCapsule_CheckExact(value)) {
+    is_producer = 0;
+  } else if (_PyType_Lookup(Py_TYPE(value), fx_names.dlpack) != NULL) {
+    is_producer = 1;
+  } else if ((is_producer = fx_has_attr(value, fx_names.dlpack)) < 0) {
+    return NULL;
+  }
+  if (is_producer) {
     capsule = PyObject_CallMethodNoArgs(value, fx_names.dlpack);
     if (capsule == NULL) return NULL;
     found = import_named(capsule, 0, require_alignment, require_contiguous, &handle);

@@ -89,16 +89,24 @@ static inline const char* fx_type_name(PyTypeObject* type) {
   return dot ? dot + 1 : type->tp_name;
 }
 
+/* getattr(o, name, None) as a new reference or NULL; NULL with an exception set only for an
+ * error other than AttributeError. */
+static inline PyObject* fx_optional_attr(PyObject* o, PyObject* name) {
+  PyObject* value = NULL;
+#if PY_VERSION_HEX >= 0x030D0000
+  (void)PyObject_GetOptionalAttr(o, name, &value);
+#else
+  (void)_PyObject_LookupAttr(o, name, &value);
+#endif
+  return value;
+}
+
 /* hasattr(o, name): 1 or 0, or -1 with an exception other than AttributeError. */
 static inline int fx_has_attr(PyObject* o, PyObject* name) {
-#if PY_VERSION_HEX >= 0x030D0000
-  return PyObject_HasAttrWithError(o, name);
-#else
-  PyObject* value = NULL;
-  int found = _PyObject_LookupAttr(o, name, &value);
-  Py_XDECREF(value);
-  return found;
-#endif
+  PyObject* value = fx_optional_attr(o, name);
+  if (value == NULL) return PyErr_Occurred() ? -1 : 0;
+  Py_DECREF(value);
+  return 1;
 }
 
 /* A zeroed TVMFFIAny (kTVMFFINone): what every argument slot starts as. */
@@ -239,8 +247,23 @@ typedef enum {
 } FxKind;
 
 /* scope.c */
-/* Also takes up the framework context of a given Python scope (0, or -1 with an exception). */
-FX_HIDDEN int fx_scope_init(FxScope* scope, PyObject* given_py_scope);
+/* Copies a scope's framework context to its Python CallScope and back (Python setters). */
+FX_HIDDEN int fx_context_to_python(const FxScope* scope, PyObject* py_scope);
+FX_HIDDEN int fx_context_from_python(FxScope* scope, PyObject* py_scope);
+/* A new scope; one given by Python also takes up that CallScope's framework context
+ * (0, or -1 with an exception). Inline: every call starts one. */
+static inline int fx_scope_init(FxScope* scope, PyObject* given_py_scope) {
+  scope->owned = scope->owned_inline;
+  scope->n_owned = 0;
+  scope->cap_owned = FX_SCOPE_INLINE;
+  scope->py_scope = given_py_scope;
+  scope->py_scope_given = given_py_scope != NULL;
+  scope->exchange_api = NULL;
+  scope->device_type = -1;
+  scope->device_id = 0;
+  scope->stream = NULL;
+  return given_py_scope == NULL ? 0 : fx_context_from_python(scope, given_py_scope);
+}
 /* Records a reference the scope releases; on failure releases it now and returns -1. */
 FX_HIDDEN int fx_scope_own(FxScope* scope, void* handle);
 /* Runs the Python fixups and drops the references (a given Python scope gets them and the
@@ -326,9 +349,6 @@ typedef struct {
 FX_HIDDEN int fx_environment_enter(FxEnvironment* env, const FxScope* scope);
 /* 0, or -1 with a Python RuntimeError (upstream's texts). */
 FX_HIDDEN int fx_environment_leave(FxEnvironment* env, const FxScope* scope);
-/* Copies a scope's framework context to its Python CallScope and back (Python setters). */
-FX_HIDDEN int fx_context_to_python(const FxScope* scope, PyObject* py_scope);
-FX_HIDDEN int fx_context_from_python(FxScope* scope, PyObject* py_scope);
 
 /* callback.c */
 /* A new Function handle whose safe_call calls the Python callable (its Tensor arguments

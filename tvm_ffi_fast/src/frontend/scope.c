@@ -9,19 +9,6 @@
  */
 #include "frontend.h"
 
-int fx_scope_init(FxScope* scope, PyObject* given_py_scope) {
-  scope->owned = scope->owned_inline;
-  scope->n_owned = 0;
-  scope->cap_owned = FX_SCOPE_INLINE;
-  scope->py_scope = given_py_scope;
-  scope->py_scope_given = given_py_scope != NULL;
-  scope->exchange_api = NULL;
-  scope->device_type = -1;
-  scope->device_id = 0;
-  scope->stream = NULL;
-  return given_py_scope == NULL ? 0 : fx_context_from_python(scope, given_py_scope);
-}
-
 void fx_scope_inherit(FxScope* scope, const FxScope* nested) {
   if (scope->device_type == -1) {
     scope->device_type = nested->device_type;
