@@ -124,6 +124,10 @@ class NoTable:
     pass
 
 
+import importlib
+Wrapper = (api.core.DLTensorTestWrapper if hasattr(api, "core") else
+           importlib.import_module(api.__name__ + ".exchange_test_wrapper").DLTensorTestWrapper)
+
 import torch
 X = torch.arange(12, dtype=torch.float32).reshape(3, 4)
 '''
@@ -197,6 +201,13 @@ CASES = [
          "k.echo([T, 1])[1]]", pl(s("ToyTensor"), s("ToyTensor"), i(1))),
     Case("arg.cuda_stream", "(k.echo(Stream()).value, api.convert(Stream()).__class__.__name__)",
          pt(i(0x55), s("Stream"))),
+    Case("arg.test_wrapper",
+         "w = Wrapper(OURS)\n"
+         "r = k.echo(w)\n"
+         "result = (name(r), r.data_ptr() == OURS.data_ptr(), list(k.describe(w)[0]), "
+         "api.from_dlpack(w).data_ptr() == OURS.data_ptr(), name(k.make_array(w)[0]), "
+         "w.__tvm_ffi_env_stream__())",
+         pt(s("Tensor"), b(True), pl(i(4)), b(True), s("Tensor"), i(0))),
     # -- the framework's stream and allocator, during the call only
     Case("stream.accelerator",
          "dev = api.device('cuda', 1)\n"
