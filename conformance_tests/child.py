@@ -33,9 +33,9 @@ import traceback
 from typing import Any, Dict, List
 
 try:
-    from .torch_values import make_torch_tensor, normalize_torch
+    from .torch_values import make_torch_tensor, normalize_torch, split_view
 except ImportError:  # run as a script: the worker process
-    from torch_values import make_torch_tensor, normalize_torch
+    from torch_values import make_torch_tensor, normalize_torch, split_view
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -171,15 +171,9 @@ def make_ndarray(np, dtype: str, shape, view, seed: int):
     else:
         raw = rng.integers(0, 256, size=count * dt.itemsize, dtype=np.uint8).tobytes()
         base = np.frombuffer(raw, dtype=dt).copy()
-    base = base.reshape(shape)
-    slices = []
-    transpose = False
-    for item in view:
-        if item == "T":
-            transpose = True
-        else:
-            slices.append(slice(*item) if item is not None else slice(None))
-    out = base[tuple(slices)] if slices else base
+    slices, transpose = split_view(view)
+    out = base.reshape(shape)
+    out = out[slices] if slices else out
     return out.T if transpose else out
 
 

@@ -35,15 +35,17 @@ def make_torch_tensor(dtype: str, shape: List[int], view: List[Any], seed: int) 
         base = (base & 1).to(torch.bool)
     else:
         base = base.view(dt)
-    base = base.reshape(shape)
-    slices, transpose = [], False
-    for item in view:
-        if item == "T":
-            transpose = True
-        else:
-            slices.append(slice(*item) if item is not None else slice(None))
-    out = base[tuple(slices)] if slices else base
+    slices, transpose = split_view(view)
+    out = base.reshape(shape)
+    out = out[slices] if slices else out
     return out.permute(*reversed(range(out.ndim))) if transpose else out
+
+
+def split_view(view: List[Any]):
+    """A recipe's view as (the tuple of slices to index with, whether to transpose after)."""
+    slices = tuple(slice(*item) if item is not None else slice(None)
+                   for item in view if item != "T")
+    return slices, "T" in view
 
 
 def normalize_torch(value: Any) -> Optional[List[Any]]:

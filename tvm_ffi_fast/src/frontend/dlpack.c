@@ -202,7 +202,7 @@ static PyStructSequence_Desc fields_desc = {
     "tvm_ffi_fast.shortcuts.DLTensorFields", "A snapshot of the DLTensor fields a Tensor reports.",
     field_names, 8};
 
-static PyObject* int64_tuple(const int64_t* values, int n) {
+PyObject* fx_int64_tuple(const int64_t* values, int n) {
   PyObject* tuple = PyTuple_New(n);
   int i;
   if (tuple == NULL) return NULL;
@@ -227,8 +227,8 @@ PyObject* fx_dltensor_fields(const DLTensor* t) {
   items[2] = PyLong_FromLong((long)t->device.device_id);
   items[3] = PyLong_FromLong((long)t->ndim);
   items[4] = Py_BuildValue("(iii)", (int)t->dtype.code, (int)t->dtype.bits, (int)t->dtype.lanes);
-  items[5] = int64_tuple(t->shape, ndim);
-  items[6] = t->strides == NULL ? (Py_INCREF(Py_None), Py_None) : int64_tuple(t->strides, ndim);
+  items[5] = fx_int64_tuple(t->shape, ndim);
+  items[6] = t->strides == NULL ? (Py_INCREF(Py_None), Py_None) : fx_int64_tuple(t->strides, ndim);
   items[7] = PyLong_FromUnsignedLongLong(t->byte_offset);
   for (i = 0; i < 8; ++i) {
     if (items[i] == NULL) {

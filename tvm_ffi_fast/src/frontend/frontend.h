@@ -109,6 +109,13 @@ static inline int fx_has_attr(PyObject* o, PyObject* name) {
   return 1;
 }
 
+/* An address given from Python (an int; None, or a deleted attribute, for NULL): 0, or -1
+ * with an exception. */
+static inline int fx_address_arg(PyObject* value, void** out) {
+  *out = (value == NULL || value == Py_None) ? NULL : PyLong_AsVoidPtr(value);
+  return (*out == NULL && PyErr_Occurred()) ? -1 : 0;
+}
+
 /* A zeroed TVMFFIAny (kTVMFFINone): what every argument slot starts as. */
 static inline void fx_any_clear(TVMFFIAny* value) {
   value->type_index = kTVMFFINone;
@@ -306,6 +313,8 @@ FX_HIDDEN void* fx_import_capsule(PyObject* capsule, int32_t require_alignment,
                                   int32_t require_contiguous);
 /* A new DLPack capsule of the Tensor at handle (versioned or legacy). */
 FX_HIDDEN PyObject* fx_export_capsule(void* handle, int versioned);
+/* A tuple of n int64 values (shapes and strides). */
+FX_HIDDEN PyObject* fx_int64_tuple(const int64_t* values, int n);
 /* The fields of the DLTensor at address, as the DLTensorFields struct sequence. */
 FX_HIDDEN PyObject* fx_dltensor_fields(const DLTensor* tensor);
 FX_HIDDEN int fx_dlpack_init(PyObject* module);

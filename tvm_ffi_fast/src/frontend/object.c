@@ -129,10 +129,7 @@ static int object_set_handle(PyObject* self, PyObject* value, void* closure) {
     PyErr_SetString(PyExc_AttributeError, "cannot delete _handle");
     return -1;
   }
-  if (value != Py_None) {
-    handle = PyLong_AsVoidPtr(value);
-    if (handle == NULL && PyErr_Occurred()) return -1;
-  }
+  if (fx_address_arg(value, &handle) < 0) return -1;
   ((FxObject*)self)->handle = handle;
   return 0;
 }
@@ -158,12 +155,9 @@ static PyObject* object_get_exchange_api(PyObject* self, void* closure) {
 }
 
 static int object_set_exchange_api(PyObject* self, PyObject* value, void* closure) {
-  void* api = NULL;
+  void* api;
   (void)closure;
-  if (value != NULL && value != Py_None) {
-    api = PyLong_AsVoidPtr(value);
-    if (api == NULL && PyErr_Occurred()) return -1;
-  }
+  if (fx_address_arg(value, &api) < 0) return -1;
   ((FxObject*)self)->exchange_api = (const DLPackExchangeAPI*)api;
   return 0;
 }

@@ -9,11 +9,6 @@
  */
 #include "frontend.h"
 
-static int as_pointer(PyObject* value, void** out) {
-  *out = value == Py_None ? NULL : PyLong_AsVoidPtr(value);
-  return (*out == NULL && PyErr_Occurred()) ? -1 : 0;
-}
-
 static PyObject* handle_or_none(void* handle) {
   if (handle == NULL) Py_RETURN_NONE;
   return PyLong_FromVoidPtr(handle);
@@ -67,7 +62,7 @@ static PyObject* wrap_owned(PyObject* self, PyObject* const* args, Py_ssize_t na
   void* handle;
   int32_t type_index;
   (void)self;
-  if (check_nargs("wrap_owned", nargs, 1, 2) < 0 || as_pointer(args[0], &handle) < 0) return NULL;
+  if (check_nargs("wrap_owned", nargs, 1, 2) < 0 || fx_address_arg(args[0], &handle) < 0) return NULL;
   if (handle == NULL) {
     PyErr_SetString(PyExc_ValueError, "wrap_owned: the handle is NULL");
     return NULL;
@@ -85,7 +80,7 @@ static PyObject* wrap_owned(PyObject* self, PyObject* const* args, Py_ssize_t na
 static PyObject* type_index_of(PyObject* self, PyObject* arg) {
   void* handle;
   (void)self;
-  if (as_pointer(arg, &handle) < 0) return NULL;
+  if (fx_address_arg(arg, &handle) < 0) return NULL;
   if (handle == NULL) {
     PyErr_SetString(PyExc_ValueError, "type_index_of: the handle is NULL");
     return NULL;
@@ -96,7 +91,7 @@ static PyObject* type_index_of(PyObject* self, PyObject* arg) {
 static PyObject* incref(PyObject* self, PyObject* arg) {
   void* handle;
   (void)self;
-  if (as_pointer(arg, &handle) < 0) return NULL;
+  if (fx_address_arg(arg, &handle) < 0) return NULL;
   if (handle != NULL) fx_incref(handle);
   Py_RETURN_NONE;
 }
@@ -104,7 +99,7 @@ static PyObject* incref(PyObject* self, PyObject* arg) {
 static PyObject* decref(PyObject* self, PyObject* arg) {
   void* handle;
   (void)self;
-  if (as_pointer(arg, &handle) < 0) return NULL;
+  if (fx_address_arg(arg, &handle) < 0) return NULL;
   if (handle != NULL) fx_decref(handle);
   Py_RETURN_NONE;
 }
@@ -116,7 +111,7 @@ static PyObject* set_arg(PyObject* self, PyObject* const* args, Py_ssize_t nargs
   FxScope scope;
   int status;
   (void)self;
-  if (check_nargs("set_arg", nargs, 3, 3) < 0 || as_pointer(args[0], &address) < 0) return NULL;
+  if (check_nargs("set_arg", nargs, 3, 3) < 0 || fx_address_arg(args[0], &address) < 0) return NULL;
   status = fx_scope_init(&scope, args[2]);
   if (status == 0) status = fx_encode(args[1], (TVMFFIAny*)address, &scope);
   if (fx_scope_close(&scope) < 0 || status < 0) return NULL;
@@ -130,7 +125,7 @@ static PyObject* pack_into(PyObject* self, PyObject* const* args, Py_ssize_t nar
   Py_ssize_t i;
   int status = 0;
   (void)self;
-  if (check_nargs("pack_into", nargs, 3, 3) < 0 || as_pointer(args[0], &address) < 0) return NULL;
+  if (check_nargs("pack_into", nargs, 3, 3) < 0 || fx_address_arg(args[0], &address) < 0) return NULL;
   values = PySequence_Fast(args[1], "pack_into: expected a sequence of arguments");
   if (values == NULL) return NULL;
   status = fx_scope_init(&scope, args[2]);
@@ -147,8 +142,8 @@ static int decode_args(const char* name, PyObject* const* args, Py_ssize_t nargs
                        void** api, int* strict) {
   *api = NULL;
   *strict = 0;
-  if (check_nargs(name, nargs, 1, 3) < 0 || as_pointer(args[0], address) < 0 ||
-      (nargs >= 2 && as_pointer(args[1], api) < 0)) {
+  if (check_nargs(name, nargs, 1, 3) < 0 || fx_address_arg(args[0], address) < 0 ||
+      (nargs >= 2 && fx_address_arg(args[1], api) < 0)) {
     return -1;
   }
   if (nargs == 3 && (*strict = PyObject_IsTrue(args[2])) < 0) return -1;
@@ -174,7 +169,7 @@ static PyObject* borrowed_to_python_at(PyObject* self, PyObject* const* args, Py
 static PyObject* to_owned_any_at(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   void* address;
   (void)self;
-  if (check_nargs("to_owned_any_at", nargs, 2, 2) < 0 || as_pointer(args[1], &address) < 0) {
+  if (check_nargs("to_owned_any_at", nargs, 2, 2) < 0 || fx_address_arg(args[1], &address) < 0) {
     return NULL;
   }
   if (fx_encode_owned(args[0], (TVMFFIAny*)address) < 0) return NULL;
@@ -196,7 +191,7 @@ static PyObject* wrap_callable_with(PyObject* self, PyObject* const* args, Py_ss
   (void)self;
   if (check_nargs("wrap_callable", nargs, 1, 2) < 0) return NULL;
   if (nargs < 2) return wrap_callable(NULL, args[0]);
-  if (as_pointer(args[1], &api) < 0) return NULL;
+  if (fx_address_arg(args[1], &api) < 0) return NULL;
   handle = fx_function_from_callable(args[0], (const DLPackExchangeAPI*)api);
   if (handle == NULL) return NULL;
   return fx_object_adopt(fx_function_type, handle);
@@ -232,8 +227,8 @@ static PyObject* finish_call(PyObject* self, PyObject* const* args, Py_ssize_t n
   void *address, *api = NULL;
   long status;
   (void)self;
-  if (check_nargs("finish_call", nargs, 2, 3) < 0 || as_pointer(args[1], &address) < 0 ||
-      (nargs == 3 && as_pointer(args[2], &api) < 0)) {
+  if (check_nargs("finish_call", nargs, 2, 3) < 0 || fx_address_arg(args[1], &address) < 0 ||
+      (nargs == 3 && fx_address_arg(args[2], &api) < 0)) {
     return NULL;
   }
   status = PyLong_AsLong(args[0]);
@@ -337,7 +332,7 @@ static PyObject* map_lookup(PyObject* self, PyObject* const* given, Py_ssize_t n
 static PyObject* seq_size(PyObject* self, PyObject* arg) {
   void* handle;
   (void)self;
-  if (as_pointer(arg, &handle) < 0) return NULL;
+  if (fx_address_arg(arg, &handle) < 0) return NULL;
   if (handle == NULL) {
     PyErr_SetString(PyExc_ValueError, "seq_size: the handle is NULL");
     return NULL;
@@ -370,7 +365,7 @@ static PyObject* seq_item(PyObject* self, PyObject* const* args, Py_ssize_t narg
 static PyObject* dltensor(PyObject* self, PyObject* arg) {
   void* address;
   (void)self;
-  if (as_pointer(arg, &address) < 0) return NULL;
+  if (fx_address_arg(arg, &address) < 0) return NULL;
   if (address == NULL) {
     PyErr_SetString(PyExc_ValueError, "an empty Tensor holds no DLTensor");
     return NULL;
@@ -394,7 +389,7 @@ static PyObject* export_capsule(PyObject* self, PyObject* const* args, Py_ssize_
   void* handle;
   int versioned;
   (void)self;
-  if (check_nargs("export_capsule", nargs, 2, 2) < 0 || as_pointer(args[0], &handle) < 0) {
+  if (check_nargs("export_capsule", nargs, 2, 2) < 0 || fx_address_arg(args[0], &handle) < 0) {
     return NULL;
   }
   if (handle == NULL) {
@@ -432,7 +427,7 @@ static PyObject* import_managed_tensor(PyObject* self, PyObject* args) {
   (void)self;
   if (!PyArg_ParseTuple(args, "Opip:import_managed_tensor", &managed_obj, &versioned, &alignment,
                         &contiguous) ||
-      as_pointer(managed_obj, &managed) < 0) {
+      fx_address_arg(managed_obj, &managed) < 0) {
     return NULL;
   }
   handle = fx_import_managed(managed, versioned, alignment, contiguous);
@@ -448,7 +443,7 @@ static PyObject* store_str_or_bytes(PyObject* self, PyObject* args) {
   TVMFFIAny* out;
   (void)self;
   if (!PyArg_ParseTuple(args, "Oy#p:store_str_or_bytes", &address_obj, &data, &size, &is_str) ||
-      as_pointer(address_obj, &address) < 0) {
+      fx_address_arg(address_obj, &address) < 0) {
     return NULL;
   }
   out = (TVMFFIAny*)address;

@@ -40,21 +40,6 @@ PyObject* fx_tensor_view(const DLTensor* tensor) {
   return view;
 }
 
-static PyObject* int64_tuple(const int64_t* values, int n) {
-  PyObject* tuple = PyTuple_New(n);
-  int i;
-  if (tuple == NULL) return NULL;
-  for (i = 0; i < n; ++i) {
-    PyObject* item = PyLong_FromLongLong(values[i]);
-    if (item == NULL) {
-      Py_DECREF(tuple);
-      return NULL;
-    }
-    PyTuple_SET_ITEM(tuple, i, item);
-  }
-  return tuple;
-}
-
 static int ndim_of(const DLTensor* t) { return t->ndim < 0 ? 0 : t->ndim; }
 
 /* ------------------------------------------------------------ Shape */
@@ -103,7 +88,7 @@ PyObject* fx_py_new_shape(PyObject* self, PyObject* const* args, Py_ssize_t narg
 static PyObject* get_shape(PyObject* self, void* closure) {
   const DLTensor* t = fx_tensor_dltensor(self);
   (void)closure;
-  return t == NULL ? NULL : int64_tuple(t->shape, ndim_of(t));
+  return t == NULL ? NULL : fx_int64_tuple(t->shape, ndim_of(t));
 }
 
 static PyObject* get_ndim(PyObject* self, void* closure) {
@@ -121,11 +106,11 @@ static PyObject* get_strides(PyObject* self, void* closure) {
   n = ndim_of(t);
   if (t->strides != NULL || n > 64) {
     return t->strides == NULL ? PyErr_Format(PyExc_ValueError, "ndim %d is too large", n)
-                              : int64_tuple(t->strides, n);
+                              : fx_int64_tuple(t->strides, n);
   }
   /* none stored: compact row-major */
   for (i = n - 1; i >= 0; --i) compact[i] = i == n - 1 ? 1 : compact[i + 1] * t->shape[i + 1];
-  return int64_tuple(compact, n);
+  return fx_int64_tuple(compact, n);
 }
 
 static PyObject* get_dtype(PyObject* self, void* closure) {
@@ -148,12 +133,9 @@ static PyObject* get_view(PyObject* self, void* closure) {
 }
 
 static int set_view(PyObject* self, PyObject* value, void* closure) {
-  void* address = NULL;
+  void* address;
   (void)closure;
-  if (value != NULL && value != Py_None) {
-    address = PyLong_AsVoidPtr(value);
-    if (address == NULL && PyErr_Occurred()) return -1;
-  }
+  if (fx_address_arg(value, &address) < 0) return -1;
   ((FxTensor*)self)->view = (const DLTensor*)address;
   return 0;
 }
@@ -336,8 +318,8 @@ static PyObject* tensor_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t
 
 /* _view_of_dltensor(address): a non-owning Tensor of this class over a borrowed DLTensor*. */
 static PyObject* tensor_view_of(PyObject* cls, PyObject* arg) {
-  void* address = PyLong_AsVoidPtr(arg);
-  if (address == NULL && PyErr_Occurred()) return NULL;
+  void* address;
+  if (fx_address_arg(arg, &address) < 0) return NULL;
   return new_view((PyTypeObject*)cls, (const DLTensor*)address);
 }
 
