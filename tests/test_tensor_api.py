@@ -84,15 +84,19 @@ CASES = [
     ("pythonapi_retyped_by_another_library",
      "capi = ctypes.pythonapi\n"
      "untouched = [getattr(capi, n).argtypes for n in ('PyCapsule_New', 'PyCapsule_IsValid', "
-     "'PyCapsule_GetPointer', 'PyCapsule_SetName', 'PyCapsule_SetDestructor')]\n"
+     "'PyCapsule_GetPointer', 'PyCapsule_SetName', 'PyCapsule_SetDestructor', 'Py_IncRef', "
+     "'Py_DecRef')]\n"
+     "capi.Py_IncRef.argtypes = capi.Py_DecRef.argtypes = [ctypes.c_char_p]\n"
      "capi.PyCapsule_New.restype = ctypes.c_void_p\n"
      "capi.PyCapsule_New.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]\n"
      "capi.PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_void_p]\n"
      "capi.PyCapsule_GetPointer.restype = ctypes.c_int\n"
      "x = np.arange(5, dtype='float32')\n"
      "t = api.from_dlpack(x)\n"
+     "marker = object()\n"
      "result = [untouched, np.from_dlpack(t).tolist(), api.from_dlpack(x.__dlpack__()).shape, "
-     "np.from_dlpack(api.from_dlpack(np.from_dlpack(t))).tolist()]"),
+     "np.from_dlpack(api.from_dlpack(np.from_dlpack(t))).tolist(), "
+     "api.convert(marker).pyobject() is marker]"),
 ]
 
 EXPECTED = {
@@ -106,9 +110,9 @@ EXPECTED = {
                                    ["str", '<capsule object "d'],
                                    ["str", '<capsule object "dltensor_v']]],
     "pythonapi_retyped_by_another_library": [
-        "pylist", [["pylist", [["none"]] * 5], ["pylist", [["float", float(v).hex()] for v in range(5)]],
+        "pylist", [["pylist", [["none"]] * 7], ["pylist", [["float", float(v).hex()] for v in range(5)]],
                    ["pytuple", [["int", 5]]],
-                   ["pylist", [["float", float(v).hex()] for v in range(5)]]]],
+                   ["pylist", [["float", float(v).hex()] for v in range(5)]], ["bool", True]]],
 }
 
 

@@ -12,23 +12,17 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from tvm_ffi_common import abi
+from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
 from .object import Object, register_class
 
 TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
 
-_Py_IncRef = ctypes.pythonapi.Py_IncRef
-_Py_IncRef.argtypes = [ctypes.py_object]
-_Py_DecRef = ctypes.pythonapi.Py_DecRef
-_Py_DecRef.argtypes = [ctypes.c_void_p]
-
-
 @ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 def _release_pyobject(handle):
     # ctypes holds the GIL while a callback runs, so this is safe from any thread.
-    _Py_DecRef(handle)
+    pycapi.py_decref(handle)
 
 
 class OpaquePyObject(Object):
@@ -46,11 +40,11 @@ register_class(TI.kTVMFFIOpaquePyObject, OpaquePyObject)
 
 def wrap_pyobject(value: Any) -> OpaquePyObject:
     """A new OpaquePyObject owning a reference to ``value``."""
-    _Py_IncRef(value)
+    pycapi.py_incref(id(value))
     handle = ctypes.c_void_p()
     if LIB.TVMFFIObjectCreateOpaque(id(value), TI.kTVMFFIOpaquePyObject, _release_pyobject,
                                     ctypes.byref(handle)):
-        _Py_DecRef(id(value))
+        pycapi.py_decref(id(value))
         from .function import raise_last_error
 
         raise_last_error()
