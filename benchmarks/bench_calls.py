@@ -6,10 +6,12 @@ Each front end runs in its own process (one runtime per process) against the
 same kernel library, compiled from ``bench_kernels.cc`` against upstream's
 headers. For every call shape the table shows nanoseconds per call under each
 front end and the ratios fast/upstream and ref/upstream; the last rows are
-the geometric means of the ratios (the reference skips the 1e4-object graph
-rows, ``REF_SKIPS``). Machines here are shared and noisy:
-compare the ratios of one run, not absolute times across runs. Each timing is
-the best of ``--repeat`` rounds.
+the geometric means of the ratios, over all rows and over the PyTorch rows
+(run when torch is installed; ``pip install torch==2.13.0`` gives the CPU
+build) and the others apart; the reference skips the 1e4-object graph rows
+(``REF_SKIPS``). Machines here are shared and noisy: compare the ratios of
+one run, not absolute times across runs. Each timing is the best of
+``--repeat`` rounds.
 """
 
 from __future__ import annotations
@@ -55,6 +57,18 @@ SHAPES = [
 #: (its walks are Python over ctypes), which says nothing new.
 REF_SKIPS = {"structural_hash of a 1e4-object graph", "structural_equal of two 1e4-object graphs",
              "JSON graph round trip of a 1e4-object graph"}
+#: The PyTorch rows (measured when torch imports), in table order.
+TORCH_SHAPES = [
+    ("torch: two float32 tensors and a float", 20000),
+    ("torch: kernel returns the tensor", 20000),
+    ("torch: from_dlpack(torch tensor)", 20000),
+    ("torch: torch.from_dlpack(our Tensor)", 10000),
+    ("Tensor.shape", 50000),
+    ("Tensor.dtype", 50000),
+    ("Tensor.device", 50000),
+    ("Tensor.strides", 50000),
+    ("Shape((2, 3, 4))", 20000),
+]
 
 
 def build_kernels() -> str:
@@ -142,8 +156,13 @@ def run_worker(module_name: str, library: str, repeat: int) -> Dict[str, float]:
                         "Map of 1000 str keys: build + lookups (per key)": 1000}
     bodies["churn: 1e5 Arrays of 10 ints (per Array)"] = churn
     bodies["Map of 1000 str keys: build + lookups (per key)"] = map_build_lookup
+    shapes = list(SHAPES)
+    torch_bodies = _torch_bodies(api, mod)
+    if torch_bodies:
+        bodies.update(torch_bodies)
+        shapes += TORCH_SHAPES
     results = {}
-    for name, iterations in SHAPES:
+    for name, iterations in shapes:
         if module_name == FRONTENDS["ref"] and name in REF_SKIPS:
             continue
         body = bodies[name]
@@ -157,6 +176,29 @@ def run_worker(module_name: str, library: str, repeat: int) -> Dict[str, float]:
             best = min(best, time.perf_counter() - start)
         results[name] = best / iterations / per_call_divisor.get(name, 1) * 1e9
     return results
+
+
+def _torch_bodies(api, mod) -> Dict[str, object]:
+    """The PyTorch rows' bodies, or {} without torch."""
+    try:
+        import torch
+    except ImportError:
+        return {}
+    pair_scale, echo_tensor = mod.tensor_pair_scale, mod.echo_tensor
+    x = torch.zeros((4, 4), dtype=torch.float32)
+    y = torch.ones((4, 4), dtype=torch.float32)
+    ours = api.from_dlpack(x)
+    return {
+        "torch: two float32 tensors and a float": lambda: pair_scale(x, y, 0.5),
+        "torch: kernel returns the tensor": lambda: echo_tensor(x),
+        "torch: from_dlpack(torch tensor)": lambda: api.from_dlpack(x),
+        "torch: torch.from_dlpack(our Tensor)": lambda: torch.from_dlpack(ours),
+        "Tensor.shape": lambda: ours.shape,
+        "Tensor.dtype": lambda: ours.dtype,
+        "Tensor.device": lambda: ours.device,
+        "Tensor.strides": lambda: ours.strides,
+        "Shape((2, 3, 4))": lambda: api.Shape((2, 3, 4)),
+    }
 
 
 # ------------------------------------------------------------------ driver
@@ -180,23 +222,33 @@ def geomean(values: List[float]) -> float:
 
 
 def table(results: Dict[str, Optional[Dict[str, float]]]) -> Dict:
-    """Rows of ns per call and ratios against upstream, plus geometric means."""
+    """Rows of ns per call and ratios against upstream, plus geometric means (all rows, the
+    PyTorch rows, the others)."""
     rows = []
     base = results.get("upstream")
-    for name, _ in SHAPES:
+    measured = [values for values in results.values() if values]
+    torch_names = {name for name, _ in TORCH_SHAPES}
+    for name, _ in SHAPES + TORCH_SHAPES:
+        if not any(name in values for values in measured):
+            continue  # torch is not installed
         row = {"shape": name}
         for frontend, values in results.items():
             row[f"{frontend}_ns"] = None if values is None else values.get(name)
         for frontend in ("fast", "ref"):
-            if base and name in base and name in (results.get(frontend) or {}):
-                row[f"{frontend}/upstream"] = results[frontend][name] / base[name]
+            mine = results.get(frontend)
+            if base and mine and name in base and name in mine:
+                row[f"{frontend}/upstream"] = mine[name] / base[name]
         rows.append(row)
     summary = {}
+    groups = (("", lambda name: True), (" (torch rows)", lambda name: name in torch_names),
+              (" (other rows)", lambda name: name not in torch_names))
     for frontend in ("fast", "ref"):
-        ratios = [r[f"{frontend}/upstream"] for r in rows if f"{frontend}/upstream" in r]
-        if ratios:
-            summary[f"{frontend}/upstream geomean"] = geomean(ratios)
-            summary[f"{frontend}/upstream max"] = max(ratios)
+        for label, member in groups:
+            ratios = [r[f"{frontend}/upstream"] for r in rows
+                      if f"{frontend}/upstream" in r and member(r["shape"])]
+            if ratios:
+                summary[f"{frontend}/upstream geomean{label}"] = geomean(ratios)
+                summary[f"{frontend}/upstream max{label}"] = max(ratios)
     return {"rows": rows, "summary": summary}
 
 

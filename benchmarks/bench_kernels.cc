@@ -15,6 +15,10 @@ int64_t add3(int64_t a, int64_t b, int64_t c) { return a + b + c; }
 double mul2(double a, double b) { return a * b; }
 ffi::String echo_str(ffi::String s) { return s; }
 int64_t tensor_pair(ffi::TensorView a, ffi::TensorView b) { return a.ndim() + b.ndim(); }
+double tensor_pair_scale(ffi::TensorView a, ffi::TensorView b, double scale) {
+  return scale * static_cast<double>(a.ndim() + b.ndim());
+}
+ffi::Tensor echo_tensor(ffi::Tensor x) { return x; }
 int64_t array_len(ffi::Array<int64_t> values) { return static_cast<int64_t>(values.size()); }
 ffi::Any call_back(ffi::Function f, int64_t x) { return f(x); }
 ffi::Array<int64_t> make_array10() {
@@ -77,6 +81,8 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(add3, add3);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(mul2, mul2);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_str, echo_str);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(tensor_pair, tensor_pair);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(tensor_pair_scale, tensor_pair_scale);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_tensor, echo_tensor);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(array_len, array_len);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(call_back, call_back);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(make_array10, make_array10);

@@ -16,7 +16,8 @@ Everything a case does is described by plain data (*recipes*, see
 :func:`build`) so that every worker constructs the very same Python values
 from the same description. This file imports nothing from the project except,
 by file path, ``tvm_ffi_common/abi.py`` (a pure description of the C structs),
-so the upstream worker never loads our library.
+so the upstream worker never loads our library, and its sibling
+``torch_values.py`` (torch tensors, built and reported).
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ import struct
 import sys
 import traceback
 from typing import Any, Dict, List
+
+try:
+    from .torch_values import make_torch_tensor, normalize_torch, split_view
+except ImportError:  # run as a script: the worker process
+    from torch_values import make_torch_tensor, normalize_torch, split_view
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -165,15 +171,9 @@ def make_ndarray(np, dtype: str, shape, view, seed: int):
     else:
         raw = rng.integers(0, 256, size=count * dt.itemsize, dtype=np.uint8).tobytes()
         base = np.frombuffer(raw, dtype=dt).copy()
-    base = base.reshape(shape)
-    slices = []
-    transpose = False
-    for item in view:
-        if item == "T":
-            transpose = True
-        else:
-            slices.append(slice(*item) if item is not None else slice(None))
-    out = base[tuple(slices)] if slices else base
+    slices, transpose = split_view(view)
+    out = base.reshape(shape)
+    out = out[slices] if slices else out
     return out.T if transpose else out
 
 
@@ -221,6 +221,8 @@ def build(env: Env, recipe: Any) -> Any:
         return make_ndarray(np, *recipe[1:])
     if tag == "tensor":
         return api.from_dlpack(make_ndarray(np, *recipe[1:]))
+    if tag == "torch":
+        return make_torch_tensor(*recipe[1:])
     if tag == "npscalar":
         return np.dtype(recipe[1]).type(recipe[2])
     if tag == "voidp":
@@ -324,6 +326,9 @@ def normalize(env: Env, value: Any, depth: int = 0) -> Any:
         return ["dict", [[norm(k), norm(v)] for k, v in value.items()]]
     if isinstance(value, api.Map):
         return ["map", [[norm(k), norm(v)] for k, v in value.items()]]
+    as_torch = normalize_torch(value)
+    if as_torch is not None:
+        return as_torch
     if isinstance(value, api.Tensor):
         array = np.from_dlpack(value)
         return ["tensor", str(value.dtype), [int(d) for d in value.shape],

@@ -138,9 +138,8 @@ NDARRAY_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", 
 
 
 @st.composite
-def ndarray_recipes(draw, tag: str = "ndarray", max_dims: int = 4):
-    """A NumPy array of any supported dtype, 0-d to 4-d, maybe sliced (strides, offset) or transposed."""
-    dtype = draw(st.sampled_from(NDARRAY_DTYPES))
+def _layouts(draw, max_dims: int):
+    """(shape, view, seed): 0-d to ``max_dims``-d, maybe empty, sliced or transposed."""
     ndim = draw(st.integers(0, max_dims))
     shape = [draw(st.integers(0 if draw(st.booleans()) else 1, 5)) for _ in range(ndim)]
     view = []
@@ -156,11 +155,32 @@ def ndarray_recipes(draw, tag: str = "ndarray", max_dims: int = 4):
     if ndim >= 2 and draw(st.booleans()):
         view.append("T")
     seed = draw(st.integers(0, 1000))
-    return (tag, dtype, shape, view, seed)
+    return shape, view, seed
+
+
+@st.composite
+def ndarray_recipes(draw, tag: str = "ndarray", max_dims: int = 4):
+    """A NumPy array of any supported dtype, 0-d to 4-d, maybe sliced (strides, offset) or transposed."""
+    dtype = draw(st.sampled_from(NDARRAY_DTYPES))
+    return (tag, dtype) + draw(_layouts(max_dims))
 
 
 ndarrays = ndarray_recipes()
 tensors = ndarray_recipes(tag="tensor")
+
+#: The torch dtypes a tensor crosses as (all but the complex ones, which upstream refuses).
+TORCH_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                "float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2"]
+
+
+@st.composite
+def torch_tensor_recipes(draw, max_dims: int = 4):
+    """A CPU torch tensor of any dtype upstream takes, 0-d to 4-d, maybe zero-size, sliced
+    (strides, offset) or with its axes reversed (``torch_values.make_torch_tensor``)."""
+    return ("torch", draw(st.sampled_from(TORCH_DTYPES))) + draw(_layouts(max_dims))
+
+
+torch_tensors = torch_tensor_recipes()
 
 # ---------------------------------------------------------------- callables
 
@@ -196,7 +216,7 @@ def _named(strategy):
 
 scalars = _named(st.one_of(ints, floats, bools, nones, strs, bytes_values, dtypes, devices, shapes))
 leaves = _named(st.one_of(scalars, ints, strs, floats, numpy_dtypes, void_pointers, exceptions,
-                          numpy_scalars, opaques, ndarrays))
+                          numpy_scalars, opaques, ndarrays, torch_tensors))
 
 
 def _extend(children):
@@ -245,7 +265,7 @@ _dtype_like = st.one_of(dtypes, numpy_dtypes, st.sampled_from(SIMPLE_DTYPES + ["
     lambda s: ("str", s)), ints)
 _device_like = st.one_of(devices, st.sampled_from(["cpu", "cuda:1", "cuda", "rocm:3", "bogus:1", ""]).map(
     lambda s: ("str", s)), ints)
-_tensor_like = st.one_of(ndarrays, tensors, ints, nones)
+_tensor_like = st.one_of(ndarrays, tensors, torch_tensors, ints, nones)
 
 
 def _callback(depth_values):

@@ -62,7 +62,7 @@ def test_misc_encoding(pool, recipes):
 
 
 @conformance(examples=200)
-@given(BATCH(st.one_of(S.ndarrays, S.tensors), min_size=1, max_size=4))
+@given(BATCH(st.one_of(S.ndarrays, S.tensors, S.torch_tensors), min_size=1, max_size=4))
 def test_ndarray_encoding(pool, recipes):
     _check_dump(pool, recipes)
 

@@ -86,8 +86,8 @@ print(json.dumps({
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_argument_protocols_and_torch_dtypes(package):
-    # A stand-in torch module (torch itself is not a test dependency): what is
-    # checked is the mapping of torch.dtype values to DLDataType, in pure Python.
+    # A stand-in torch module: what is checked is the mapping of torch.dtype values to
+    # DLDataType, in pure Python, whatever torch is installed.
     result = _run(package, """
 import sys, types
 torch = types.ModuleType("torch")
@@ -95,9 +95,13 @@ class dtype:
     def __init__(self, name):
         self.name = name
 torch.dtype = dtype
-for name in ("int8 short int16 int32 int int64 long uint8 float16 half float32 float "
-             "float64 double bfloat16 bool float8_e4m3fn complex64").split():
+for name in ("int8 int16 int32 int64 uint8 float16 float32 float64 bfloat16 bool "
+             "float8_e4m3fn complex64").split():
     setattr(torch, name, dtype(name))
+# torch's aliases are the same dtype objects
+for alias, name in (("short", "int16"), ("int", "int32"), ("long", "int64"),
+                    ("half", "float16"), ("float", "float32"), ("double", "float64")):
+    setattr(torch, alias, getattr(torch, name))
 sys.modules["torch"] = torch
 echo = api.convert(lambda x: x)
 class Stream:

@@ -20,8 +20,7 @@ an ``ObjectConvertible``                                   ``value.asobject()``
 any callable (a Function too)                              a new Function calling it
 ``None``                                                   ``None``
 anything with ``__dlpack__`` (a Tensor too)                ``from_dlpack(value)``
-a ``torch.dtype`` of upstream's table                      its ``dtype`` (else KeyError)
-a ``numpy.dtype`` of upstream's table                      its ``dtype`` (else KeyError)
+a ``torch.dtype`` / ``numpy.dtype`` of upstream's tables   its ``dtype`` (else KeyError)
 ``__dlpack_data_type__()`` provider                        the ``dtype`` of its triple
 an ``Exception``                                           its Error object
 ``__tvm_ffi_object__()`` provider                          the object it provides
@@ -40,9 +39,10 @@ from __future__ import annotations
 import ctypes
 import sys
 from numbers import Number
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from .container import Array, Map
+from .dlpack_exchange import tensor_class_api_address
 from .dtype import (dtype, dtype_from_python_triple, dtype_from_tuple, numpy_dtype_table,
                     torch_dtype_table)
 from .error import Error, exception_to_error
@@ -110,25 +110,14 @@ def convert(value: Any) -> Any:
     return wrap_pyobject(value)
 
 
-def convert_func(pyfunc: Callable[..., Any], tensor_cls: Optional[type] = None) -> Function:
-    """A Function calling the Python callable ``pyfunc`` (upstream's ``tvm_ffi.convert_func``).
+def convert_func(pyfunc: Callable[..., Any], tensor_cls: Any = None) -> Function:
+    """A new Function calling the Python callable ``pyfunc`` (``convert``'s callable rule).
 
-    With ``tensor_cls`` (a framework's tensor class publishing the DLPack C
-    exchange API, ``torch.Tensor``), tensor arguments reach ``pyfunc`` as
-    instances of that class, made by its framework's ``from_dlpack``; without
-    it this is the callable case of :func:`convert`.
+    With ``tensor_cls`` (a framework tensor class publishing a DLPack exchange
+    table, e.g. ``torch.Tensor``), the Tensor arguments C++ passes reach
+    ``pyfunc`` as ``tensor_cls`` tensors, converted in C through the table
+    before ``pyfunc`` runs; ``TypeError`` if the class publishes none.
     """
     if tensor_cls is None:
         return wrap_callable(pyfunc)
-    if not hasattr(tensor_cls, "__dlpack_c_exchange_api__"):
-        raise TypeError(f"tensor_cls {tensor_cls!r} must expose __dlpack_c_exchange_api__")
-    framework = sys.modules.get(tensor_cls.__module__.split(".")[0])
-    to_framework = getattr(framework, "from_dlpack", None)
-    if to_framework is None:
-        raise TypeError(f"tensor_cls {tensor_cls!r}: its package has no from_dlpack to make "
-                        "its tensors with")
-
-    def with_framework_tensors(*args: Any) -> Any:
-        return pyfunc(*(to_framework(a) if isinstance(a, Tensor) else a for a in args))
-
-    return wrap_callable(with_framework_tensors)
+    return wrap_callable(pyfunc, tensor_class_api_address(tensor_cls))

@@ -4,11 +4,13 @@
 :mod:`tvm_ffi_ref.convert` (first match wins), written once: the reference
 maps each kind to a setter of ``convert.py``, the fast core to an encoder in
 C. The kinds that are rare or need Python anyway (moved references, the
-``__tvm_ffi_*__``, ``__cuda_stream__`` and DLPack dtype/device protocols, opaque-pointer
-handlers, ``torch.dtype`` and ``numpy.dtype``,
-exceptions, ``ObjectConvertible`` and opaque objects) have one setter, here,
-in :data:`PYTHON_SETTERS`, used by both; so does the reference's "object"
-kind, :func:`set_object_arg`.
+``__tvm_ffi_*__``, ``__cuda_stream__`` and DLPack dtype/device protocols,
+opaque-pointer handlers, ``numpy.dtype`` and ``torch.dtype``, torch tensors of a
+torch that publishes no DLPack exchange table, exceptions, ``ObjectConvertible``
+and opaque objects) have one setter, here, in :data:`PYTHON_SETTERS`, used by
+both; so does the reference's "object" kind, :func:`set_object_kind_arg`.
+Framework tensors whose class publishes a DLPack exchange table are the
+"dlpack_exchange" kind (``dlpack_exchange.py``).
 
 A setter is ``setter(out, value, scope)``: it writes ``value`` into the
 ``TVMFFIAny`` ``out`` as a borrowed argument and records in ``scope`` (a
@@ -25,6 +27,7 @@ from typing import Any, Callable, Dict, List
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
+from . import dlpack_exchange
 from .object import Object, ObjectConvertible, ObjectRValueRef, type_index_of
 from .string import Bytes, String
 
@@ -32,14 +35,32 @@ TI = abi.TVMFFITypeIndex
 
 
 class CallScope:
-    """What must outlive one call: temporary objects and buffers, and post-call fixups."""
+    """What must outlive one call, and what its arguments tell about the caller's framework.
 
-    __slots__ = ("owned", "keep", "after")
+    Besides temporaries and fixups, a scope records the framework context the
+    arguments reveal (``dlpack_exchange.py``): the DLPack exchange table of the
+    framework tensors among them (``exchange_api``, an address, 0 for none) and
+    the device and stream of the first one not on the CPU (``device_type`` -1:
+    none), which the call makes current.
+    """
+
+    __slots__ = ("owned", "keep", "after", "exchange_api", "device_type", "device_id", "stream")
 
     def __init__(self) -> None:
         self.owned: List[int] = []  # references created for the call, dropped after it
         self.keep: List[object] = []  # Python objects whose memory the call borrows
         self.after: List[Callable[[], None]] = []
+        self.exchange_api = 0
+        self.device_type, self.device_id, self.stream = -1, 0, 0
+
+    def inherit(self, nested: "CallScope") -> None:
+        """Takes up the framework context of a nested conversion (the elements of a list
+        argument) where this scope has none yet."""
+        if self.device_type == -1:
+            self.device_type, self.device_id, self.stream = (
+                nested.device_type, nested.device_id, nested.stream)
+        if not self.exchange_api:
+            self.exchange_api = nested.exchange_api
 
     def close(self) -> None:
         """Runs the fixups and drops the temporary references."""
@@ -67,8 +88,20 @@ def argument_kind(value: Any) -> str:
         return "rvalue_ref"
     if hasattr(cls, "__tvm_ffi_object__"):
         return "object_protocol"
+    torch_tensor = dlpack_exchange.torch_tensor_class()
+    if torch_tensor is not None and isinstance(value, torch_tensor):
+        from ._optional_torch_c_dlpack import ensure_torch_exchange_api
+
+        ensure_torch_exchange_api()  # an older torch may get a table from the add-on
+    if dlpack_exchange.class_api_address(cls) is not None:  # (raises for a malformed table)
+        return "dlpack_exchange"
     if hasattr(cls, "__cuda_stream__"):
         return "cuda_stream"
+    driver = sys.modules.get("cuda.bindings.driver")
+    if driver is not None and isinstance(value, driver.CUstream):
+        return "cuda_driver_stream"
+    if torch_tensor is not None and isinstance(value, torch_tensor):
+        return "torch_fallback"
     if hasattr(cls, "__dlpack__"):
         return "dlpack"
     if isinstance(value, bool):
@@ -144,6 +177,24 @@ def set_object_arg(out, value, scope):
     set_object(out, value._handle)
 
 
+def set_object_kind_arg(out, value, scope):
+    """An ``Object`` argument (the reference's "object" kind).
+
+    A Tensor that only views a borrowed ``DLTensor`` passes it as
+    ``kTVMFFIDLTensorPtr``; a container that remembers a framework's DLPack
+    exchange table hands it (and its first non-CPU device) to the call.
+    """
+    view = getattr(value, "_view", None) if not value._handle else None
+    if view:
+        out.type_index = TI.kTVMFFIDLTensorPtr
+        out.v_ptr = view
+        return
+    set_object_arg(out, value, scope)
+    exchange_api = value._dlpack_exchange_api
+    if exchange_api:
+        dlpack_exchange.note_container(scope, exchange_api, value._handle)
+
+
 def set_made_object(out, obj, scope):
     """Writes ``obj``, a wrapper made just for this call, and keeps it until the call ends."""
     scope.keep.append(obj)
@@ -173,15 +224,47 @@ def _set_object_protocol(out, value, scope):
     set_object_arg(out, obj, scope)
 
 
+def _set_cuda_stream(out, value, scope):
+    # the __cuda_stream__ protocol: (version, stream handle)
+    out.type_index = TI.kTVMFFIOpaquePtr
+    out.v_ptr = int(value.__cuda_stream__()[1])
+
+
+def _set_cuda_driver_stream(out, value, scope):
+    # cuda-python's CUstream, which predates the protocol: int() is its handle
+    out.type_index = TI.kTVMFFIOpaquePtr
+    out.v_ptr = int(value)
+
+
+def _set_torch_fallback(out, value, scope):
+    # A torch build publishing no exchange table: DLPack through Python, and results come
+    # back through torch.from_dlpack (dlpack_exchange's fallback table).
+    from .tensor import from_dlpack
+
+    torch = sys.modules["torch"]
+    is_cuda = value.is_cuda
+    tensor = from_dlpack(torch.utils.dlpack.to_dlpack(value))
+    set_made_object(out, tensor, scope)
+    scope.exchange_api = dlpack_exchange.TORCH_FALLBACK_ADDRESS
+    if is_cuda and scope.device_type == -1:
+        device = tensor.device
+        scope.device_type, scope.device_id = device.dlpack_device_type(), device.index
+        scope.stream = torch._C._cuda_getCurrentRawStream(device.index)
+
+
+def _set_torch_dtype(out, value, scope):
+    from .dtype import torch_dtype_table
+
+    triple = torch_dtype_table().get(value)
+    if triple is None:
+        raise ValueError("Unsupported torch dtype: ", value)
+    out.type_index = TI.kTVMFFIDataType
+    out.v_dtype = abi.DLDataType(*triple)
+
+
 def _set_opaque_ptr_protocol(out, value, scope):
     out.type_index = TI.kTVMFFIOpaquePtr
     out.v_ptr = int(value.__tvm_ffi_opaque_ptr__())
-
-
-def _set_cuda_stream(out, value, scope):
-    # __cuda_stream__() -> (kind, address): the stream crosses as an opaque pointer
-    out.type_index = TI.kTVMFFIOpaquePtr
-    out.v_ptr = int(value.__cuda_stream__()[1])
 
 
 #: Setup-time handlers turning instances of an exact third-party class into an
@@ -194,14 +277,6 @@ OPAQUE_PTR_HANDLERS: Dict[type, Callable[[Any], int]] = {}
 def _set_opaque_ptr_handler(out, value, scope):
     out.type_index = TI.kTVMFFIOpaquePtr
     out.v_ptr = int(OPAQUE_PTR_HANDLERS[type(value)](value))
-
-
-def _set_torch_dtype(out, value, scope):
-    from .dtype import torch_dtype_triple
-
-    code, bits, lanes = torch_dtype_triple(value)
-    out.type_index = TI.kTVMFFIDataType
-    out.v_dtype = abi.DLDataType(code, bits, lanes)
 
 
 def _set_numpy_dtype(out, value, scope):
@@ -273,11 +348,13 @@ def _set_opaque(out, value, scope):
 #: The setter of each kind that both front ends encode in Python.
 PYTHON_SETTERS: Dict[str, Callable] = {
     "rvalue_ref": _set_rvalue_ref,
+    "cuda_stream": _set_cuda_stream,
+    "cuda_driver_stream": _set_cuda_driver_stream,
+    "torch_fallback": _set_torch_fallback,
+    "torch_dtype": _set_torch_dtype,
     "object_protocol": _set_object_protocol,
     "opaque_ptr_protocol": _set_opaque_ptr_protocol,
-    "cuda_stream": _set_cuda_stream,
     "opaque_ptr_handler": _set_opaque_ptr_handler,
-    "torch_dtype": _set_torch_dtype,
     "numpy_dtype": _set_numpy_dtype,
     "data_type": _set_data_type,
     "dlpack_data_type": _set_dlpack_data_type,

@@ -73,7 +73,9 @@ class _SeqBase(ContainerBase):
         return shortcuts.seq_size(self._handle)
 
     def _item(self, index: int) -> Any:
-        return shortcuts.seq_item(self._handle, index)
+        # read in place; a Tensor element comes back as the framework tensor of the table
+        # this container remembers, if any (dlpack_exchange.py)
+        return shortcuts.seq_item(self, index)
 
     def __getitem__(self, idx):
         length = len(self)
@@ -295,13 +297,13 @@ class _MapBase(ContainerBase):
         return self._call("ForwardIterFunctor")
 
     def __getitem__(self, key: Any) -> Any:
-        value = shortcuts.map_lookup(self._handle, key, MISSING, self._PREFIX == "Dict")
+        value = shortcuts.map_lookup(self, key, MISSING, self._PREFIX == "Dict")
         if value is MISSING:
             return self._call("GetItem", key)  # raises upstream's KeyError
         return value
 
     def __contains__(self, key: object) -> bool:
-        return shortcuts.map_lookup(self._handle, key, MISSING,
+        return shortcuts.map_lookup(self, key, MISSING,
                                     self._PREFIX == "Dict") is not MISSING
 
     def __len__(self) -> int:
@@ -327,7 +329,7 @@ class _MapBase(ContainerBase):
 
     def get(self, key: Any, default: Any = None) -> Any:
         """The value for ``key``, or ``default`` when absent."""
-        value = shortcuts.map_lookup(self._handle, key, MISSING, self._PREFIX == "Dict")
+        value = shortcuts.map_lookup(self, key, MISSING, self._PREFIX == "Dict")
         return default if value is MISSING else value
 
     def __eq__(self, other: object) -> bool:
@@ -378,7 +380,7 @@ class Dict(_MapBase, MutableMapping):
         """Removes ``key`` and returns its value (or ``default`` when absent)."""
         if len(default) > 1:
             raise TypeError(f"pop expected at most 2 arguments, got {1 + len(default)}")
-        value = shortcuts.map_lookup(self._handle, key, MISSING, mutable=True)
+        value = shortcuts.map_lookup(self, key, MISSING, mutable=True)
         if value is MISSING:
             if default:
                 return default[0]
@@ -401,12 +403,3 @@ register_class(TI.kTVMFFIList, List)
 register_class(TI.kTVMFFIMap, Map)
 register_class(TI.kTVMFFIDict, Dict)
 
-
-def make_array(values: Iterable[Any]) -> Array:
-    """An Array holding ``values`` (each converted)."""
-    return Array._adopt(shortcuts.new_array_handle(list(values)))
-
-
-def make_map(mapping: Mapping) -> Map:
-    """A Map holding the pairs of ``mapping`` (each converted)."""
-    return Map._adopt(shortcuts.new_map_handle(list(mapping.items()), mutable=False))

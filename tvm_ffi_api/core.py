@@ -25,6 +25,7 @@ from .dtype import DataType, create_data_type as _create_cdtype_from_tuple
 from .dtype import dtype as _dtype
 from .dtype import dtype_from_tuple, numpy_dtype_table, torch_dtype_table
 from .arg_setters import OPAQUE_PTR_HANDLERS as _OPAQUE_PTR_HANDLERS
+from .exchange_test_wrapper import DLTensorTestWrapper
 from .error import ERROR_NAME_TO_TYPE, ERROR_TYPE_TO_NAME, Error
 from .error import exception_to_error as _convert_to_ffi_error
 from .error import traceback_to_backtrace as _TRACEBACK_TO_BACKTRACE_STR
@@ -37,7 +38,7 @@ from .pyobject import OpaquePyObject, wrap_pyobject as _convert_to_opaque_object
 from .registry import register_global_func
 from .stream import _set_stream as _env_set_current_stream
 from .string import Bytes, PyNativeObject, String
-from .tensor import Tensor, __dlpack_version__, from_dlpack, shape_content
+from .tensor import Tensor, __dlpack_version__, from_dlpack, set_tensor_class, shape_content
 
 #: Upstream's Cython base of every object wrapper; here ``Object`` is that base.
 CObject = Object
@@ -78,7 +79,7 @@ def _set_class_tensor(cls: type) -> None:
     global _CLASS_TENSOR
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise TypeError(f"the tensor class must be Tensor or a subclass of it, got {cls!r}")
-    register_class(Tensor._tvm_ffi_type_index, cls)
+    set_tensor_class(cls)
     _CLASS_TENSOR = cls
 
 

@@ -307,20 +307,17 @@ def numpy_dtype_triple(value: Any) -> Tuple[int, int, int]:
     return table[value]
 
 
-#: The torch dtypes upstream accepts, by attribute name, with their ``(code, bits,
-#: lanes)``; the second group only where the installed torch has them.
+#: The torch dtypes upstream accepts, by attribute name, with their ``(code, bits, lanes)``
+#: (aliases such as ``torch.half`` are the same objects); the names a torch build lacks are
+#: left out. Every other torch.dtype (complex, ...) is refused.
 _TORCH_TRIPLES = (
-    ("int8", (0, 8, 1)), ("short", (0, 16, 1)), ("int16", (0, 16, 1)), ("int32", (0, 32, 1)),
-    ("int", (0, 32, 1)), ("int64", (0, 64, 1)), ("long", (0, 64, 1)), ("uint8", (1, 8, 1)),
-    ("float16", (2, 16, 1)), ("half", (2, 16, 1)), ("float32", (2, 32, 1)),
-    ("float", (2, 32, 1)), ("float64", (2, 64, 1)), ("double", (2, 64, 1)),
-    ("bfloat16", (4, 16, 1)), ("bool", (6, 8, 1)),
-)
-_TORCH_OPTIONAL_TRIPLES = (
+    ("int8", (0, 8, 1)), ("int16", (0, 16, 1)), ("int32", (0, 32, 1)), ("int64", (0, 64, 1)),
+    ("uint8", (1, 8, 1)), ("float16", (2, 16, 1)), ("float32", (2, 32, 1)),
+    ("float64", (2, 64, 1)), ("bfloat16", (4, 16, 1)), ("bool", (6, 8, 1)),
     ("uint16", (1, 16, 1)), ("uint32", (1, 32, 1)), ("uint64", (1, 64, 1)),
-    ("float8_e4m3fn", (10, 8, 1)), ("float8_e4m3fnuz", (11, 8, 1)),
-    ("float8_e5m2", (12, 8, 1)), ("float8_e5m2fnuz", (13, 8, 1)),
-    ("float8_e8m0fnu", (14, 8, 1)), ("float4_e2m1fn_x2", (17, 4, 2)),
+    ("float8_e4m3fn", (10, 8, 1)), ("float8_e4m3fnuz", (11, 8, 1)), ("float8_e5m2", (12, 8, 1)),
+    ("float8_e5m2fnuz", (13, 8, 1)), ("float8_e8m0fnu", (14, 8, 1)),
+    ("float4_e2m1fn_x2", (17, 4, 2)),
 )
 
 _torch_table: Dict[Any, Tuple[int, int, int]] = {}
@@ -332,20 +329,9 @@ def torch_dtype_table() -> Dict[Any, Tuple[int, int, int]]:
     if not _torch_table:
         import torch
 
-        table = {getattr(torch, name): triple for name, triple in _TORCH_TRIPLES}
-        table.update({getattr(torch, name): triple for name, triple in _TORCH_OPTIONAL_TRIPLES
-                      if hasattr(torch, name)})
-        _torch_table.update(table)
+        _torch_table.update({getattr(torch, name): triple for name, triple in _TORCH_TRIPLES
+                             if hasattr(torch, name)})
     return _torch_table
-
-
-def torch_dtype_triple(value: Any) -> Tuple[int, int, int]:
-    """The ``(code, bits, lanes)`` a torch.dtype argument travels as (upstream's table only,
-    else upstream's ``ValueError("Unsupported torch dtype: ", value)``)."""
-    table = torch_dtype_table()
-    if value not in table:
-        raise ValueError("Unsupported torch dtype: ", value)
-    return table[value]
 
 
 #: The dtype constants upstream exports.

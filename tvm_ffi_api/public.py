@@ -13,7 +13,7 @@ from tvm_ffi_common.capi import LIB
 
 from . import convert as _encoding  # noqa: F401 - loaded before ``convert`` names the function
 from . import dtype as _dtype_module
-from .api_convert import convert
+from .api_convert import convert, convert_func
 from .container import Array, Dict, List, Map
 from .device import Device, DLDeviceType, device
 from .dtype import dtype
@@ -48,7 +48,7 @@ __all__ = [
     "Array", "Bytes", "DLDeviceType", "Device", "Dict", "Error", "Function", "List", "Map",
     "Module", "Object", "ObjectConvertible", "ObjectRValueRef", "OpaquePyObject", "Shape",
     "StreamContext", "String", "Tensor",
-    "convert", "device", "dtype", "from_dlpack", "get_global_func", "get_global_func_metadata",
+    "convert", "convert_func", "device", "dtype", "from_dlpack", "get_global_func", "get_global_func_metadata",
     "get_raw_stream", "list_global_func_names", "load_module", "register_error",
     "register_global_func", "register_object", "remove_global_func", "system_lib",
     "use_raw_stream", "use_torch_stream",

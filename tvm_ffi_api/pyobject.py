@@ -12,18 +12,17 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from tvm_ffi_common import abi
+from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
 from .object import Object, register_class
 
 TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
 
-#: ``Py_IncRef(value)``: one more reference to a Python object, for C to own.
-incref_pyobject = ctypes.pythonapi.Py_IncRef
-incref_pyobject.argtypes = [ctypes.py_object]
-_Py_DecRef = ctypes.pythonapi.Py_DecRef
-_Py_DecRef.argtypes = [ctypes.c_void_p]
+
+def incref_pyobject(value: Any) -> None:
+    """One more reference to the Python object ``value``, for C to own."""
+    pycapi.py_incref(id(value))
 
 
 @ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -32,7 +31,7 @@ def release_pyobject(address):
 
     ctypes holds the GIL while a callback runs, so this is safe from any thread.
     """
-    _Py_DecRef(address)
+    pycapi.py_decref(address)
 
 
 class OpaquePyObject(Object):
@@ -54,7 +53,7 @@ def wrap_pyobject(value: Any) -> OpaquePyObject:
     handle = ctypes.c_void_p()
     if LIB.TVMFFIObjectCreateOpaque(id(value), TI.kTVMFFIOpaquePyObject, release_pyobject,
                                     ctypes.byref(handle)):
-        _Py_DecRef(id(value))
+        pycapi.py_decref(id(value))
         from .function import raise_last_error
 
         raise_last_error()

@@ -53,13 +53,34 @@ def get_raw_stream(device: Device) -> int:
     return LIB.TVMFFIEnvGetStream(device.dlpack_device_type(), device.index) or 0
 
 
-def use_torch_stream(context: Any = None):
-    """Uses PyTorch's current stream (or the stream of ``context``) for its device."""
-    try:
+class TorchStreamContext:
+    """A ``with`` block entering a torch stream or graph context (if given), then making
+    torch's current CUDA stream the environment's current stream for its device."""
+
+    def __init__(self, context: Any) -> None:
+        self.torch_context = context
+
+    def __enter__(self) -> "TorchStreamContext":
         import torch
+
+        if self.torch_context:
+            self.torch_context.__enter__()
+        current = torch.cuda.current_stream()
+        self.ffi_context = StreamContext(Device(str(current.device)), current.cuda_stream)
+        self.ffi_context.__enter__()
+        return self
+
+    def __exit__(self, *args: Any) -> None:
+        if self.torch_context:
+            self.torch_context.__exit__(*args)
+        self.ffi_context.__exit__(*args)
+
+
+def use_torch_stream(context: Any = None) -> TorchStreamContext:
+    """A context using PyTorch's current CUDA stream, inside ``context`` when given
+    (``torch.cuda.stream(s)``, ``torch.cuda.graph(g)``); ``ImportError`` without torch."""
+    try:
+        import torch  # noqa: F401 - only its presence is checked here
     except ImportError:
         raise ImportError("Cannot import torch") from None
-    stream = context.stream if context is not None and hasattr(context, "stream") else (
-        context if context is not None else torch.cuda.current_stream())
-    device = Device("cuda", stream.device.index or 0)
-    return StreamContext(device, stream.cuda_stream)
+    return TorchStreamContext(context)

@@ -1,19 +1,24 @@
 """``Tensor``, ``Shape`` and DLPack exchange with NumPy, PyTorch and friends.
 
 A Tensor object is the 24-byte header followed by a ``DLTensor``; everything
-a :class:`Tensor` reports is read from that struct in place (by the core:
-``shortcuts.dltensor``). Exchange is zero
-copy both ways through DLPack capsules: :func:`from_dlpack` takes the
-``DLManagedTensor`` out of a producer's capsule and hands it to
-``TVMFFITensorFromDLPack`` (which then owns it and calls its deleter when the
-Tensor dies); :meth:`Tensor.__dlpack__` exports a managed tensor that keeps
-the Tensor alive until the consumer calls its deleter.
+a :class:`Tensor` reports is read from that struct in place. Exchange is zero
+copy both ways. In, :func:`from_dlpack` takes a framework tensor through its
+DLPack C exchange table when its class publishes one (``dlpack_exchange.py``),
+else the ``DLManagedTensor`` of a producer's ``__dlpack__()`` capsule, and
+hands it to ``TVMFFITensorFromDLPack[Versioned]`` (which then owns it and
+calls its deleter when the Tensor dies). Out, :meth:`Tensor.__dlpack__`
+exports a managed tensor that keeps the Tensor alive until the consumer calls
+its deleter.
+
+Each core supplies ``TensorBase`` (the reference: ``Object`` plus the address
+of a view's DLTensor; the fast core: an extension type whose accessors are C)
+and ``shortcuts.from_dlpack``; :class:`TensorMethods` here is the meaning of
+every accessor, and what the reference runs.
 """
 
 from __future__ import annotations
 
 import ctypes
-from numbers import Integral
 from typing import Any, Optional, Tuple
 
 from tvm_ffi_common import abi
@@ -21,7 +26,7 @@ from tvm_ffi_common import abi
 from . import shortcuts
 from .device import Device
 from .dtype import dtype_from_tuple
-from .object import Object, class_for_type_index, register_class
+from .object import Object, TensorBase, class_for_type_index, register_class
 from .string import PyNativeObject
 
 TI = abi.TVMFFITypeIndex
@@ -30,27 +35,11 @@ _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
 #: The DLPack version this package produces (``__dlpack__`` with ``max_version``).
 __dlpack_version__ = (abi.DLPACK_MAJOR_VERSION, abi.DLPACK_MINOR_VERSION)
 
-
-def _is_capsule(value: Any) -> bool:
-    return type(value).__name__ == "PyCapsule"
-
-
-def from_dlpack(ext_tensor: Any, *, require_alignment: int = 0,
-                require_contiguous: bool = False) -> "Tensor":
-    """A Tensor sharing the memory of any DLPack producer (or of a DLPack capsule).
-
-    ``require_alignment`` (bytes) and ``require_contiguous`` make the import
-    fail with ``ValueError`` when the producer's memory does not comply.
-    """
-    if hasattr(ext_tensor, "__dlpack__"):
-        capsule = ext_tensor.__dlpack__()
-    elif _is_capsule(ext_tensor):
-        capsule = ext_tensor
-    else:
-        raise TypeError("Expect from_dlpack to take either a compatible tensor or PyCapsule")
-    handle = shortcuts.import_capsule(capsule, require_alignment, require_contiguous)
-    # the class registered for ffi.Tensor: Tensor, or what core._set_class_tensor made it
-    return class_for_type_index(TI.kTVMFFITensor)._adopt(handle)
+#: ``from_dlpack(ext_tensor, *, require_alignment=0, require_contiguous=False)``: a Tensor
+#: sharing the memory of a framework tensor, any DLPack producer, or a DLPack capsule.
+#: ``require_alignment`` (bytes) and ``require_contiguous`` make the import fail when the
+#: memory does not comply. (The reference's ``shortcuts.from_dlpack`` states the rules.)
+from_dlpack = shortcuts.from_dlpack
 
 
 def _compact_strides(shape: Tuple[int, ...]) -> Tuple[int, ...]:
@@ -61,12 +50,16 @@ def _compact_strides(shape: Tuple[int, ...]) -> Tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-class Tensor(Object):
-    """An n-dimensional array that lives in C memory and crosses kernels by reference."""
+class TensorMethods:
+    """What a Tensor reports, read from its DLTensor (mixed into :class:`Tensor`).
 
-    # _view: the borrowed DLTensor* of a view (_view_of_dltensor); never set on a Tensor
-    # that owns an object, so that wrapping a result is Object._adopt alone.
-    __slots__ = ("_view",)
+    The fast core's ``TensorBase`` implements the same members in C, and
+    comes first in the method resolution order; the reference runs these.
+    A Tensor either owns a Tensor object (``_handle``) or views a borrowed
+    ``DLTensor*`` (``_view``, a kernel's ``kTVMFFIDLTensorPtr`` argument or result).
+    """
+
+    __slots__ = ()
 
     @classmethod
     def _view_of_dltensor(cls, address: int) -> "Tensor":
@@ -145,17 +138,21 @@ class Tensor(Object):
         return (t.device_type, t.device_id)
 
     def _to_dlpack(self) -> Any:
-        return shortcuts.export_capsule(self._handle, False)
+        return shortcuts.export_capsule(self._exported_handle(), False)
 
     def _to_dlpack_versioned(self) -> Any:
-        return shortcuts.export_capsule(self._handle, True)
+        return shortcuts.export_capsule(self._exported_handle(), True)
+
+    def _exported_handle(self) -> int:
+        if self._handle is None:
+            raise BufferError("a borrowed DLTensor view cannot be exported")
+        return self._handle
 
     def __dlpack__(self, *, stream: Any = None, max_version: Optional[Tuple[int, int]] = None,
                    dl_device: Optional[Tuple[int, int]] = None,
                    copy: Optional[bool] = None) -> Any:
         """The DLPack producer protocol: a capsule sharing this tensor's memory."""
-        if self._handle is None:
-            raise BufferError("a borrowed DLTensor view cannot be exported")
+        self._exported_handle()
         if max_version is None:
             return self._to_dlpack()
         if max_version[0] >= __dlpack_version__[0]:
@@ -169,7 +166,24 @@ class Tensor(Object):
         raise BufferError(f"Unsupported max_version {max_version}")
 
 
+class Tensor(TensorBase, TensorMethods):
+    """An n-dimensional array that lives in C memory and crosses kernels by reference."""
+
+    __slots__ = ()
+
+
 register_class(TI.kTVMFFITensor, Tensor)
+
+
+def tensor_class() -> type:
+    """The class Tensor objects come back as (``Tensor`` unless :func:`set_tensor_class`)."""
+    return class_for_type_index(TI.kTVMFFITensor)
+
+
+def set_tensor_class(cls: type) -> None:
+    """Makes ``cls`` (a subclass of :class:`Tensor`) the class of every Tensor made from now on:
+    results, ``from_dlpack``, views (upstream's ``core._set_class_tensor``)."""
+    register_class(TI.kTVMFFITensor, cls)
 
 
 def shape_content(handle: int) -> Tuple[int, ...]:
@@ -184,15 +198,9 @@ class Shape(tuple, PyNativeObject):
     _tvm_ffi_cached_object: Optional[Object]
 
     def __new__(cls, content) -> "Shape":
-        content = tuple(content)
-        if any(not isinstance(x, Integral) for x in content):
-            raise ValueError("Shape must be a tuple of integers")
-        self = super().__new__(cls, content)
-        from .function import get_global_func
-
-        made = get_global_func("ffi.Shape")(*content)
-        self._tvm_ffi_cached_object = made._tvm_ffi_cached_object
-        return self
+        # the tuple of the integers given, and the Shape object ffi.Shape makes of them
+        # (the reference's shortcuts.new_shape states it; the fast core does it in C)
+        return shortcuts.new_shape(cls, content)
 
     @classmethod
     def _tvm_ffi_from_handle(cls, handle: int) -> "Shape":

@@ -56,12 +56,15 @@ FRONTEND_SOURCES = [
     "module",  # creates tvm_ffi_fast._frontend; hooks into the Python modules
     "object",  # the Object and Function extension types
     "function",  # the packed call (vectorcall) and global lookups
+    "scope",  # what outlives a call: references made for it, its framework context
     "encode",  # Python values -> TVMFFIAny, in tvm_ffi_ref.convert's order
     "decode",  # TVMFFIAny -> Python values; the type index -> class table
     "rules",  # the calling-convention checks on every result
     "errors",  # raised errors <-> Python exceptions
     "callback",  # Python callables as Function objects
-    "dlpack",  # Tensors and DLPack: capsules in and out, DLTensor fields
+    "dlpack",  # Tensors and DLPack: from_dlpack, capsules in and out, DLTensor fields
+    "tensortype",  # TensorBase: the Tensor accessors in C
+    "exchange",  # framework tensors through DLPack's C exchange API
     "dtypes",  # DLDataType <-> spelling, dtype instances
     "globals",  # the ffi.* functions the core calls
     "pyapi",  # the module's functions, called by tvm_ffi_fast's Python modules

@@ -6,8 +6,9 @@ apart. The work is done in C (``tvm_ffi_fast/src/frontend/encode.c`` and
 ``decode.c``); what stays here:
 
 * :func:`_choose_setter`, asked once per Python type by the C encoder: it
-  returns one of the kinds the C encodes itself (``_frontend.KIND_*``), or,
-  for the rare kinds, the shared Python setter
+  returns one of the kinds the C encodes itself (``_frontend.KIND_*``), the
+  DLPack exchange table of a framework tensor type (as a capsule the C
+  reads), or, for the rare kinds, the shared Python setter
   (:data:`arg_setters.PYTHON_SETTERS`), which writes into the ``TVMFFIAny``
   through ctypes;
 * the names the shared API modules import (``set_arg``, ``to_python``, ...),
@@ -21,7 +22,9 @@ from typing import Any, Callable, Dict, Optional, Union
 
 from tvm_ffi_common import abi
 
-from . import _frontend
+from tvm_ffi_common import pycapi
+
+from . import _frontend, dlpack_exchange
 from .arg_setters import PYTHON_SETTERS, CallScope, argument_kind
 from .object import Object
 
@@ -50,14 +53,20 @@ _C_KINDS: Dict[str, int] = {
 }
 
 
-def _choose_setter(value: Any) -> Union[int, Callable]:
-    """A kind the core encodes, or the Python setter of a rare kind.
+_EXCHANGE_CAPSULE_NAME = pycapi.static_name(dlpack_exchange.CAPSULE_NAME)
+
+
+def _choose_setter(value: Any) -> Union[int, Callable, Any]:
+    """A kind the core encodes, a framework's exchange table, or the Python setter of a rare kind.
 
     Called by the core once per Python type (the answer is cached by type).
     """
     kind = argument_kind(value)
     if kind in _C_KINDS:
         return _C_KINDS[kind]
+    if kind == "dlpack_exchange":
+        address = dlpack_exchange.class_api_address(type(value))
+        return pycapi.capsule_new(address, _EXCHANGE_CAPSULE_NAME, None)
     return PYTHON_SETTERS[kind]
 
 
@@ -86,14 +95,15 @@ def to_owned_any(value: Any, out: abi.TVMFFIAny) -> None:
     _frontend.to_owned_any_at(value, ctypes.addressof(out))
 
 
-def to_python(value: abi.TVMFFIAny) -> Any:
-    """The Python value of an *owned* TVMFFIAny; takes over its reference."""
-    return _frontend.to_python_at(ctypes.addressof(value))
+def to_python(value: abi.TVMFFIAny, exchange_api: int = 0, strict: bool = False) -> Any:
+    """The Python value of an *owned* TVMFFIAny; takes over its reference (seen through the
+    DLPack exchange table at ``exchange_api``, if not 0)."""
+    return _frontend.to_python_at(ctypes.addressof(value), exchange_api, strict)
 
 
-def borrowed_to_python(value: abi.TVMFFIAny) -> Any:
-    """The Python value of a *borrowed* TVMFFIAny (a callback argument)."""
-    return _frontend.borrowed_to_python_at(ctypes.addressof(value))
+def borrowed_to_python(value: abi.TVMFFIAny, exchange_api: int = 0, strict: bool = False) -> Any:
+    """The Python value of a *borrowed* TVMFFIAny (a callback argument, a container element)."""
+    return _frontend.borrowed_to_python_at(ctypes.addressof(value), exchange_api, strict)
 
 
 def release_any(value: abi.TVMFFIAny) -> None:

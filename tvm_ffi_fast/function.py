@@ -41,9 +41,10 @@ def raise_last_error() -> None:
     _frontend.raise_last_error()
 
 
-def finish_call(status: int, result: abi.TVMFFIAny) -> Any:
-    """The Python value of a completed call, or the exception it raised."""
-    return _frontend.finish_call(status, ctypes.addressof(result))
+def finish_call(status: int, result: abi.TVMFFIAny, exchange_api: int = 0) -> Any:
+    """The Python value of a completed call, or the exception it raised (``exchange_api``: the
+    DLPack exchange table the call's arguments brought, 0 for none)."""
+    return _frontend.finish_call(status, ctypes.addressof(result), exchange_api)
 
 
 Function.__from_extern_c__ = staticmethod(from_extern_c)

@@ -20,7 +20,7 @@ from typing import Any, Dict, Optional, Type
 from tvm_ffi_common import abi
 
 from . import _frontend
-from ._frontend import Object
+from ._frontend import Object, TensorBase  # noqa: F401 - TensorBase: tensor.py's base
 from tvm_ffi_common.capi import LIB
 
 from . import object_methods

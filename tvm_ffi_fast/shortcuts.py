@@ -31,23 +31,23 @@ def store_str_or_bytes(out: abi.TVMFFIAny, data: bytes, is_str: bool, scope) -> 
 # The rest are the core's functions themselves (no Python frame in between: they sit on
 # per-element and per-lookup paths).
 
-#: ``new_array_handle(values)``: an owned Array handle holding ``values`` (converted as
-#: call arguments).
+#: ``new_array_handle(values, context=None)``: an owned Array handle holding ``values``
+#: (converted as call arguments; ``context``, a CallScope, takes up their framework context).
 new_array_handle = _frontend.new_array_handle
 
 #: ``new_map_handle(items, mutable)``: an owned Map (or, when ``mutable``, Dict) handle
 #: holding the ``(key, value)`` pairs ``items``.
 new_map_handle = _frontend.new_map_handle
 
-#: ``map_lookup(handle, key, missing, mutable)``: the value for ``key`` in the Map (or
-#: Dict) at ``handle``, or ``missing``.
+#: ``map_lookup(container, key, missing, mutable)``: the value for ``key`` in the Map (or
+#: Dict) ``container``, or ``missing`` (through the DLPack exchange table it remembers).
 map_lookup = _frontend.map_lookup
 
 #: ``seq_size(handle)``: the number of elements of the Array or List at ``handle``.
 seq_size = _frontend.seq_size
 
-#: ``seq_item(handle, index)``: element ``index`` (``0 <= index < size``) of the Array or List
-#: at ``handle``, as a Python value.
+#: ``seq_item(container, index)``: element ``index`` (``0 <= index < size``) of the Array or
+#: List ``container``, as a Python value (through the DLPack exchange table it remembers).
 seq_item = _frontend.seq_item
 
 #: ``import_managed_tensor(managed, versioned, require_alignment, require_contiguous)``: an
@@ -61,6 +61,13 @@ DLTensorFields = _frontend.DLTensorFields
 
 #: ``dltensor(address)``: the fields of the ``DLTensor`` at ``address``.
 dltensor = _frontend.dltensor
+
+#: ``new_shape(cls, content)``: ``tensor.Shape(content)``, made in C.
+new_shape = _frontend.new_shape
+
+#: ``from_dlpack(ext_tensor, *, require_alignment=0, require_contiguous=False)``: the whole
+#: import in C, by the rules ``tvm_ffi_ref/dlpack.py`` states.
+from_dlpack = _frontend.from_dlpack
 
 #: ``import_capsule(capsule, require_alignment, require_contiguous)``: hands a DLPack capsule's
 #: managed tensor to the runtime (the capsule is renamed ``used_...``); the new Tensor handle.

@@ -12,6 +12,8 @@ Python value                           TVMFFIAny
 a TVM FFI :class:`Object`              the object itself (borrowed)
 ``obj._move()``                        ``kTVMFFIObjectRValueRef`` to its slot
 ``__tvm_ffi_object__()`` provider      the object it provides
+a framework tensor whose class         a Tensor made through the table (zero
+publishes a DLPack exchange table      copy; see ``dlpack_exchange.py``)
 ``__cuda_stream__()`` provider         ``kTVMFFIOpaquePtr`` (the stream's address)
 anything with ``__dlpack__``           a Tensor made by DLPack import (zero copy)
 ``bool``                               ``kTVMFFIBool``
@@ -43,7 +45,9 @@ anything else                          an OpaquePyObject holding it
 Coming back, an owned TVMFFIAny becomes a Python value: POD kinds become
 ``None``/``int``/``bool``/``float``/``str``/``bytes``/``dtype``/``Device``,
 a BigInt an ``int``, an OpaquePyObject the original Python object, and every
-other object the wrapper class of its type index.
+other object the wrapper class of its type index. Where the call met a
+framework's DLPack exchange table, a Tensor comes back as that framework's
+tensor and a container remembers the table (``dlpack_exchange.py``).
 
 The public ``convert`` is not this round trip: it follows upstream's own
 rules, written once for both front ends in ``api_convert.py``.
@@ -60,8 +64,9 @@ from tvm_ffi_common import abi
 
 from . import shortcuts
 from tvm_ffi_common.capi import LIB
+from . import dlpack_exchange
 from .arg_setters import (PYTHON_SETTERS, CallScope, argument_kind, set_made_object,
-                          set_object, set_object_arg)
+                          set_object, set_object_kind_arg)
 from .object import Object, type_index_of, wrap_owned
 from .device import Device
 from .string import Bytes, String
@@ -103,8 +108,23 @@ def _set_dlpack(out, value, scope):
     from .tensor import from_dlpack
 
     tensor = from_dlpack(value)
-    scope.keep.append(tensor)
-    set_object(out, tensor._handle)
+    set_made_object(out, tensor, scope)
+    # Upstream's rule for a producer not on the CPU, once the call already has a device:
+    # one that names its stream (``__tvm_ffi_env_stream__``) makes it the call's.
+    device_type, device_id = tensor.__dlpack_device__()
+    if (device_type != abi.DLDeviceType.kDLCPU and scope.device_type != -1 and
+            hasattr(value, "__tvm_ffi_env_stream__")):
+        scope.device_type, scope.device_id = device_type, device_id
+        scope.stream = value.__tvm_ffi_env_stream__()
+
+
+def _dlpack_exchange_setter(address: int) -> Callable:
+    """The setter of a framework tensor type publishing the table at ``address``."""
+
+    def set_framework_tensor(out, value, scope):
+        set_object(out, dlpack_exchange.tensor_argument(address, value, scope))
+
+    return set_framework_tensor
 
 
 def _set_bool(out, value, scope):
@@ -175,15 +195,17 @@ def _set_bytes(out, value, scope):
 
 
 def _set_sequence(out, value, scope):
-    from .container import make_array
+    from .container import Array
 
-    set_made_object(out, make_array(value), scope)
+    # the elements' framework context becomes the call's (shortcuts passes it up)
+    set_made_object(out, Array._adopt(shortcuts.new_array_handle(list(value), scope)), scope)
 
 
 def _set_dict(out, value, scope):
-    from .container import make_map
+    from .container import Map
 
-    set_made_object(out, make_map(value), scope)
+    handle = shortcuts.new_map_handle(list(value.items()), False, scope)
+    set_made_object(out, Map._adopt(handle), scope)
 
 
 def _set_void_p(out, value, scope):
@@ -201,7 +223,7 @@ def _set_callable(out, value, scope):
 _SETTER_OF_KIND: Dict[str, Callable] = {
     **PYTHON_SETTERS,
     "none": _set_none,
-    "object": set_object_arg,
+    "object": set_object_kind_arg,
     "dlpack": _set_dlpack,
     "bool": _set_bool,
     "int": _set_int,
@@ -222,7 +244,10 @@ _SETTER_OF_KIND: Dict[str, Callable] = {
 
 def _choose_setter(value: Any) -> Callable:
     """The setter for ``value``, by upstream's dispatch order; decided once per Python type."""
-    return _SETTER_OF_KIND[argument_kind(value)]
+    kind = argument_kind(value)
+    if kind == "dlpack_exchange":
+        return _dlpack_exchange_setter(dlpack_exchange.class_api_address(type(value)))
+    return _SETTER_OF_KIND[kind]
 
 
 _SETTERS: Dict[type, Callable] = {}
@@ -304,9 +329,9 @@ def pod_to_python(value: abi.TVMFFIAny) -> Any:
     if index == TI.kTVMFFIDevice:
         return _device_class._from_pair(value.v_device.device_type, value.v_device.device_id)
     if index == TI.kTVMFFIDLTensorPtr:
-        from .tensor import Tensor
+        from .tensor import tensor_class
 
-        return Tensor._view_of_dltensor(value.v_ptr)
+        return tensor_class()._view_of_dltensor(value.v_ptr)
     if index in (TI.kTVMFFIRawStr, TI.kTVMFFIByteArrayPtr, TI.kTVMFFIObjectRValueRef):
         name = TI(index).name[len("kTVMFFI"):]
         raise ValueError(f"Return value cannot be {name}")
@@ -319,12 +344,49 @@ def set_device_class(cls: type) -> None:
     _device_class = cls
 
 
-def to_python(value: abi.TVMFFIAny) -> Any:
-    """The Python value of an *owned* TVMFFIAny; takes over its reference."""
+_CONTAINERS = frozenset({TI.kTVMFFIArray, TI.kTVMFFIList, TI.kTVMFFIMap, TI.kTVMFFIDict})
+
+
+def _framework_value(handle: int, index: int, exchange_api: int, strict: bool) -> Any:
+    """The value of an owned Tensor or container reference seen through a framework's table,
+    or None when the table does not apply (the reference is then left to the caller).
+
+    A Tensor becomes the framework's tensor; when the framework cannot make one
+    we keep ours, or, ``strict`` (a callback's argument), raise.
+    """
+    if index == TI.kTVMFFITensor:
+        try:
+            tensor = dlpack_exchange.framework_tensor_of(exchange_api, handle)
+        except Exception:  # noqa: BLE001 - upstream keeps its own Tensor then
+            if strict:
+                LIB.TVMFFIObjectDecRef(handle)
+                raise
+            return None
+        if tensor is not None:
+            LIB.TVMFFIObjectDecRef(handle)  # the framework tensor holds its own reference
+        return tensor
+    if index in _CONTAINERS:
+        container = wrap_owned(handle, index)
+        if isinstance(container, Object):
+            container._dlpack_exchange_api = exchange_api
+        return container
+    return None
+
+
+def to_python(value: abi.TVMFFIAny, exchange_api: int = 0, strict: bool = False) -> Any:
+    """The Python value of an *owned* TVMFFIAny; takes over its reference.
+
+    ``exchange_api``: the DLPack exchange table of the call this is the result
+    of (or of the container it was read from), 0 for none.
+    """
     index = value.type_index
     if index < _OBJECT_BEGIN:
         return pod_to_python(value)
     handle = value.v_ptr
+    if exchange_api:
+        made = _framework_value(handle, index, exchange_api, strict)
+        if made is not None:
+            return made
     if index == TI.kTVMFFIBigInt:
         try:
             content = LIB.TVMFFIBigIntGetContentByteArray(ctypes.byref(value))
@@ -342,11 +404,12 @@ def to_python(value: abi.TVMFFIAny) -> Any:
     return wrap_owned(handle, index)
 
 
-def borrowed_to_python(value: abi.TVMFFIAny) -> Any:
-    """The Python value of a *borrowed* TVMFFIAny (a callback argument)."""
+def borrowed_to_python(value: abi.TVMFFIAny, exchange_api: int = 0,
+                       strict: bool = False) -> Any:
+    """The Python value of a *borrowed* TVMFFIAny (a callback argument, a container element)."""
     if value.type_index >= _OBJECT_BEGIN:
         LIB.TVMFFIObjectIncRef(value.v_ptr)
-        return to_python(value)
+        return to_python(value, exchange_api, strict)
     if value.type_index == TI.kTVMFFIRawStr:
         return ctypes.string_at(value.v_ptr).decode("utf-8")
     if value.type_index == TI.kTVMFFIByteArrayPtr:

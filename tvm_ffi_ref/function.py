@@ -6,22 +6,28 @@ function object itself as ``handle`` (exactly what ``TVMFFIFunctionCall``
 does, minus one hop), and turns the owned result into a Python value, or the
 raised error into a Python exception.
 
+When the arguments include framework tensors passed through a DLPack
+exchange table, the framework's stream and tensor allocator are the
+environment's during the call and its result comes back in the framework's
+terms (``dlpack_exchange.py``).
+
 The other direction: :func:`convert_to_function` makes a Function object
 whose ``safe_call`` runs a Python callable, so C++ can call it. Its arguments
-arrive borrowed and become Python values; its result is written back owned;
-an exception becomes the raised error, kind named after its class.
+arrive borrowed and become Python values (through a framework's table, for
+``convert_func(f, tensor_cls=...)``); its result is written back owned; an
+exception becomes the raised error, kind named after its class.
 """
 
 from __future__ import annotations
 
 import ctypes
 import threading
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
-from . import rules
+from . import dlpack_exchange, rules
 from .convert import CallScope, borrowed_to_python, pack_args, to_owned_any, to_python
 from .error import Error, exception_to_error_raised
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
@@ -53,21 +59,24 @@ def raise_last_error() -> None:
     raise err.py_error()
 
 
-def finish_call(status: int, result: abi.TVMFFIAny) -> Any:
-    """The Python value of a completed call, or the exception it raised."""
+def finish_call(status: int, result: abi.TVMFFIAny, exchange_api: int = 0) -> Any:
+    """The Python value of a completed call, or the exception it raised.
+
+    ``exchange_api``: the DLPack exchange table the call's arguments brought (0: none).
+    """
     try:
-        return _outcome(status, result)
+        return _outcome(status, result, exchange_api)
     finally:
         if interrupts.take_deferred():  # Ctrl-C that landed while the runtime ran as a C callback
             raise KeyboardInterrupt  # noqa: B012 - it replaces the call's own outcome, as Ctrl-C does
 
 
-def _outcome(status: int, result: abi.TVMFFIAny) -> Any:
+def _outcome(status: int, result: abi.TVMFFIAny, exchange_api: int) -> Any:
     if status == 0:
         violation = rules.result_violation(result)
         if violation is not None:
             raise violation
-        return to_python(result)
+        return to_python(result, exchange_api)
     if status == -1:
         raise_last_error()
     if status == -2:  # an error already pending in this frontend: Python's own
@@ -108,10 +117,18 @@ class Function(Object):
         try:
             packed = pack_args(args, scope)
             result = abi.TVMFFIAny()
-            status = safe_call(self._handle, packed, len(args), ctypes.byref(result))
+            if scope.device_type == -1 and not scope.exchange_api:
+                status = safe_call(self._handle, packed, len(args), ctypes.byref(result))
+            else:  # the caller's framework: its stream and allocator serve the call
+                environment = dlpack_exchange.CallEnvironment(scope)
+                try:
+                    environment.enter()
+                    status = safe_call(self._handle, packed, len(args), ctypes.byref(result))
+                finally:
+                    environment.leave()
         finally:
             scope.close()
-        return finish_call(status, result)
+        return finish_call(status, result, scope.exchange_api)
 
 
 Function.__from_extern_c__ = staticmethod(from_extern_c)
@@ -122,7 +139,8 @@ register_class(TI.kTVMFFIFunction, Function)
 # ------------------------------------------------------ Python callables in C
 
 
-_callbacks: Dict[int, Callable] = {}
+#: callback id -> (the callable, the DLPack exchange table its tensor arguments go through).
+_callbacks: Dict[int, Tuple[Callable, int]] = {}
 _callbacks_lock = threading.Lock()
 _next_callback_id = [1]
 
@@ -132,8 +150,9 @@ _next_callback_id = [1]
 def _python_safe_call(handle, args, num_args, result):
     # ``handle`` is our callback id (the ``self`` given to TVMFFIFunctionCreate).
     try:
-        func = _callbacks[handle]
-        values = [borrowed_to_python(args[i]) for i in range(num_args)]
+        func, exchange_api = _callbacks[handle]
+        values = [borrowed_to_python(args[i], exchange_api, strict=True)
+                  for i in range(num_args)]
         to_owned_any(func(*values), result.contents)
         return 0
     except BaseException as exception:  # noqa: BLE001 - every error must cross as an Error
@@ -160,16 +179,18 @@ def convert_to_function(func: Callable) -> Function:
     return wrap_callable(func)
 
 
-def wrap_callable(func: Callable) -> Function:
+def wrap_callable(func: Callable, exchange_api: int = 0) -> Function:
     """A new Function object whose call calls ``func``, even if ``func`` is a Function.
 
     (``convert`` wraps a Function anew, as upstream's does: there a Function is
-    not an Object, so it is converted as any other callable.)
+    not an Object, so it is converted as any other callable.) With
+    ``exchange_api`` (a DLPack exchange table's address), Tensor arguments reach
+    ``func`` as that framework's tensors.
     """
     with _callbacks_lock:
         callback_id = _next_callback_id[0]
         _next_callback_id[0] += 1
-        _callbacks[callback_id] = func
+        _callbacks[callback_id] = (func, exchange_api)
     handle = ctypes.c_void_p()
     if LIB.TVMFFIFunctionCreate(callback_id, _python_safe_call, _python_deleter,
                                 ctypes.byref(handle)):

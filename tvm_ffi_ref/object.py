@@ -37,7 +37,7 @@ class Object(ObjectMethods):
     subclass defines value semantics (containers do).
     """
 
-    __slots__ = ("_handle", "__weakref__")
+    __slots__ = ("_handle", "_exchange_api", "__weakref__")
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Object":
         # Every wrapper starts empty, however it is made (``cls.__new__(cls)`` by
@@ -87,6 +87,18 @@ class Object(ObjectMethods):
             self._handle = None
             LIB.TVMFFIObjectDecRef(handle)
 
+    @property
+    def _dlpack_exchange_api(self) -> int:
+        """The DLPack exchange table a container result remembers (an address, 0: none)."""
+        try:  # the slot itself: a subclass's __getattr__ (Module's) must not see the miss
+            return _EXCHANGE_API_SLOT.__get__(self, type(self))
+        except AttributeError:
+            return 0
+
+    @_dlpack_exchange_api.setter
+    def _dlpack_exchange_api(self, address: int) -> None:
+        self._exchange_api = address
+
     # -- identity ---------------------------------------------------------------
 
     def __chandle__(self) -> int:
@@ -118,6 +130,19 @@ class Object(ObjectMethods):
     def __hash__(self) -> int:
         return hash(self._handle)
 
+
+
+_EXCHANGE_API_SLOT = Object.__dict__["_exchange_api"]
+
+
+class TensorBase(Object):
+    """The base of ``tensor.Tensor``: an Object that may instead view a borrowed DLTensor.
+
+    ``_view`` holds the ``DLTensor*`` address of a view (a kernel's
+    ``kTVMFFIDLTensorPtr``); ``tensor.TensorMethods`` reads the fields.
+    """
+
+    __slots__ = ("_view",)
 
 
 # --------------------------------------------------------------- class registry

@@ -16,9 +16,10 @@ reference front end, each operation has two ways:
 from __future__ import annotations
 
 import ctypes
+from numbers import Integral
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
-from tvm_ffi_common import abi
+from tvm_ffi_common import abi, pycapi
 
 from . import error, runtime
 from tvm_ffi_common.capi import LIB
@@ -59,50 +60,61 @@ def store_str_or_bytes(out: abi.TVMFFIAny, data: bytes, is_str: bool, scope) -> 
         scope.owned.append(out.v_ptr)
 
 
-def new_array_handle(values: Sequence[Any]) -> int:
-    """An owned Array handle holding ``values`` (converted as call arguments)."""
-    if not ENABLED:
-        array = _global("ffi.Array")(*values)
-        handle, array._handle = array._handle, None
-        return handle
+def _construct(name: str, values: Sequence[Any], context, make_directly) -> int:
+    """An owned handle from the constructor global ``name`` given ``values`` as arguments.
+
+    The arguments' framework context (``CallScope.inherit``) passes up to
+    ``context``, the scope of the call a list or dict argument is converted for.
+    """
     from .convert import CallScope, pack_args
 
     scope = CallScope()
     try:
-        return containers.array_from_anys(pack_args(values, scope))
-    except FFIError as exc:
-        _raise(exc)
+        packed = pack_args(values, scope)
+        if ENABLED:
+            try:
+                return make_directly(packed)
+            except FFIError as exc:
+                _raise(exc)
+        func = _global(name)
+        result = abi.TVMFFIAny()
+        if func._safe_call(func._handle, packed, len(values), ctypes.byref(result)):
+            from .function import raise_last_error
+
+            raise_last_error()
+        return result.v_ptr
     finally:
         scope.close()
+        if context is not None:
+            context.inherit(scope)
 
 
-def new_map_handle(items: List[Tuple[Any, Any]], mutable: bool) -> int:
+def new_array_handle(values: Sequence[Any], context=None) -> int:
+    """An owned Array handle holding ``values`` (converted as call arguments)."""
+    return _construct("ffi.Array", values, context, containers.array_from_anys)
+
+
+def new_map_handle(items: List[Tuple[Any, Any]], mutable: bool, context=None) -> int:
     """An owned Map (or, when ``mutable``, Dict) handle holding ``items``."""
     flat = [x for kv in items for x in kv]
-    if not ENABLED:
-        made = _global("ffi.Dict" if mutable else "ffi.Map")(*flat)
-        handle, made._handle = made._handle, None
-        return handle
-    from .convert import CallScope, pack_args
 
-    scope = CallScope()
-    try:
-        packed = pack_args(flat, scope)
+    def make_directly(packed):
         pairs = [(packed[i], packed[i + 1]) for i in range(0, len(packed), 2)]
         return (maps.dict_from_pairs if mutable else maps.map_from_pairs)(pairs)
-    except FFIError as exc:
-        _raise(exc)
-    finally:
-        scope.close()
+
+    return _construct("ffi.Dict" if mutable else "ffi.Map", flat, context, make_directly)
 
 
-def map_lookup(handle: int, key: Any, missing: Any, mutable: bool) -> Any:
-    """The value for ``key`` in the Map (or Dict) at ``handle``, or ``missing``."""
+def map_lookup(container: Any, key: Any, missing: Any, mutable: bool) -> Any:
+    """The value for ``key`` in the Map (or Dict) ``container``, or ``missing``.
+
+    A value read from a container that remembers a framework's DLPack exchange
+    table is seen through it (a Tensor comes back as the framework's tensor).
+    """
+    handle, exchange_api = container._handle, container._dlpack_exchange_api
     if not ENABLED:
         from .object import Object
 
-        container = Object._adopt(handle)
-        LIB.TVMFFIObjectIncRef(handle)  # the temporary wrapper owns a reference of its own
         value = _global("ffi.DictGetItemOrMissing" if mutable else
                         "ffi.MapGetItemOrMissing")(container, key)
         sentinel = _global("ffi.GetInvalidObject")()
@@ -114,7 +126,7 @@ def map_lookup(handle: int, key: Any, missing: Any, mutable: bool) -> Any:
         view = abi.TVMFFIAny()
         set_arg(view, key, scope)
         value = maps.map_lookup(handle, view)
-        return missing if value is None else borrowed_to_python(value)
+        return missing if value is None else borrowed_to_python(value, exchange_api)
     except FFIError as exc:
         _raise(exc)
     finally:
@@ -130,12 +142,14 @@ def seq_size(handle: int) -> int:
     return abi.TVMFFISeqCell.from_address(handle + _CELL_OFFSET).size
 
 
-def seq_item(handle: int, index: int) -> Any:
-    """Element ``index`` (``0 <= index < size``) of the Array or List at ``handle``."""
+def seq_item(container: Any, index: int) -> Any:
+    """Element ``index`` (``0 <= index < size``) of the Array or List ``container``, read in
+    place (through the DLPack exchange table the container remembers, if any)."""
     from .convert import borrowed_to_python
 
-    cell = abi.TVMFFISeqCell.from_address(handle + _CELL_OFFSET)
-    return borrowed_to_python(abi.TVMFFIAny.from_address(cell.data + index * _ANY_SIZE))
+    cell = abi.TVMFFISeqCell.from_address(container._handle + _CELL_OFFSET)
+    return borrowed_to_python(abi.TVMFFIAny.from_address(cell.data + index * _ANY_SIZE),
+                              container._dlpack_exchange_api)
 
 
 def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,
@@ -166,9 +180,6 @@ def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,
     return out.value
 
 
-_py_err_occurred = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyErr_Occurred", ctypes.pythonapi))
-
-
 def take_pending_signal_error():
     """The Python exception a failed ``TVMFFIEnvCheckSignals`` left for this thread, or None.
 
@@ -182,7 +193,7 @@ def take_pending_signal_error():
 
         return env.take_pending_signal_error()
     try:
-        _py_err_occurred()
+        pycapi.err_occurred()
     except BaseException as pending:  # noqa: BLE001 - it is what we are looking for
         return pending
     return None
@@ -216,83 +227,20 @@ def dltensor(address: int) -> DLTensorFields:
         tuple(t.strides[i] for i in range(ndim)) if t.strides else None, t.byte_offset)
 
 
-_capi = ctypes.pythonapi
-_capi.PyCapsule_IsValid.restype = ctypes.c_int
-_capi.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_capi.PyCapsule_GetPointer.restype = ctypes.c_void_p
-_capi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_capi.PyCapsule_SetName.restype = ctypes.c_int
-_capi.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_capi.PyCapsule_SetDestructor.restype = ctypes.c_int
-_capi.PyCapsule_SetDestructor.argtypes = [ctypes.py_object, ctypes.c_void_p]
-_capi.PyCapsule_New.restype = ctypes.py_object
-_capi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-
-# Capsule names are compared as C strings for the capsule's whole life: keep them static.
-_DLTENSOR = b"dltensor"
-_DLTENSOR_VERSIONED = b"dltensor_versioned"
-_USED_DLTENSOR = b"used_dltensor"
-_USED_DLTENSOR_VERSIONED = b"used_dltensor_versioned"
-_DLTENSOR_NAME = ctypes.c_char_p(_DLTENSOR)
-_DLTENSOR_VERSIONED_NAME = ctypes.c_char_p(_DLTENSOR_VERSIONED)
-
-_CapsuleDestructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-# The same two calls on a raw PyObject*: a dying capsule must not be referenced anew.
-_raw_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_IsValid", _capi))
-_raw_get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_GetPointer", _capi))
+#: ``from_dlpack``, ``import_capsule(capsule, require_alignment, require_contiguous)`` and
+#: ``export_capsule(handle, versioned)``: DLPack in and out (see ``dlpack.py`` for the rules).
+from .dlpack import export_capsule, from_dlpack, import_capsule  # noqa: E402
 
 
-def _capsule_deleter(name: bytes, managed_type):
-    @_CapsuleDestructor
-    def destructor(capsule_address):
-        # An unconsumed capsule still owns its managed tensor: release it.
-        if _raw_is_valid(capsule_address, name):
-            managed = managed_type.from_address(_raw_get_pointer(capsule_address, name))
-            if managed.deleter:
-                managed.deleter(ctypes.pointer(managed))
-
-    return destructor
-
-
-_DELETE_DLTENSOR = _capsule_deleter(_DLTENSOR, abi.DLManagedTensor)
-_DELETE_DLTENSOR_VERSIONED = _capsule_deleter(_DLTENSOR_VERSIONED, abi.DLManagedTensorVersioned)
-
-
-def import_capsule(capsule: Any, require_alignment: int, require_contiguous: bool) -> int:
-    """Hands a DLPack capsule's managed tensor to the runtime; returns the new Tensor handle.
-
-    The versioned form is taken first; a consumed capsule is renamed ``used_...``.
-    """
-    for versioned, name, used in ((True, _DLTENSOR_VERSIONED, _USED_DLTENSOR_VERSIONED),
-                                  (False, _DLTENSOR, _USED_DLTENSOR)):
-        if _capi.PyCapsule_IsValid(capsule, name):
-            handle = import_managed_tensor(_capi.PyCapsule_GetPointer(capsule, name), versioned,
-                                           require_alignment, require_contiguous)
-            # The runtime owns the managed tensor now; the capsule must not release it.
-            _capi.PyCapsule_SetDestructor(capsule, None)
-            _capi.PyCapsule_SetName(capsule, used)
-            return handle
-    raise ValueError("Expect a dltensor field, PyCapsule can only be consumed once")
-
-
-def export_capsule(handle: int, versioned: bool) -> Any:
-    """A DLPack capsule of the Tensor at ``handle`` (which it keeps alive until consumed)."""
-    if versioned:
-        out = ctypes.POINTER(abi.DLManagedTensorVersioned)()
-        status = LIB.TVMFFITensorToDLPackVersioned(handle, ctypes.byref(out))
-        name, destructor = _DLTENSOR_VERSIONED_NAME, _DELETE_DLTENSOR_VERSIONED
-    else:
-        out = ctypes.POINTER(abi.DLManagedTensor)()
-        status = LIB.TVMFFITensorToDLPack(handle, ctypes.byref(out))
-        name, destructor = _DLTENSOR_NAME, _DELETE_DLTENSOR
-    if status:
-        from .function import raise_last_error
-
-        raise_last_error()
-    address = ctypes.cast(out, ctypes.c_void_p).value
-    return _capi.PyCapsule_New(address, name, ctypes.cast(destructor, ctypes.c_void_p))
+def new_shape(cls: type, content: Any) -> Any:
+    """``tensor.Shape(content)``: a tuple (of ``cls``) of the integers ``content`` holds,
+    remembering the Shape object ``ffi.Shape`` makes of them (``ValueError`` for a non-integer)."""
+    content = tuple(content)
+    if any(not isinstance(x, Integral) for x in content):
+        raise ValueError("Shape must be a tuple of integers")
+    self = tuple.__new__(cls, content)
+    self._tvm_ffi_cached_object = _global("ffi.Shape")(*content)._tvm_ffi_cached_object
+    return self
 
 
 # --------------------------------------------------------------- dtype strings

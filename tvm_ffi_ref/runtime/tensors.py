@@ -49,7 +49,7 @@ from __future__ import annotations
 import ctypes
 from typing import List, Optional, Sequence, Tuple
 
-from tvm_ffi_common import abi
+from tvm_ffi_common import abi, pycapi
 from . import env, errors, memory
 from .slots import FFIError, implements
 
@@ -425,16 +425,9 @@ def env_tensor_alloc_slot(prototype, out):
 
 # --------------------------------------------------------- Python capsules
 
-_pythonapi = ctypes.pythonapi
-_pythonapi.PyCapsule_IsValid.restype = ctypes.c_int
-_pythonapi.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p
-_pythonapi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_pythonapi.PyCapsule_SetName.restype = ctypes.c_int
-_pythonapi.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_void_p]
 # A capsule keeps a pointer to its name, so the names it is renamed to must never move.
-_USED_NAMES = {False: ctypes.create_string_buffer(b"used_dltensor"),
-               True: ctypes.create_string_buffer(b"used_dltensor_versioned")}
+_USED_NAMES = {False: pycapi.static_name(b"used_dltensor"),
+               True: pycapi.static_name(b"used_dltensor_versioned")}
 
 
 def new_tensor_from_capsule(capsule, require_alignment: int = 0,
@@ -446,11 +439,11 @@ def new_tensor_from_capsule(capsule, require_alignment: int = 0,
     import leaves the capsule (and its producer's clean-up) untouched.
     """
     for versioned, name in ((True, b"dltensor_versioned"), (False, b"dltensor")):
-        if _pythonapi.PyCapsule_IsValid(capsule, name):
-            managed = _pythonapi.PyCapsule_GetPointer(capsule, name)
+        if pycapi.capsule_is_valid(capsule, name):
+            managed = pycapi.capsule_get_pointer(capsule, name)
             tensor = new_tensor_from_managed(managed, versioned, require_alignment,
                                              require_contiguous)
-            _pythonapi.PyCapsule_SetName(capsule, ctypes.addressof(_USED_NAMES[versioned]))
+            pycapi.capsule_set_name(capsule, _USED_NAMES[versioned])
             return tensor
     raise TypeError("expected a DLPack capsule named 'dltensor' or 'dltensor_versioned' "
                     "(one already consumed cannot be imported again)")

@@ -8,13 +8,22 @@
  * it), so it takes the GIL itself. Arguments arrive borrowed and become
  * Python values (decode.c); the result is written back owned (encode.c); an
  * exception (any BaseException, as in tvm_ffi_ref) becomes the raised error.
+ *
+ * A callback made with a DLPack exchange table (convert_func's tensor_cls)
+ * has a small closure as self instead, the callable and the table, and its
+ * Tensor arguments become the framework's tensors (exchange.c).
  */
 #include "frontend.h"
 
 #define FX_STACK_ARGS 8
 
-static int py_safe_call(void* self, const TVMFFIAny* args, int32_t num_args,
-                        TVMFFIAny* result) {
+typedef struct {
+  PyObject* callable;
+  const DLPackExchangeAPI* api;
+} FxClosure;
+
+static int run_callback(PyObject* callable, const DLPackExchangeAPI* api, const TVMFFIAny* args,
+                        int32_t num_args, TVMFFIAny* result) {
   PyGILState_STATE gil = PyGILState_Ensure();
   PyObject *stack[FX_STACK_ARGS], **values = stack, *value;
   int32_t decoded = 0, i;
@@ -27,10 +36,11 @@ static int py_safe_call(void* self, const TVMFFIAny* args, int32_t num_args,
     }
   }
   for (; decoded < num_args; ++decoded) {
-    values[decoded] = fx_decode_borrowed(&args[decoded]);
+    values[decoded] = api == NULL ? fx_decode_borrowed(&args[decoded])
+                                  : fx_decode_borrowed_api(&args[decoded], api, 1);
     if (values[decoded] == NULL) goto fail;
   }
-  value = PyObject_Vectorcall((PyObject*)self, values, (size_t)num_args, NULL);
+  value = PyObject_Vectorcall(callable, values, (size_t)num_args, NULL);
   if (value == NULL) goto fail;
   status = fx_encode_owned(value, result);
   Py_DECREF(value);
@@ -45,6 +55,17 @@ done:
   return status;
 }
 
+static int py_safe_call(void* self, const TVMFFIAny* args, int32_t num_args,
+                        TVMFFIAny* result) {
+  return run_callback((PyObject*)self, NULL, args, num_args, result);
+}
+
+static int closure_safe_call(void* self, const TVMFFIAny* args, int32_t num_args,
+                             TVMFFIAny* result) {
+  FxClosure* closure = (FxClosure*)self;
+  return run_callback(closure->callable, closure->api, args, num_args, result);
+}
+
 static void py_deleter(void* self) {
   PyGILState_STATE gil;
   /* after (or during) interpreter shutdown the callable is gone with everything else */
@@ -54,11 +75,33 @@ static void py_deleter(void* self) {
   PyGILState_Release(gil);
 }
 
-void* fx_function_from_callable(PyObject* callable) {
+static void closure_deleter(void* self) {
+  FxClosure* closure = (FxClosure*)self;
+  py_deleter(closure->callable);
+  PyMem_RawFree(closure);
+}
+
+void* fx_function_from_callable(PyObject* callable, const DLPackExchangeAPI* api) {
   TVMFFIObjectHandle handle = NULL;
+  FxClosure* closure = NULL;
+  int status;
   Py_INCREF(callable);
-  if (TVMFFIFunctionCreate(callable, py_safe_call, py_deleter, &handle) != 0) {
+  if (api == NULL) {
+    status = TVMFFIFunctionCreate(callable, py_safe_call, py_deleter, &handle);
+  } else {
+    /* raw memory: the deleter may run on any thread, without the GIL */
+    closure = (FxClosure*)PyMem_RawMalloc(sizeof(FxClosure));
+    if (closure == NULL) {
+      Py_DECREF(callable);
+      return PyErr_NoMemory(), NULL;
+    }
+    closure->callable = callable;
+    closure->api = api;
+    status = TVMFFIFunctionCreate(closure, closure_safe_call, closure_deleter, &handle);
+  }
+  if (status != 0) {
     Py_DECREF(callable);
+    PyMem_RawFree(closure);
     return fx_raise_last_error(), NULL;
   }
   return handle;

@@ -19,6 +19,8 @@
  */
 #include "frontend.h"
 
+#include <structmember.h>
+
 typedef struct {
   PyObject* cls;
   int mode;
@@ -69,9 +71,14 @@ static FxClassEntry* class_entry(int32_t type_index) {
   return NULL;
 }
 
+PyObject* fx_class_of_index(int32_t type_index) {
+  FxClassEntry* entry = class_entry(type_index);
+  return entry == NULL ? NULL : entry->cls;
+}
+
 /* cls(content) for str/bytes/tuple subclasses, then the object remembered beside it. */
-static PyObject* native_with_object(PyTypeObject* base, PyObject* cls, PyObject* content,
-                                    void* handle) {
+PyObject* fx_native_with_object(PyTypeObject* base, PyObject* cls, PyObject* content,
+                                void* handle) {
   PyObject *args, *self = NULL, *cached;
   if (content == NULL) goto fail;
   args = PyTuple_Pack(1, content);
@@ -127,7 +134,7 @@ static PyObject* wrap_as(PyObject* cls, int mode, void* handle) {
       return fx_object_adopt((PyTypeObject*)cls, handle);
     case FX_MODE_STR: {
       const TVMFFIByteArray* text = FX_CELL(handle, TVMFFIByteArray);
-      return native_with_object(
+      return fx_native_with_object(
           &PyUnicode_Type, cls,
           PyUnicode_DecodeUTF8(text->size ? text->data : "", (Py_ssize_t)text->size,
                                "surrogateescape"),
@@ -135,13 +142,13 @@ static PyObject* wrap_as(PyObject* cls, int mode, void* handle) {
     }
     case FX_MODE_BYTES: {
       const TVMFFIByteArray* data = FX_CELL(handle, TVMFFIByteArray);
-      return native_with_object(
+      return fx_native_with_object(
           &PyBytes_Type, cls,
           PyBytes_FromStringAndSize(data->size ? data->data : "", (Py_ssize_t)data->size),
           handle);
     }
     case FX_MODE_SHAPE:
-      return native_with_object(&PyTuple_Type, cls, shape_content(handle), handle);
+      return fx_native_with_object(&PyTuple_Type, cls, shape_content(handle), handle);
     case FX_MODE_FROM_HANDLE:
       return call_with_handle(cls, fx_names.from_handle, handle);
     default:
@@ -173,34 +180,52 @@ static PyObject* small_content(const TVMFFIAny* value, int is_str) {
                 : PyBytes_FromStringAndSize(value->v_bytes, size);
 }
 
-static PyObject* call_hook(FxHook which, const char* format, ...) {
-  PyObject *hook = fx_hook(which), *args, *result;
-  va_list va;
-  if (hook == NULL) return NULL;
-  va_start(va, format);
-  args = Py_VaBuildValue(format, va);
-  va_end(va);
-  if (args == NULL) return NULL;
-  result = PyObject_CallObject(hook, args);
-  Py_DECREF(args);
-  return result;
+/*
+ * Where Device keeps _type and _index: the offsets of its two __slots__ (member
+ * descriptors holding objects), found once, so that a Device is filled in place; 0 when
+ * the class stores them otherwise (then they are set as attributes).
+ */
+static Py_ssize_t device_slot_offset[2];
+static int device_slots_found;
+
+static Py_ssize_t slot_offset(PyObject* cls, PyObject* name) {
+  PyObject* descr = _PyType_Lookup((PyTypeObject*)cls, name);
+  if (descr != NULL && Py_IS_TYPE(descr, &PyMemberDescr_Type) &&
+      ((PyMemberDescrObject*)descr)->d_member->type == T_OBJECT_EX) {
+    return ((PyMemberDescrObject*)descr)->d_member->offset;
+  }
+  return 0;
 }
 
 /* device.Device._from_pair: Device.__new__(Device), then _type and _index. */
 PyObject* fx_make_device(DLDevice device) {
-  PyObject *cls = fx_hook(FX_HOOK_DEVICE), *self, *type = NULL, *index = NULL;
+  PyObject *cls = fx_hook(FX_HOOK_DEVICE), *self, *values[2];
+  PyObject* names[2] = {fx_names.type_, fx_names.index_};
+  int i, status = 0;
   if (cls == NULL) return NULL;
+  if (!device_slots_found) {
+    device_slot_offset[0] = slot_offset(cls, fx_names.type_);
+    device_slot_offset[1] = slot_offset(cls, fx_names.index_);
+    device_slots_found = 1;
+  }
   self = ((PyTypeObject*)cls)->tp_new((PyTypeObject*)cls, fx_names.empty_tuple, NULL);
   if (self == NULL) return NULL;
   /* DLDevice.device_type is an int32 (the enum may be unsigned in C): as ref and upstream read it */
-  type = PyLong_FromLong((long)(int32_t)device.device_type);
-  index = PyLong_FromLong((long)device.device_id);
-  if (type == NULL || index == NULL || PyObject_SetAttr(self, fx_names.type_, type) < 0 ||
-      PyObject_SetAttr(self, fx_names.index_, index) < 0) {
-    Py_CLEAR(self);
+  values[0] = PyLong_FromLong((long)(int32_t)device.device_type);
+  values[1] = PyLong_FromLong((long)device.device_id);
+  for (i = 0; i < 2; ++i) {
+    if (values[i] == NULL) {
+      status = -1;
+    } else if (status == 0 && device_slot_offset[i] != 0) {
+      PyObject** slot = (PyObject**)((char*)self + device_slot_offset[i]);
+      Py_XSETREF(*slot, values[i]); /* the slot takes the reference */
+      continue;
+    } else if (status == 0 && PyObject_SetAttr(self, names[i], values[i]) < 0) {
+      status = -1;
+    }
+    Py_XDECREF(values[i]);
   }
-  Py_XDECREF(type);
-  Py_XDECREF(index);
+  if (status < 0) Py_CLEAR(self);
   return self;
 }
 
@@ -234,7 +259,7 @@ static PyObject* decode_pod(const TVMFFIAny* value) {
     case kTVMFFIDevice:
       return fx_make_device(value->v_device);
     case kTVMFFIDLTensorPtr:
-      return call_hook(FX_HOOK_TENSOR_VIEW, "(N)", PyLong_FromVoidPtr(value->v_ptr));
+      return fx_tensor_view((const DLTensor*)value->v_ptr);
     case kTVMFFIRawStr:
       PyErr_SetString(PyExc_ValueError, "Return value cannot be RawStr");
       return NULL;

@@ -20,92 +20,6 @@
  */
 #include "frontend.h"
 
-/* ------------------------------------------------------------ scope */
-
-void fx_scope_init(FxScope* scope, PyObject* given_py_scope) {
-  scope->owned = scope->owned_inline;
-  scope->n_owned = 0;
-  scope->cap_owned = FX_SCOPE_INLINE;
-  scope->py_scope = given_py_scope;
-  scope->py_scope_given = given_py_scope != NULL;
-}
-
-int fx_scope_own(FxScope* scope, void* handle) {
-  if (FX_UNLIKELY(scope->n_owned == scope->cap_owned)) {
-    int capacity = scope->cap_owned * 2;
-    void** grown = (void**)PyMem_Malloc(sizeof(void*) * (size_t)capacity);
-    if (grown == NULL) {
-      fx_decref(handle);
-      PyErr_NoMemory();
-      return -1;
-    }
-    memcpy(grown, scope->owned, sizeof(void*) * (size_t)scope->n_owned);
-    if (scope->owned != scope->owned_inline) PyMem_Free(scope->owned);
-    scope->owned = grown;
-    scope->cap_owned = capacity;
-  }
-  scope->owned[scope->n_owned++] = handle;
-  return 0;
-}
-
-static PyObject* scope_python(FxScope* scope) {
-  if (scope->py_scope == NULL) {
-    PyObject* cls = fx_hook(FX_HOOK_CALL_SCOPE);
-    if (cls == NULL) return NULL;
-    scope->py_scope = PyObject_CallNoArgs(cls);
-  }
-  return scope->py_scope;
-}
-
-/* Hands our references to the caller's Python scope (whose close() drops them). */
-static int scope_hand_over(FxScope* scope) {
-  PyObject* owned = PyObject_GetAttr(scope->py_scope, fx_names.owned);
-  int i, status = owned == NULL ? -1 : 0;
-  for (i = 0; i < scope->n_owned; ++i) {
-    PyObject* handle = status == 0 ? PyLong_FromVoidPtr(scope->owned[i]) : NULL;
-    if (handle == NULL || PyList_Append(owned, handle) < 0) {
-      status = -1;
-      fx_decref(scope->owned[i]);
-    }
-    Py_XDECREF(handle);
-  }
-  Py_XDECREF(owned);
-  return status;
-}
-
-int fx_scope_close(FxScope* scope) {
-  int status = 0, i;
-  PyObject *type = NULL, *value = NULL, *traceback = NULL;
-  int pending = PyErr_Occurred() != NULL;
-  if (scope->py_scope != NULL || pending) PyErr_Fetch(&type, &value, &traceback);
-  if (scope->py_scope_given) {
-    if (scope->n_owned != 0 && scope_hand_over(scope) < 0) status = -1;
-  } else {
-    if (scope->py_scope != NULL) {
-      /* the Python fixups first (rvalue references settle), as CallScope.close does */
-      PyObject* done = PyObject_CallMethodNoArgs(scope->py_scope, fx_names.close);
-      if (done == NULL) status = -1;
-      Py_XDECREF(done);
-      Py_CLEAR(scope->py_scope);
-    }
-    for (i = 0; i < scope->n_owned; ++i) fx_decref(scope->owned[i]);
-  }
-  scope->n_owned = 0;
-  if (scope->owned != scope->owned_inline) {
-    PyMem_Free(scope->owned);
-    scope->owned = scope->owned_inline;
-    scope->cap_owned = FX_SCOPE_INLINE;
-  }
-  if (pending) {
-    /* the call's own error wins; one raised while cleaning up is reported, not lost */
-    if (status != 0) PyErr_WriteUnraisable(NULL);
-    PyErr_Restore(type, value, traceback);
-    return -1;
-  }
-  if (type != NULL) PyErr_Restore(type, value, traceback);
-  return status;
-}
-
 /* ------------------------------------------------------------ scalars */
 
 static int encode_object_handle(void* handle, TVMFFIAny* out) {
@@ -118,6 +32,24 @@ static int encode_object(PyObject* value, TVMFFIAny* out) {
   void* handle = fx_object_handle_checked(value);
   if (handle == NULL) return -1;
   return encode_object_handle(handle, out);
+}
+
+/*
+ * An Object argument: a Tensor viewing a borrowed DLTensor passes it as
+ * kTVMFFIDLTensorPtr; a container remembering a framework's DLPack exchange
+ * table hands it to the call (exchange.c).
+ */
+static int encode_object_argument(PyObject* value, TVMFFIAny* out, FxScope* scope) {
+  FxObject* o = (FxObject*)value;
+  if (FX_UNLIKELY(o->handle == NULL) && PyObject_TypeCheck(value, fx_tensor_type) &&
+      ((FxTensor*)value)->view != NULL) {
+    out->type_index = kTVMFFIDLTensorPtr;
+    out->v_ptr = (void*)((FxTensor*)value)->view;
+    return 0;
+  }
+  if (encode_object(value, out) < 0) return -1;
+  if (FX_UNLIKELY(o->exchange_api != NULL)) return fx_note_container(scope, o->exchange_api, o->handle);
+  return 0;
 }
 
 /* An object made for this call: passed borrowed, released by the scope after it. */
@@ -340,8 +272,11 @@ static int encode_void_p(PyObject* value, TVMFFIAny* out) {
 
 #define FX_STACK_ARGS 16
 
-/* Encodes items into args with a scope of their own, calls a constructor, releases the scope. */
-static void* construct(FxGlobal which, PyObject* const* items, Py_ssize_t n) {
+/*
+ * Encodes items into args with a scope of their own, calls a constructor, releases the
+ * scope; what the items reveal of their framework passes up to the parent call's scope.
+ */
+void* fx_construct(FxGlobal which, PyObject* const* items, Py_ssize_t n, FxScope* parent) {
   TVMFFIAny stack[FX_STACK_ARGS], *args = stack, result;
   FxScope scope;
   void *func, *made = NULL;
@@ -371,6 +306,7 @@ static void* construct(FxGlobal which, PyObject* const* items, Py_ssize_t n) {
 leave:
   Py_LeaveRecursiveCall();
 done:
+  if (parent != NULL) fx_scope_inherit(parent, &scope);
   if (fx_scope_close(&scope) < 0 && made != NULL) {
     fx_decref(made);
     made = NULL;
@@ -379,12 +315,12 @@ done:
   return made;
 }
 
-void* fx_new_array(PyObject* const* items, Py_ssize_t n) {
-  return construct(FX_G_ARRAY, items, n);
+void* fx_new_array(PyObject* const* items, Py_ssize_t n, FxScope* parent) {
+  return fx_construct(FX_G_ARRAY, items, n, parent);
 }
 
-void* fx_new_map(PyObject* const* flat, Py_ssize_t n_flat, int mutable_) {
-  return construct(mutable_ ? FX_G_DICT : FX_G_MAP, flat, n_flat);
+void* fx_new_map(PyObject* const* flat, Py_ssize_t n_flat, int mutable_, FxScope* parent) {
+  return fx_construct(mutable_ ? FX_G_DICT : FX_G_MAP, flat, n_flat, parent);
 }
 
 /* tuple/list: an Array of list(value) (a snapshot: converting may run Python code). */
@@ -400,7 +336,7 @@ static int encode_sequence(PyObject* value, TVMFFIAny* out, FxScope* scope) {
     items = PySequence_List(value);
   }
   if (items == NULL) return -1;
-  handle = fx_new_array(PySequence_Fast_ITEMS(items), PySequence_Fast_GET_SIZE(items));
+  handle = fx_new_array(PySequence_Fast_ITEMS(items), PySequence_Fast_GET_SIZE(items), scope);
   Py_DECREF(items);
   return encode_made(handle, out, scope);
 }
@@ -463,7 +399,7 @@ static int encode_dict(PyObject* value, TVMFFIAny* out, FxScope* scope) {
     Py_DECREF(pairs);
     if (flat == NULL) return -1;
   }
-  handle = fx_new_map(PySequence_Fast_ITEMS(flat), PySequence_Fast_GET_SIZE(flat), 0);
+  handle = fx_new_map(PySequence_Fast_ITEMS(flat), PySequence_Fast_GET_SIZE(flat), 0, scope);
   Py_DECREF(flat);
   return encode_made(handle, out, scope);
 }
@@ -477,14 +413,38 @@ PyObject* fx_kind_cache(void) {
   return kind_cache;
 }
 
+/*
+ * A DLPack producer: from_dlpack(value). Upstream's rule for one not on the CPU, once the
+ * call already has a device: a producer naming its stream (__tvm_ffi_env_stream__) makes
+ * it, and its device, the call's.
+ */
+static int encode_producer(PyObject* value, TVMFFIAny* out, FxScope* scope) {
+  void* handle = fx_tensor_from_dlpack(value, 0, 0);
+  const DLTensor* tensor;
+  PyObject* stream;
+  int found;
+  if (encode_made(handle, out, scope) < 0) return -1;
+  tensor = FX_CELL(handle, DLTensor);
+  if (tensor->device.device_type == kDLCPU || scope->device_type == -1) return 0;
+  found = fx_has_attr(value, fx_names.env_stream);
+  if (found <= 0) return found;
+  stream = PyObject_CallMethodNoArgs(value, fx_names.env_stream);
+  if (stream == NULL) return -1;
+  scope->device_type = (int32_t)tensor->device.device_type;
+  scope->device_id = tensor->device.device_id;
+  scope->stream = PyLong_AsVoidPtr(stream);
+  Py_DECREF(stream);
+  return PyErr_Occurred() ? -1 : 0;
+}
+
 static int encode_kind(long kind, PyObject* value, TVMFFIAny* out, FxScope* scope) {
   switch (kind) {
     case FX_KIND_NONE:
       return 0;
     case FX_KIND_OBJECT:
-      return encode_object(value, out);
+      return encode_object_argument(value, out, scope);
     case FX_KIND_DLPACK:
-      return encode_made(fx_tensor_from_producer(value), out, scope);
+      return encode_producer(value, out, scope);
     case FX_KIND_BOOL: {
       int truth = PyObject_IsTrue(value);
       if (truth < 0) return -1;
@@ -527,7 +487,7 @@ static int encode_kind(long kind, PyObject* value, TVMFFIAny* out, FxScope* scop
     case FX_KIND_VOID_P:
       return encode_void_p(value, out);
     case FX_KIND_CALLABLE:
-      return encode_made(fx_function_from_callable(value), out, scope);
+      return encode_made(fx_function_from_callable(value, NULL), out, scope);
     default:
       PyErr_Format(PyExc_SystemError, "unknown argument kind %ld", kind);
       return -1;
@@ -537,7 +497,7 @@ static int encode_kind(long kind, PyObject* value, TVMFFIAny* out, FxScope* scop
 /* A rare kind: its Python setter writes into *out through ctypes (convert._fallback_set). */
 static int encode_with_python(PyObject* python_setter, PyObject* value, TVMFFIAny* out,
                               FxScope* scope) {
-  PyObject *py_scope = scope_python(scope), *fallback, *address, *done;
+  PyObject *py_scope = fx_scope_python(scope), *fallback, *address, *done;
   PyObject* args[4];
   if (py_scope == NULL) return -1;
   fallback = fx_hook(FX_HOOK_FALLBACK_SET);
@@ -548,11 +508,31 @@ static int encode_with_python(PyObject* python_setter, PyObject* value, TVMFFIAn
   args[1] = address;
   args[2] = value;
   args[3] = py_scope;
+  /* the setter may learn the framework context (a torch tensor, a nested value): it sees
+   * the call's and hands it back */
+  if (fx_context_to_python(scope, py_scope) < 0) {
+    Py_DECREF(address);
+    return -1;
+  }
   done = PyObject_Vectorcall(fallback, args, 4, NULL);
   Py_DECREF(address);
   if (done == NULL) return -1;
   Py_DECREF(done);
-  return 0;
+  return fx_context_from_python(scope, py_scope);
+}
+
+/*
+ * The framework tensor type met last and its exchange table: a copy of its kind-cache entry,
+ * checked before anything else but the built-in types (an Object is never given one), so
+ * that a call taking torch tensors skips the dict lookup.
+ */
+static PyTypeObject* last_framework_type;
+static const DLPackExchangeAPI* last_framework_api;
+
+static void remember_framework_type(PyTypeObject* type, const DLPackExchangeAPI* api) {
+  Py_INCREF(type);
+  Py_XSETREF(last_framework_type, type);
+  last_framework_api = api;
 }
 
 static int encode_chosen(PyObject* value, TVMFFIAny* out, FxScope* scope) {
@@ -575,6 +555,10 @@ static int encode_chosen(PyObject* value, TVMFFIAny* out, FxScope* scope) {
   }
   if (PyLong_CheckExact(choice)) {
     status = encode_kind(PyLong_AsLong(choice), value, out, scope);
+  } else if (PyCapsule_CheckExact(choice)) { /* a framework tensor type's exchange table */
+    const DLPackExchangeAPI* api = fx_exchange_choice(choice);
+    remember_framework_type((PyTypeObject*)type, api);
+    status = fx_encode_framework_tensor(api, value, out, scope);
   } else {
     status = encode_with_python(choice, value, out, scope);
   }
@@ -598,7 +582,10 @@ int fx_encode(PyObject* value, TVMFFIAny* out, FxScope* scope) {
     out->v_int64 = value == Py_True;
     return 0;
   }
-  if (PyObject_TypeCheck(value, fx_object_type)) return encode_object(value, out);
+  if (type == last_framework_type) {
+    return fx_encode_framework_tensor(last_framework_api, value, out, scope);
+  }
+  if (PyObject_TypeCheck(value, fx_object_type)) return encode_object_argument(value, out, scope);
   if (type == &PyBytes_Type) {
     return encode_text(PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value), 0, out, scope);
   }

@@ -89,6 +89,33 @@ static inline const char* fx_type_name(PyTypeObject* type) {
   return dot ? dot + 1 : type->tp_name;
 }
 
+/* getattr(o, name, None) as a new reference or NULL; NULL with an exception set only for an
+ * error other than AttributeError. */
+static inline PyObject* fx_optional_attr(PyObject* o, PyObject* name) {
+  PyObject* value = NULL;
+#if PY_VERSION_HEX >= 0x030D0000
+  (void)PyObject_GetOptionalAttr(o, name, &value);
+#else
+  (void)_PyObject_LookupAttr(o, name, &value);
+#endif
+  return value;
+}
+
+/* hasattr(o, name): 1 or 0, or -1 with an exception other than AttributeError. */
+static inline int fx_has_attr(PyObject* o, PyObject* name) {
+  PyObject* value = fx_optional_attr(o, name);
+  if (value == NULL) return PyErr_Occurred() ? -1 : 0;
+  Py_DECREF(value);
+  return 1;
+}
+
+/* An address given from Python (an int; None, or a deleted attribute, for NULL): 0, or -1
+ * with an exception. */
+static inline int fx_address_arg(PyObject* value, void** out) {
+  *out = (value == NULL || value == Py_None) ? NULL : PyLong_AsVoidPtr(value);
+  return (*out == NULL && PyErr_Occurred()) ? -1 : 0;
+}
+
 /* A zeroed TVMFFIAny (kTVMFFINone): what every argument slot starts as. */
 static inline void fx_any_clear(TVMFFIAny* value) {
   value->type_index = kTVMFFINone;
@@ -98,12 +125,23 @@ static inline void fx_any_clear(TVMFFIAny* value) {
 
 /* ------------------------------------------------------ extension types */
 
-/* An Object wrapper: owns one strong reference to `handle` (NULL when empty). */
+/*
+ * An Object wrapper: owns one strong reference to `handle` (NULL when empty).
+ * exchange_api: the DLPack exchange table a container result remembers (see
+ * exchange.c; NULL for every other object).
+ */
 typedef struct {
   PyObject_HEAD
   void* handle;
   PyObject* weakreflist;
+  const DLPackExchangeAPI* exchange_api;
 } FxObject;
+
+/* tensor.Tensor's base (TensorBase): an Object, or a view of a borrowed DLTensor. */
+typedef struct {
+  FxObject base;
+  const DLTensor* view;
+} FxTensor;
 
 /* A Function wrapper: an Object plus its vectorcall entry and, as upstream's, a __dict__. */
 typedef struct {
@@ -129,8 +167,9 @@ FX_HIDDEN PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args
 static inline int fx_safe_call(void* func, TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   return FX_CELL(func, TVMFFIFunctionCell)->safe_call(func, args, num_args, result);
 }
-/* The Python value of a finished call (status and owned result), or NULL with the exception. */
-FX_HIDDEN PyObject* fx_finish_call(int status, TVMFFIAny* result);
+/* The Python value of a finished call (status and owned result), or NULL with the exception;
+ * api: the DLPack exchange table the call's arguments brought (NULL: none). */
+FX_HIDDEN PyObject* fx_finish_call(int status, TVMFFIAny* result, const DLPackExchangeAPI* api);
 FX_HIDDEN PyObject* fx_py_get_global_func(PyObject* self, PyObject* const* args,
                                           Py_ssize_t nargs, PyObject* kwnames);
 
@@ -148,12 +187,18 @@ typedef enum {
 
 /* decode.c */
 FX_HIDDEN int fx_register_class(int32_t type_index, PyObject* cls, int mode);
+/* The class registered for type_index (borrowed), made on first sight; NULL with an error. */
+FX_HIDDEN PyObject* fx_class_of_index(int32_t type_index);
 /* The Python value for an owned object reference of type_index (takes the reference). */
 FX_HIDDEN PyObject* fx_wrap_owned(void* handle, int32_t type_index);
 /* The Python value of an owned TVMFFIAny (takes its reference, even on failure). */
 FX_HIDDEN PyObject* fx_decode_owned(TVMFFIAny* value);
 /* The Python value of a borrowed TVMFFIAny (a callback argument, a container element). */
 FX_HIDDEN PyObject* fx_decode_borrowed(const TVMFFIAny* value);
+/* base.__new__(cls, content) remembering the object at handle as _tvm_ffi_cached_object
+ * (String, Bytes, Shape); takes content's and handle's references, even on failure. */
+FX_HIDDEN PyObject* fx_native_with_object(PyTypeObject* base, PyObject* cls, PyObject* content,
+                                          void* handle);
 /* device.Device._from_pair, done here (held equal by the tests). */
 FX_HIDDEN PyObject* fx_make_device(DLDevice device);
 
@@ -180,6 +225,11 @@ typedef struct {
   void* owned_inline[FX_SCOPE_INLINE];
   PyObject* py_scope;  /* NULL until needed */
   int py_scope_given;  /* py_scope belongs to the caller: hand our references to it */
+  /* the framework context the arguments reveal (CallScope's fields, exchange.c) */
+  const DLPackExchangeAPI* exchange_api;
+  int32_t device_type; /* -1: no device yet */
+  int32_t device_id;
+  void* stream;
 } FxScope;
 
 /* The kinds of Python value this file encodes itself (convert.py's chooser returns them). */
@@ -204,12 +254,35 @@ typedef enum {
   FX_KIND_COUNT
 } FxKind;
 
-/* encode.c */
-FX_HIDDEN void fx_scope_init(FxScope* scope, PyObject* given_py_scope);
+/* scope.c */
+/* Copies a scope's framework context to its Python CallScope and back (Python setters). */
+FX_HIDDEN int fx_context_to_python(const FxScope* scope, PyObject* py_scope);
+FX_HIDDEN int fx_context_from_python(FxScope* scope, PyObject* py_scope);
+/* A new scope; one given by Python also takes up that CallScope's framework context
+ * (0, or -1 with an exception). Inline: every call starts one. */
+static inline int fx_scope_init(FxScope* scope, PyObject* given_py_scope) {
+  scope->owned = scope->owned_inline;
+  scope->n_owned = 0;
+  scope->cap_owned = FX_SCOPE_INLINE;
+  scope->py_scope = given_py_scope;
+  scope->py_scope_given = given_py_scope != NULL;
+  scope->exchange_api = NULL;
+  scope->device_type = -1;
+  scope->device_id = 0;
+  scope->stream = NULL;
+  return given_py_scope == NULL ? 0 : fx_context_from_python(scope, given_py_scope);
+}
 /* Records a reference the scope releases; on failure releases it now and returns -1. */
 FX_HIDDEN int fx_scope_own(FxScope* scope, void* handle);
-/* Runs the Python fixups and drops the references; keeps a pending exception. 0 or -1. */
+/* Runs the Python fixups and drops the references (a given Python scope gets them and the
+ * framework context); keeps a pending exception. 0 or -1. */
 FX_HIDDEN int fx_scope_close(FxScope* scope);
+/* Takes up the framework context of a nested conversion where the scope has none yet. */
+FX_HIDDEN void fx_scope_inherit(FxScope* scope, const FxScope* nested);
+/* The scope's Python CallScope, made on first need (borrowed; NULL with an exception). */
+FX_HIDDEN PyObject* fx_scope_python(FxScope* scope);
+
+/* encode.c */
 /* Writes value into *out as a borrowed argument. 0, or -1 with a Python exception. */
 FX_HIDDEN int fx_encode(PyObject* value, TVMFFIAny* out, FxScope* scope);
 /* Writes value into *out as an owned value (a callback's result, convert()). */
@@ -217,16 +290,22 @@ FX_HIDDEN int fx_encode_owned(PyObject* value, TVMFFIAny* out);
 /* An owned str/bytes value: inline when at most 7 bytes, else a String/Bytes object. */
 FX_HIDDEN int fx_make_str_or_bytes(const char* data, Py_ssize_t size, int is_str,
                                    TVMFFIAny* out);
-/* New owned Array / Map / Dict handles holding converted values; NULL with an exception. */
-FX_HIDDEN void* fx_new_array(PyObject* const* items, Py_ssize_t n);
-FX_HIDDEN void* fx_new_map(PyObject* const* flat, Py_ssize_t n_flat, int mutable_);
+/* New owned Array / Map / Dict handles holding converted values; NULL with an exception.
+ * parent: the scope of the call the container is an argument of (NULL: none). */
+FX_HIDDEN void* fx_new_array(PyObject* const* items, Py_ssize_t n, FxScope* parent);
+FX_HIDDEN void* fx_new_map(PyObject* const* flat, Py_ssize_t n_flat, int mutable_,
+                           FxScope* parent);
 FX_HIDDEN PyObject* fx_kind_cache(void);
 /* [k0, v0, k1, v1, ...] of a list of pairs, as `[x for kv in pairs for x in kv]`. */
 FX_HIDDEN PyObject* fx_flatten_pairs(PyObject* pairs);
 
 /* dlpack.c */
-/* A new Tensor handle sharing the memory of a DLPack producer (value.__dlpack__()). */
-FX_HIDDEN void* fx_tensor_from_producer(PyObject* value);
+/* A new Tensor handle of a framework tensor, DLPack producer or capsule: from_dlpack's rules. */
+FX_HIDDEN void* fx_tensor_from_dlpack(PyObject* value, int32_t require_alignment,
+                                      int32_t require_contiguous);
+/* from_dlpack(ext_tensor, *, require_alignment=0, require_contiguous=False) */
+FX_HIDDEN PyObject* fx_py_from_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                                      PyObject* kwnames);
 /* Hands a managed tensor to the runtime (TVMFFITensorFromDLPack[Versioned]). */
 FX_HIDDEN void* fx_import_managed(void* managed, int versioned, int32_t require_alignment,
                                   int32_t require_contiguous);
@@ -235,13 +314,56 @@ FX_HIDDEN void* fx_import_capsule(PyObject* capsule, int32_t require_alignment,
                                   int32_t require_contiguous);
 /* A new DLPack capsule of the Tensor at handle (versioned or legacy). */
 FX_HIDDEN PyObject* fx_export_capsule(void* handle, int versioned);
+/* A tuple of n int64 values (shapes and strides). */
+FX_HIDDEN PyObject* fx_int64_tuple(const int64_t* values, int n);
 /* The fields of the DLTensor at address, as the DLTensorFields struct sequence. */
 FX_HIDDEN PyObject* fx_dltensor_fields(const DLTensor* tensor);
 FX_HIDDEN int fx_dlpack_init(PyObject* module);
 
+/* tensortype.c */
+FX_HIDDEN extern PyTypeObject* fx_tensor_type;
+FX_HIDDEN int fx_tensor_type_init(PyObject* module);
+/* shortcuts.new_shape(cls, content): tensor.Shape(content), done here. */
+FX_HIDDEN PyObject* fx_py_new_shape(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
+/* The DLTensor of a Tensor wrapper (owned object or view); NULL with an exception if empty. */
+FX_HIDDEN const DLTensor* fx_tensor_dltensor(PyObject* tensor);
+/* A view of a borrowed DLTensor*, of the class Tensor objects come back as. */
+FX_HIDDEN PyObject* fx_tensor_view(const DLTensor* tensor);
+
+/* exchange.c: framework tensors through DLPack 1.3's C exchange API */
+/* The table a kind-cache entry holds (a "dlpack_exchange_api" capsule), else NULL. */
+FX_HIDDEN const DLPackExchangeAPI* fx_exchange_choice(PyObject* choice);
+/* The table type publishes (__dlpack_c_exchange_api__), NULL if none; -1 if malformed. */
+FX_HIDDEN int fx_published_table(PyTypeObject* type, const DLPackExchangeAPI** out);
+/* A framework tensor argument: a Tensor through the table, the scope taking up its context. */
+FX_HIDDEN int fx_encode_framework_tensor(const DLPackExchangeAPI* api, PyObject* value,
+                                         TVMFFIAny* out, FxScope* scope);
+/* An owned Tensor handle imported through the table with from_dlpack's requirements. */
+FX_HIDDEN void* fx_import_framework_tensor(const DLPackExchangeAPI* api, PyObject* value,
+                                           int32_t require_alignment, int32_t require_contiguous);
+/* A container remembering a table is an argument: the call takes up the table and device. */
+FX_HIDDEN int fx_note_container(FxScope* scope, const DLPackExchangeAPI* api, void* handle);
+/* The value of an owned TVMFFIAny seen through a table (NULL api: fx_decode_owned). A Tensor
+ * the framework cannot make stays ours, unless strict (a callback argument): then it raises. */
+FX_HIDDEN PyObject* fx_decode_owned_api(TVMFFIAny* value, const DLPackExchangeAPI* api,
+                                        int strict);
+FX_HIDDEN PyObject* fx_decode_borrowed_api(const TVMFFIAny* value, const DLPackExchangeAPI* api,
+                                           int strict);
+/* The stream and allocator of a call, set around it and restored after. */
+typedef struct {
+  void* previous_stream;
+  DLPackManagedTensorAllocator allocator, previous_allocator;
+  int stream_set, allocator_set;
+} FxEnvironment;
+/* 0, or -1 with the runtime's raised error (the call then fails with it). */
+FX_HIDDEN int fx_environment_enter(FxEnvironment* env, const FxScope* scope);
+/* 0, or -1 with a Python RuntimeError (upstream's texts). */
+FX_HIDDEN int fx_environment_leave(FxEnvironment* env, const FxScope* scope);
+
 /* callback.c */
-/* A new Function handle whose safe_call calls the Python callable. */
-FX_HIDDEN void* fx_function_from_callable(PyObject* callable);
+/* A new Function handle whose safe_call calls the Python callable (its Tensor arguments
+ * through the DLPack exchange table api, when not NULL). */
+FX_HIDDEN void* fx_function_from_callable(PyObject* callable, const DLPackExchangeAPI* api);
 
 /* errors.c */
 /* Raises the Python exception for this thread's raised error (always returns NULL). */
@@ -265,10 +387,16 @@ typedef enum {
   FX_G_DICT,
   FX_G_MAP_GET_ITEM_OR_MISSING,
   FX_G_DICT_GET_ITEM_OR_MISSING,
+  FX_G_CONTAINER_FIND_FIRST_NON_CPU_DEVICE,
+  FX_G_SHAPE,
   FX_G_COUNT
 } FxGlobal;
 /* The function handle (borrowed, kept for the process) or NULL with an exception. */
 FX_HIDDEN void* fx_global(FxGlobal which);
+/* encode.c: a new owned object from a constructor global given items as arguments; NULL with an
+ * exception. parent: the scope of the call the object is an argument of (NULL: none). */
+FX_HIDDEN void* fx_construct(FxGlobal which, PyObject* const* items, Py_ssize_t n,
+                             FxScope* parent);
 /* The handle ffi.GetInvalidObject returns (the "missing" marker of map lookups). */
 FX_HIDDEN void* fx_missing_marker(void);
 /* Calls a runtime function with packed args, turning a failure into a Python exception. */
@@ -284,10 +412,10 @@ typedef enum {
   FX_HOOK_CLASS_FOR_INDEX,   /* object.class_for_type_index */
   FX_HOOK_DTYPE,             /* dtype.dtype */
   FX_HOOK_DEVICE,            /* device.Device */
-  FX_HOOK_TENSOR_VIEW,       /* tensor.Tensor._view_of_dltensor */
   FX_HOOK_ABI_VIOLATION,     /* rules.ABIViolation */
   FX_HOOK_ERROR_RAISED,      /* error.exception_to_error_raised */
   FX_HOOK_C_VOID_P,          /* ctypes.c_void_p */
+  FX_HOOK_INTEGRAL,          /* numbers.Integral */
   FX_HOOK_COUNT
 } FxHook;
 
@@ -312,6 +440,13 @@ typedef struct {
   PyObject* items;         /* items */
   PyObject* adopt;         /* _adopt */
   PyObject* from_handle;   /* _tvm_ffi_from_handle */
+  PyObject* exchange_attr; /* __dlpack_c_exchange_api__ */
+  PyObject* env_stream;    /* __tvm_ffi_env_stream__ */
+  PyObject* view_of;       /* _view_of_dltensor */
+  PyObject* ctx_api;       /* exchange_api (CallScope's fields) */
+  PyObject* ctx_device_type; /* device_type */
+  PyObject* ctx_device_id; /* device_id */
+  PyObject* ctx_stream;    /* stream */
   PyObject* empty_tuple;   /* () */
 } FxNames;
 FX_HIDDEN extern FxNames fx_names;

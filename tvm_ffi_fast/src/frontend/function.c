@@ -8,16 +8,19 @@
  * releases what the encoding made for the call, then checks the status and
  * result against the calling convention (rules.c) and decodes the result
  * (decode.c) or raises the error (errors.c): tvm_ffi_ref's Function.__call__
- * and finish_call, step for step.
+ * and finish_call, step for step. When the arguments brought a framework's
+ * DLPack exchange table or a device, its stream and allocator are the
+ * environment's during the call and the result is seen through the table
+ * (exchange.c).
  */
 #include "frontend.h"
 
 #define FX_STACK_ARGS 8
 
-PyObject* fx_finish_call(int status, TVMFFIAny* result) {
+PyObject* fx_finish_call(int status, TVMFFIAny* result, const DLPackExchangeAPI* api) {
   if (FX_LIKELY(status == 0)) {
     if (FX_UNLIKELY(fx_check_result(result) < 0)) return NULL;
-    return fx_decode_owned(result);
+    return api == NULL ? fx_decode_owned(result) : fx_decode_owned_api(result, api, 0);
   }
   return fx_raise_status(status);
 }
@@ -39,6 +42,24 @@ static void discard_outcome(int status, TVMFFIAny* result) {
     TVMFFIErrorMoveFromRaised(&error);
     if (error != NULL) fx_decref(error);
   }
+}
+
+/*
+ * The call with the framework's stream current and its allocator installed. A failure to
+ * install them is the call's failure (its raised error); one to restore them leaves a Python
+ * error pending, which supersedes the call's outcome (the caller discards it).
+ */
+static int call_in_environment(void* handle, TVMFFIAny* packed, int32_t n, TVMFFIAny* result,
+                               const FxScope* scope) {
+  FxEnvironment env;
+  int status = fx_environment_enter(&env, scope);
+  if (status == 0) {
+    Py_BEGIN_ALLOW_THREADS;
+    status = fx_safe_call(handle, packed, n, result);
+    Py_END_ALLOW_THREADS;
+  }
+  (void)fx_environment_leave(&env, scope);
+  return status;
 }
 
 PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
@@ -74,9 +95,13 @@ PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t n
     }
   }
   fx_any_clear(&result);
-  Py_BEGIN_ALLOW_THREADS;
-  status = fx_safe_call(handle, packed, (int32_t)n, &result);
-  Py_END_ALLOW_THREADS;
+  if (FX_LIKELY(scope.device_type == -1 && scope.exchange_api == NULL)) {
+    Py_BEGIN_ALLOW_THREADS;
+    status = fx_safe_call(handle, packed, (int32_t)n, &result);
+    Py_END_ALLOW_THREADS;
+  } else {
+    status = call_in_environment(handle, packed, (int32_t)n, &result, &scope);
+  }
   if (packed != stack) PyMem_Free(packed);
   /* what was made for the call goes before the result is looked at, as in the reference */
   if (FX_UNLIKELY(fx_scope_close(&scope) < 0 || PyErr_Occurred())) {
@@ -88,7 +113,7 @@ PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t n
     discard_outcome(status, &result);
     return NULL;
   }
-  return fx_finish_call(status, &result);
+  return fx_finish_call(status, &result, scope.exchange_api);
 }
 
 /* get_global_func(name, allow_missing=False) */

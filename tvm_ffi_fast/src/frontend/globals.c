@@ -15,6 +15,8 @@ static const char* global_names[FX_G_COUNT] = {
     [FX_G_DICT] = "ffi.Dict",
     [FX_G_MAP_GET_ITEM_OR_MISSING] = "ffi.MapGetItemOrMissing",
     [FX_G_DICT_GET_ITEM_OR_MISSING] = "ffi.DictGetItemOrMissing",
+    [FX_G_CONTAINER_FIND_FIRST_NON_CPU_DEVICE] = "ffi.ContainerFindFirstNonCPUDevice",
+    [FX_G_SHAPE] = "ffi.Shape",
 };
 
 static void* globals[FX_G_COUNT];

@@ -35,10 +35,10 @@ static const struct {
     [FX_HOOK_CLASS_FOR_INDEX] = {"tvm_ffi_fast.object", "class_for_type_index"},
     [FX_HOOK_DTYPE] = {"tvm_ffi_fast.dtype", "dtype"},
     [FX_HOOK_DEVICE] = {"tvm_ffi_fast.device", "Device"},
-    [FX_HOOK_TENSOR_VIEW] = {"tvm_ffi_fast.tensor", "Tensor._view_of_dltensor"},
     [FX_HOOK_ABI_VIOLATION] = {"tvm_ffi_fast.rules", "ABIViolation"},
     [FX_HOOK_ERROR_RAISED] = {"tvm_ffi_fast.error", "exception_to_error_raised"},
     [FX_HOOK_C_VOID_P] = {"ctypes", "c_void_p"},
+    [FX_HOOK_INTEGRAL] = {"numbers", "Integral"},
 };
 
 static PyObject* hooks[FX_HOOK_COUNT];
@@ -89,7 +89,13 @@ static int init_names(void) {
       intern(&fx_names.index, "index") || intern(&fx_names.value, "value") ||
       intern(&fx_names.py_error, "py_error") || intern(&fx_names.close, "close") ||
       intern(&fx_names.owned, "owned") || intern(&fx_names.items, "items") ||
-      intern(&fx_names.adopt, "_adopt") || intern(&fx_names.from_handle, "_tvm_ffi_from_handle")) {
+      intern(&fx_names.adopt, "_adopt") || intern(&fx_names.from_handle, "_tvm_ffi_from_handle") ||
+      intern(&fx_names.exchange_attr, "__dlpack_c_exchange_api__") ||
+      intern(&fx_names.env_stream, "__tvm_ffi_env_stream__") ||
+      intern(&fx_names.view_of, "_view_of_dltensor") ||
+      intern(&fx_names.ctx_api, "exchange_api") ||
+      intern(&fx_names.ctx_device_type, "device_type") ||
+      intern(&fx_names.ctx_device_id, "device_id") || intern(&fx_names.ctx_stream, "stream")) {
     return -1;
   }
   fx_names.empty_tuple = PyTuple_New(0);
@@ -168,7 +174,8 @@ static int init_module(void) {
     }
   }
   if (PyModule_AddFunctions(module, fx_field_methods) < 0) goto fail;
-  if (fx_object_types_init(module) < 0 || fx_dlpack_init(module) < 0 ||
+  if (fx_object_types_init(module) < 0 || fx_tensor_type_init(module) < 0 ||
+      fx_dlpack_init(module) < 0 ||
       add_constants(module) < 0) {
     goto fail;
   }

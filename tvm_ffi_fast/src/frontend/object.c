@@ -42,7 +42,8 @@ static PyObject* object_new(PyTypeObject* type, PyObject* args, PyObject* kwargs
   (void)kwargs;
   if (self == NULL) return NULL;
   ((FxObject*)self)->handle = NULL;
-  if (fx_function_type != NULL && PyType_IsSubtype(type, fx_function_type)) {
+  /* only Function and its subclasses have a vectorcall slot (cheaper than a subtype walk) */
+  if (type->tp_vectorcall_offset == offsetof(FxFunction, vectorcall)) {
     ((FxFunction*)self)->vectorcall = fx_function_vectorcall;
   }
   return self;
@@ -127,10 +128,7 @@ static int object_set_handle(PyObject* self, PyObject* value, void* closure) {
     PyErr_SetString(PyExc_AttributeError, "cannot delete _handle");
     return -1;
   }
-  if (value != Py_None) {
-    handle = PyLong_AsVoidPtr(value);
-    if (handle == NULL && PyErr_Occurred()) return -1;
-  }
+  if (fx_address_arg(value, &handle) < 0) return -1;
   ((FxObject*)self)->handle = handle;
   return 0;
 }
@@ -150,11 +148,26 @@ static PyObject* object_get_type_index(PyObject* self, void* closure) {
   return PyLong_FromLong(fx_header_index(handle));
 }
 
+static PyObject* object_get_exchange_api(PyObject* self, void* closure) {
+  (void)closure;
+  return PyLong_FromVoidPtr((void*)((FxObject*)self)->exchange_api); /* 0 for none */
+}
+
+static int object_set_exchange_api(PyObject* self, PyObject* value, void* closure) {
+  void* api;
+  (void)closure;
+  if (fx_address_arg(value, &api) < 0) return -1;
+  ((FxObject*)self)->exchange_api = (const DLPackExchangeAPI*)api;
+  return 0;
+}
+
 static PyGetSetDef object_getset[] = {
     {"_handle", object_get_handle, object_set_handle,
      "The object's address (an int), or None when this wrapper holds nothing.", NULL},
     {"id_", object_get_id, NULL, "Alias of __chandle__().", NULL},
     {"type_index", object_get_type_index, NULL, "The runtime type index of the object.", NULL},
+    {"_dlpack_exchange_api", object_get_exchange_api, object_set_exchange_api,
+     "The DLPack exchange table a container result remembers (an address, 0: none).", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 /* ------------------------------------------------------------ methods */

@@ -9,11 +9,6 @@
  */
 #include "frontend.h"
 
-static int as_pointer(PyObject* value, void** out) {
-  *out = value == Py_None ? NULL : PyLong_AsVoidPtr(value);
-  return (*out == NULL && PyErr_Occurred()) ? -1 : 0;
-}
-
 static PyObject* handle_or_none(void* handle) {
   if (handle == NULL) Py_RETURN_NONE;
   return PyLong_FromVoidPtr(handle);
@@ -67,7 +62,7 @@ static PyObject* wrap_owned(PyObject* self, PyObject* const* args, Py_ssize_t na
   void* handle;
   int32_t type_index;
   (void)self;
-  if (check_nargs("wrap_owned", nargs, 1, 2) < 0 || as_pointer(args[0], &handle) < 0) return NULL;
+  if (check_nargs("wrap_owned", nargs, 1, 2) < 0 || fx_address_arg(args[0], &handle) < 0) return NULL;
   if (handle == NULL) {
     PyErr_SetString(PyExc_ValueError, "wrap_owned: the handle is NULL");
     return NULL;
@@ -85,7 +80,7 @@ static PyObject* wrap_owned(PyObject* self, PyObject* const* args, Py_ssize_t na
 static PyObject* type_index_of(PyObject* self, PyObject* arg) {
   void* handle;
   (void)self;
-  if (as_pointer(arg, &handle) < 0) return NULL;
+  if (fx_address_arg(arg, &handle) < 0) return NULL;
   if (handle == NULL) {
     PyErr_SetString(PyExc_ValueError, "type_index_of: the handle is NULL");
     return NULL;
@@ -96,7 +91,7 @@ static PyObject* type_index_of(PyObject* self, PyObject* arg) {
 static PyObject* incref(PyObject* self, PyObject* arg) {
   void* handle;
   (void)self;
-  if (as_pointer(arg, &handle) < 0) return NULL;
+  if (fx_address_arg(arg, &handle) < 0) return NULL;
   if (handle != NULL) fx_incref(handle);
   Py_RETURN_NONE;
 }
@@ -104,7 +99,7 @@ static PyObject* incref(PyObject* self, PyObject* arg) {
 static PyObject* decref(PyObject* self, PyObject* arg) {
   void* handle;
   (void)self;
-  if (as_pointer(arg, &handle) < 0) return NULL;
+  if (fx_address_arg(arg, &handle) < 0) return NULL;
   if (handle != NULL) fx_decref(handle);
   Py_RETURN_NONE;
 }
@@ -116,9 +111,9 @@ static PyObject* set_arg(PyObject* self, PyObject* const* args, Py_ssize_t nargs
   FxScope scope;
   int status;
   (void)self;
-  if (check_nargs("set_arg", nargs, 3, 3) < 0 || as_pointer(args[0], &address) < 0) return NULL;
-  fx_scope_init(&scope, args[2]);
-  status = fx_encode(args[1], (TVMFFIAny*)address, &scope);
+  if (check_nargs("set_arg", nargs, 3, 3) < 0 || fx_address_arg(args[0], &address) < 0) return NULL;
+  status = fx_scope_init(&scope, args[2]);
+  if (status == 0) status = fx_encode(args[1], (TVMFFIAny*)address, &scope);
   if (fx_scope_close(&scope) < 0 || status < 0) return NULL;
   Py_RETURN_NONE;
 }
@@ -130,10 +125,10 @@ static PyObject* pack_into(PyObject* self, PyObject* const* args, Py_ssize_t nar
   Py_ssize_t i;
   int status = 0;
   (void)self;
-  if (check_nargs("pack_into", nargs, 3, 3) < 0 || as_pointer(args[0], &address) < 0) return NULL;
+  if (check_nargs("pack_into", nargs, 3, 3) < 0 || fx_address_arg(args[0], &address) < 0) return NULL;
   values = PySequence_Fast(args[1], "pack_into: expected a sequence of arguments");
   if (values == NULL) return NULL;
-  fx_scope_init(&scope, args[2]);
+  status = fx_scope_init(&scope, args[2]);
   for (i = 0; status == 0 && i < PySequence_Fast_GET_SIZE(values); ++i) {
     status = fx_encode(PySequence_Fast_GET_ITEM(values, i), (TVMFFIAny*)address + i, &scope);
   }
@@ -142,24 +137,39 @@ static PyObject* pack_into(PyObject* self, PyObject* const* args, Py_ssize_t nar
   Py_RETURN_NONE;
 }
 
-static PyObject* to_python_at(PyObject* self, PyObject* arg) {
-  void* address;
-  (void)self;
-  if (as_pointer(arg, &address) < 0) return NULL;
-  return fx_decode_owned((TVMFFIAny*)address);
+/* (address, exchange_api=0, strict=False) of the decoders below */
+static int decode_args(const char* name, PyObject* const* args, Py_ssize_t nargs, void** address,
+                       void** api, int* strict) {
+  *api = NULL;
+  *strict = 0;
+  if (check_nargs(name, nargs, 1, 3) < 0 || fx_address_arg(args[0], address) < 0 ||
+      (nargs >= 2 && fx_address_arg(args[1], api) < 0)) {
+    return -1;
+  }
+  if (nargs == 3 && (*strict = PyObject_IsTrue(args[2])) < 0) return -1;
+  return 0;
 }
 
-static PyObject* borrowed_to_python_at(PyObject* self, PyObject* arg) {
-  void* address;
+static PyObject* to_python_at(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  void *address, *api;
+  int strict;
   (void)self;
-  if (as_pointer(arg, &address) < 0) return NULL;
-  return fx_decode_borrowed((const TVMFFIAny*)address);
+  if (decode_args("to_python_at", args, nargs, &address, &api, &strict) < 0) return NULL;
+  return fx_decode_owned_api((TVMFFIAny*)address, (const DLPackExchangeAPI*)api, strict);
+}
+
+static PyObject* borrowed_to_python_at(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  void *address, *api;
+  int strict;
+  (void)self;
+  if (decode_args("borrowed_to_python_at", args, nargs, &address, &api, &strict) < 0) return NULL;
+  return fx_decode_borrowed_api((const TVMFFIAny*)address, (const DLPackExchangeAPI*)api, strict);
 }
 
 static PyObject* to_owned_any_at(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   void* address;
   (void)self;
-  if (check_nargs("to_owned_any_at", nargs, 2, 2) < 0 || as_pointer(args[1], &address) < 0) {
+  if (check_nargs("to_owned_any_at", nargs, 2, 2) < 0 || fx_address_arg(args[1], &address) < 0) {
     return NULL;
   }
   if (fx_encode_owned(args[0], (TVMFFIAny*)address) < 0) return NULL;
@@ -170,7 +180,19 @@ static PyObject* to_owned_any_at(PyObject* self, PyObject* const* args, Py_ssize
 static PyObject* wrap_callable(PyObject* self, PyObject* func) {
   void* handle;
   (void)self;
-  handle = fx_function_from_callable(func);
+  handle = fx_function_from_callable(func, NULL);
+  if (handle == NULL) return NULL;
+  return fx_object_adopt(fx_function_type, handle);
+}
+
+/* function.wrap_callable(func, exchange_api): Tensor arguments reach func through the table. */
+static PyObject* wrap_callable_with(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  void *handle, *api;
+  (void)self;
+  if (check_nargs("wrap_callable", nargs, 1, 2) < 0) return NULL;
+  if (nargs < 2) return wrap_callable(NULL, args[0]);
+  if (fx_address_arg(args[1], &api) < 0) return NULL;
+  handle = fx_function_from_callable(args[0], (const DLPackExchangeAPI*)api);
   if (handle == NULL) return NULL;
   return fx_object_adopt(fx_function_type, handle);
 }
@@ -202,26 +224,39 @@ static PyObject* take_last_error(PyObject* self, PyObject* unused) {
 }
 
 static PyObject* finish_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  void* address;
+  void *address, *api = NULL;
   long status;
   (void)self;
-  if (check_nargs("finish_call", nargs, 2, 2) < 0 || as_pointer(args[1], &address) < 0) {
+  if (check_nargs("finish_call", nargs, 2, 3) < 0 || fx_address_arg(args[1], &address) < 0 ||
+      (nargs == 3 && fx_address_arg(args[2], &api) < 0)) {
     return NULL;
   }
   status = PyLong_AsLong(args[0]);
   if (status == -1 && PyErr_Occurred()) return NULL;
-  return fx_finish_call((int)status, (TVMFFIAny*)address);
+  return fx_finish_call((int)status, (TVMFFIAny*)address, (const DLPackExchangeAPI*)api);
 }
 
 /* ------------------------------------------------------------ shortcuts */
 
-static PyObject* new_array_handle(PyObject* self, PyObject* values) {
-  PyObject* items = PySequence_Fast(values, "new_array_handle: expected a sequence");
+/* new_array_handle(values, context=None): context, a CallScope, takes up the elements'
+ * framework context. */
+static PyObject* new_array_handle(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  PyObject* items;
+  FxScope context;
   void* handle;
+  int has_context = nargs == 2 && args[1] != Py_None;
   (void)self;
+  if (check_nargs("new_array_handle", nargs, 1, 2) < 0) return NULL;
+  if (has_context && fx_scope_init(&context, args[1]) < 0) return NULL;
+  items = PySequence_Fast(args[0], "new_array_handle: expected a sequence");
   if (items == NULL) return NULL;
-  handle = fx_new_array(PySequence_Fast_ITEMS(items), PySequence_Fast_GET_SIZE(items));
+  handle = fx_new_array(PySequence_Fast_ITEMS(items), PySequence_Fast_GET_SIZE(items),
+                        has_context ? &context : NULL);
   Py_DECREF(items);
+  if (has_context && fx_context_to_python(&context, args[1]) < 0 && handle != NULL) {
+    fx_decref(handle);
+    return NULL;
+  }
   return handle == NULL ? NULL : PyLong_FromVoidPtr(handle);
 }
 
@@ -237,9 +272,22 @@ static PyObject* new_map_handle(PyObject* self, PyObject* const* given, Py_ssize
   if (mutable_ < 0) return NULL;
   flat = fx_flatten_pairs(args[0]);
   if (flat == NULL) return NULL;
-  handle = fx_new_map(PySequence_Fast_ITEMS(flat), PySequence_Fast_GET_SIZE(flat), mutable_);
+  handle = fx_new_map(PySequence_Fast_ITEMS(flat), PySequence_Fast_GET_SIZE(flat), mutable_, NULL);
   Py_DECREF(flat);
   return handle == NULL ? NULL : PyLong_FromVoidPtr(handle);
+}
+
+/* The handle of a container argument (a Python error and NULL when empty or not one). */
+static void* container_handle(const char* name, PyObject* container) {
+  if (!PyObject_TypeCheck(container, fx_object_type)) {
+    PyErr_Format(PyExc_TypeError, "%s: expected a container, got %s", name,
+                 fx_type_name(Py_TYPE(container)));
+    return NULL;
+  }
+  if (((FxObject*)container)->handle == NULL) {
+    PyErr_Format(PyExc_ValueError, "%s: the container is empty", name);
+  }
+  return ((FxObject*)container)->handle;
 }
 
 static PyObject* map_lookup(PyObject* self, PyObject* const* given, Py_ssize_t nargs,
@@ -251,11 +299,8 @@ static PyObject* map_lookup(PyObject* self, PyObject* const* given, Py_ssize_t n
   int mutable_, status;
   (void)self;
   nargs = with_mutable_keyword("map_lookup", given, nargs, kwnames, 3, args);
-  if (nargs < 0 || check_nargs("map_lookup", nargs, 4, 4) < 0 || as_pointer(args[0], &map) < 0) {
-    return NULL;
-  }
-  if (map == NULL) {
-    PyErr_SetString(PyExc_ValueError, "map_lookup: the map handle is NULL");
+  if (nargs < 0 || check_nargs("map_lookup", nargs, 4, 4) < 0 ||
+      (map = container_handle("map_lookup", args[0])) == NULL) {
     return NULL;
   }
   mutable_ = PyObject_IsTrue(args[3]);
@@ -281,13 +326,13 @@ static PyObject* map_lookup(PyObject* self, PyObject* const* given, Py_ssize_t n
     Py_INCREF(args[2]);
     return args[2];
   }
-  return fx_decode_owned(&result);
+  return fx_decode_owned_api(&result, ((FxObject*)args[0])->exchange_api, 0);
 }
 
 static PyObject* seq_size(PyObject* self, PyObject* arg) {
   void* handle;
   (void)self;
-  if (as_pointer(arg, &handle) < 0) return NULL;
+  if (fx_address_arg(arg, &handle) < 0) return NULL;
   if (handle == NULL) {
     PyErr_SetString(PyExc_ValueError, "seq_size: the handle is NULL");
     return NULL;
@@ -300,13 +345,12 @@ static PyObject* seq_item(PyObject* self, PyObject* const* args, Py_ssize_t narg
   const TVMFFISeqCell* cell;
   Py_ssize_t index;
   (void)self;
-  if (check_nargs("seq_item", nargs, 2, 2) < 0 || as_pointer(args[0], &handle) < 0) return NULL;
-  index = PyLong_AsSsize_t(args[1]);
-  if (index == -1 && PyErr_Occurred()) return NULL;
-  if (handle == NULL) {
-    PyErr_SetString(PyExc_ValueError, "seq_item: the handle is NULL");
+  if (check_nargs("seq_item", nargs, 2, 2) < 0 ||
+      (handle = container_handle("seq_item", args[0])) == NULL) {
     return NULL;
   }
+  index = PyLong_AsSsize_t(args[1]);
+  if (index == -1 && PyErr_Occurred()) return NULL;
   cell = FX_CELL(handle, TVMFFISeqCell);
   /* callers pass an index in range; a sequence C++ shrank meanwhile must not be overread */
   if (index < 0 || index >= cell->size) {
@@ -314,13 +358,14 @@ static PyObject* seq_item(PyObject* self, PyObject* const* args, Py_ssize_t narg
                  (long long)cell->size, index);
     return NULL;
   }
-  return fx_decode_borrowed((const TVMFFIAny*)cell->data + index);
+  return fx_decode_borrowed_api((const TVMFFIAny*)cell->data + index,
+                                ((FxObject*)args[0])->exchange_api, 0);
 }
 
 static PyObject* dltensor(PyObject* self, PyObject* arg) {
   void* address;
   (void)self;
-  if (as_pointer(arg, &address) < 0) return NULL;
+  if (fx_address_arg(arg, &address) < 0) return NULL;
   if (address == NULL) {
     PyErr_SetString(PyExc_ValueError, "an empty Tensor holds no DLTensor");
     return NULL;
@@ -344,7 +389,7 @@ static PyObject* export_capsule(PyObject* self, PyObject* const* args, Py_ssize_
   void* handle;
   int versioned;
   (void)self;
-  if (check_nargs("export_capsule", nargs, 2, 2) < 0 || as_pointer(args[0], &handle) < 0) {
+  if (check_nargs("export_capsule", nargs, 2, 2) < 0 || fx_address_arg(args[0], &handle) < 0) {
     return NULL;
   }
   if (handle == NULL) {
@@ -382,7 +427,7 @@ static PyObject* import_managed_tensor(PyObject* self, PyObject* args) {
   (void)self;
   if (!PyArg_ParseTuple(args, "Opip:import_managed_tensor", &managed_obj, &versioned, &alignment,
                         &contiguous) ||
-      as_pointer(managed_obj, &managed) < 0) {
+      fx_address_arg(managed_obj, &managed) < 0) {
     return NULL;
   }
   handle = fx_import_managed(managed, versioned, alignment, contiguous);
@@ -398,7 +443,7 @@ static PyObject* store_str_or_bytes(PyObject* self, PyObject* args) {
   TVMFFIAny* out;
   (void)self;
   if (!PyArg_ParseTuple(args, "Oy#p:store_str_or_bytes", &address_obj, &data, &size, &is_str) ||
-      as_pointer(address_obj, &address) < 0) {
+      fx_address_arg(address_obj, &address) < 0) {
     return NULL;
   }
   out = (TVMFFIAny*)address;
@@ -431,15 +476,16 @@ PyMethodDef fx_module_methods[] = {
      "set_arg(address, value, scope): writes value as a borrowed argument at address."},
     {"pack_into", FASTCALL(pack_into),
      "pack_into(address, values, scope): set_arg for each value, into consecutive slots."},
-    {"to_python_at", to_python_at, METH_O,
+    {"to_python_at", FASTCALL(to_python_at),
      "The Python value of the owned TVMFFIAny at address (takes its reference)."},
-    {"borrowed_to_python_at", borrowed_to_python_at, METH_O,
+    {"borrowed_to_python_at", FASTCALL(borrowed_to_python_at),
      "The Python value of the borrowed TVMFFIAny at address."},
     {"to_owned_any_at", FASTCALL(to_owned_any_at),
      "to_owned_any_at(value, address): writes value as an owned value at address."},
-    {"wrap_callable", wrap_callable, METH_O,
-     "wrap_callable(func)\n--\n\nA new Function object that calls func, even if func is a "
-     "Function."},
+    {"wrap_callable", FASTCALL(wrap_callable_with),
+     "wrap_callable(func, exchange_api=0)\n--\n\nA new Function object that calls func, even if "
+     "func is a Function; with exchange_api (a DLPack exchange table's address), its Tensor "
+     "arguments reach func as that framework's tensors."},
     {"convert_to_function", convert_to_function, METH_O,
      "convert_to_function(func)\n--\n\nA Function object that calls the Python callable func."},
     {"get_global_func", (PyCFunction)(void (*)(void))fx_py_get_global_func,
@@ -451,16 +497,26 @@ PyMethodDef fx_module_methods[] = {
     {"take_last_error", take_last_error, METH_NOARGS,
      "Moves this thread's raised error out of the runtime (an Error, or None)."},
     {"finish_call", FASTCALL(finish_call),
-     "finish_call(status, address): the value of a completed call, or its exception."},
-    {"new_array_handle", new_array_handle, METH_O,
-     "An owned Array handle holding the values (converted as call arguments)."},
+     "finish_call(status, address, exchange_api=0): the value of a completed call, or its "
+     "exception."},
+    {"new_array_handle", FASTCALL(new_array_handle),
+     "new_array_handle(values, context=None): an owned Array handle holding the values "
+     "(converted as call arguments)."},
     {"new_map_handle", (PyCFunction)(void (*)(void))new_map_handle, METH_FASTCALL | METH_KEYWORDS,
      "new_map_handle(items, mutable): an owned Map (or Dict) handle holding the pairs."},
     {"map_lookup", (PyCFunction)(void (*)(void))map_lookup, METH_FASTCALL | METH_KEYWORDS,
-     "map_lookup(handle, key, missing, mutable): the value for key, or missing."},
+     "map_lookup(container, key, missing, mutable): the value for key, or missing."},
     {"seq_size", seq_size, METH_O, "The number of elements of the Array or List at handle."},
     {"seq_item", FASTCALL(seq_item),
-     "seq_item(handle, index): element index of the Array or List at handle."},
+     "seq_item(container, index): element index of the Array or List container."},
+    {"new_shape", FASTCALL(fx_py_new_shape),
+     "new_shape(cls, content): a Shape (a tuple of cls) of the integers content holds, with the "
+     "Shape object made for it."},
+    {"from_dlpack", (PyCFunction)(void (*)(void))fx_py_from_dlpack, METH_FASTCALL | METH_KEYWORDS,
+     "from_dlpack(ext_tensor, *, require_alignment=0, require_contiguous=False)\n--\n\n"
+     "A Tensor sharing the memory of a framework tensor, any DLPack producer, or a DLPack "
+     "capsule. require_alignment (bytes) and require_contiguous make the import fail when the "
+     "memory does not comply."},
     {"dltensor", dltensor, METH_O,
      "dltensor(address): the fields of the DLTensor at address (a DLTensorFields)."},
     {"import_capsule", import_capsule, METH_VARARGS,
