@@ -56,3 +56,8 @@ globals().update(_dtype_module.DTYPE_CONSTANTS)
 
 __all__ += ["CAny", "CContainerBase", "__version_tuple__", "convert_func", "init_ffi_api",
             *DTYPE_NAMES]
+
+# ---- building kernels from Python (issue 15): upstream's package imports it with itself ----
+from . import cpp  # noqa: E402,F401
+
+__all__ += ["cpp"]

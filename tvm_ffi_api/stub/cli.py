@@ -368,10 +368,5 @@ def _parse_args() -> Options:
                    coverage_out=args.coverage_out)
 
 
-def main() -> None:
-    """The ``tvm-ffi-stubgen`` console script."""
-    sys.exit(__main__())
-
-
 if __name__ == "__main__":
-    main()
+    sys.exit(__main__())
