@@ -81,7 +81,10 @@ def resolve_gpu_backend(backend: Optional[str]) -> str:
     return backend
 
 
-def _home(env_vars, tool: str, default: str, what: str) -> str:
+def _home(env_vars, tool: str, default: str, what: str, marker: str) -> str:
+    """The toolkit named by ``env_vars``, else the one ``tool`` on ``PATH`` belongs to,
+    else ``default``. A ``tool`` that is a wrapper outside its toolkit (say
+    ``/usr/local/bin/nvcc``) is passed over for ``default`` when only that has ``marker``."""
     for var in env_vars:
         if os.environ.get(var):
             return os.environ[var]
@@ -89,7 +92,9 @@ def _home(env_vars, tool: str, default: str, what: str) -> str:
     if found is not None:
         home = os.path.dirname(os.path.dirname(os.path.realpath(found)))
         # hipcc may live in <rocm>/hip/bin
-        return os.path.dirname(home) if os.path.basename(home) == "hip" else home
+        home = os.path.dirname(home) if os.path.basename(home) == "hip" else home
+        if os.path.exists(os.path.join(home, marker)) or not os.path.isdir(default):
+            return home
     if os.path.isdir(default):
         return default
     raise RuntimeError(f"Could not find {what} installation. Please set "
@@ -99,13 +104,15 @@ def _home(env_vars, tool: str, default: str, what: str) -> str:
 @functools.lru_cache(maxsize=None)
 def cuda_home() -> str:
     """The CUDA toolkit: ``$CUDA_HOME``/``$CUDA_PATH``, else where ``nvcc`` is, else /usr/local/cuda."""
-    return _home(("CUDA_HOME", "CUDA_PATH"), "nvcc", "/usr/local/cuda", "CUDA")
+    return _home(("CUDA_HOME", "CUDA_PATH"), "nvcc", "/usr/local/cuda", "CUDA",
+                 os.path.join("include", "cuda_runtime.h"))
 
 
 @functools.lru_cache(maxsize=None)
 def rocm_home() -> str:
     """The ROCm install: ``$ROCM_HOME``/``$ROCM_PATH``, else where ``hipcc`` is, else /opt/rocm."""
-    return _home(("ROCM_HOME", "ROCM_PATH"), "hipcc", "/opt/rocm", "ROCm")
+    return _home(("ROCM_HOME", "ROCM_PATH"), "hipcc", "/opt/rocm", "ROCm",
+                 os.path.join("include", "hip", "hip_runtime.h"))
 
 
 def _query(command: List[str]) -> List[str]:
