@@ -118,7 +118,7 @@ class Builder:
         compiles = [s for s in steps if s.verb == "compile"]
         rest = [s for s in steps if s.verb != "compile"]
         done = 0
-        jobs = max(1, int(os.environ.get("MAX_JOBS") or os.cpu_count() or 1))
+        jobs = _max_jobs()
         try:
             with ThreadPoolExecutor(max_workers=min(jobs, max(1, len(compiles)))) as pool:
                 for step, seconds in pool.map(self._timed, compiles):
@@ -181,6 +181,12 @@ class Builder:
         if headers.mentions_missing_tvm_header(out + err):
             text.append(headers.missing_cxx_api_message("this source"))
         raise RuntimeError("\n".join(text))
+
+
+def _max_jobs() -> int:
+    """``$MAX_JOBS`` if it is a positive integer, else the number of CPUs."""
+    value = os.environ.get("MAX_JOBS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else (os.cpu_count() or 1)
 
 
 def _say(line: str) -> None:

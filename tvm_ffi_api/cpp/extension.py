@@ -41,6 +41,8 @@ _INLINE_PRELUDE = (
 
 StrOrSeq = Union[str, Sequence[str], None]
 Functions = Union[Mapping[str, str], Sequence[str], str, None]
+Flags = Optional[Sequence[str]]
+Cubins = Optional[Mapping[str, bytes]]
 
 
 def _as_list(value: StrOrSeq, argument: str) -> List[str]:
@@ -111,13 +113,11 @@ def _check_name(name: object) -> str:
 
 
 def build_inline(name: str, *, cpp_sources: StrOrSeq = None, cuda_sources: StrOrSeq = None,
-                 functions: Functions = None, extra_cflags: Optional[Sequence[str]] = None,
-                 extra_cuda_cflags: Optional[Sequence[str]] = None,
-                 extra_ldflags: Optional[Sequence[str]] = None,
-                 extra_include_paths: Optional[Sequence[str]] = None,
-                 build_directory: Optional[str] = None,
-                 embed_cubin: Optional[Mapping[str, bytes]] = None,
-                 backend: Optional[str] = None, output: Optional[str] = None) -> str:
+                 functions: Functions = None, extra_cflags: Flags = None,
+                 extra_cuda_cflags: Flags = None, extra_ldflags: Flags = None,
+                 extra_include_paths: Flags = None, build_directory: Optional[str] = None,
+                 embed_cubin: Cubins = None, backend: Optional[str] = None,
+                 output: Optional[str] = None) -> str:
     """Builds C++ (and/or CUDA) source strings into a shared library; returns its path.
 
     ``cpp_sources`` / ``cuda_sources``: one source string or several (joined
@@ -183,13 +183,11 @@ def _write_cubins(directory: str, embed_cubin: Optional[Mapping[str, bytes]]) ->
 
 
 def load_inline(name: str, *, cpp_sources: StrOrSeq = None, cuda_sources: StrOrSeq = None,
-                functions: Functions = None, extra_cflags: Optional[Sequence[str]] = None,
-                extra_cuda_cflags: Optional[Sequence[str]] = None,
-                extra_ldflags: Optional[Sequence[str]] = None,
-                extra_include_paths: Optional[Sequence[str]] = None,
-                build_directory: Optional[str] = None,
-                embed_cubin: Optional[Mapping[str, bytes]] = None,
-                keep_module_alive: bool = True, backend: Optional[str] = None) -> Module:
+                functions: Functions = None, extra_cflags: Flags = None,
+                extra_cuda_cflags: Flags = None, extra_ldflags: Flags = None,
+                extra_include_paths: Flags = None, build_directory: Optional[str] = None,
+                embed_cubin: Cubins = None, keep_module_alive: bool = True,
+                backend: Optional[str] = None) -> Module:
     """:func:`build_inline`, then :func:`load_module` of the library: the exported functions
     are the Module's attributes (``mod.add_one(x, y)``).
 
@@ -205,12 +203,10 @@ def load_inline(name: str, *, cpp_sources: StrOrSeq = None, cuda_sources: StrOrS
 
 
 def build(name: str, *, sources: StrOrSeq = None, cpp_files: StrOrSeq = None,
-          cuda_files: StrOrSeq = None, extra_cflags: Optional[Sequence[str]] = None,
-          extra_cuda_cflags: Optional[Sequence[str]] = None,
-          extra_ldflags: Optional[Sequence[str]] = None,
-          extra_include_paths: Optional[Sequence[str]] = None,
-          build_directory: Optional[str] = None, backend: Optional[str] = None,
-          output: Optional[str] = None) -> str:
+          cuda_files: StrOrSeq = None, extra_cflags: Flags = None,
+          extra_cuda_cflags: Flags = None, extra_ldflags: Flags = None,
+          extra_include_paths: Flags = None, build_directory: Optional[str] = None,
+          backend: Optional[str] = None, output: Optional[str] = None) -> str:
     """Builds source files into a shared library (or an object file); returns its path.
 
     ``sources`` (``cpp_files`` and ``cuda_files`` are older names for it,
@@ -242,12 +238,10 @@ def build(name: str, *, sources: StrOrSeq = None, cpp_files: StrOrSeq = None,
 
 
 def load(name: str, *, sources: StrOrSeq = None, cpp_files: StrOrSeq = None,
-         cuda_files: StrOrSeq = None, extra_cflags: Optional[Sequence[str]] = None,
-         extra_cuda_cflags: Optional[Sequence[str]] = None,
-         extra_ldflags: Optional[Sequence[str]] = None,
-         extra_include_paths: Optional[Sequence[str]] = None,
-         build_directory: Optional[str] = None, keep_module_alive: bool = True,
-         backend: Optional[str] = None) -> Module:
+         cuda_files: StrOrSeq = None, extra_cflags: Flags = None,
+         extra_cuda_cflags: Flags = None, extra_ldflags: Flags = None,
+         extra_include_paths: Flags = None, build_directory: Optional[str] = None,
+         keep_module_alive: bool = True, backend: Optional[str] = None) -> Module:
     """:func:`build`, then :func:`load_module` of the library (see both for the arguments)."""
     path = build(name, sources=sources, cpp_files=cpp_files, cuda_files=cuda_files,
                  extra_cflags=extra_cflags, extra_cuda_cflags=extra_cuda_cflags,
