@@ -16,6 +16,7 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Protocol, Set
 from . import consts as C
 from .file_utils import CodeBlock
 from .python_generator import PythonGenerator
+from .rust_generator import RustGenerator
 from .utils import FuncInfo, InitConfig, ObjectInfo, Options
 
 
@@ -96,7 +97,7 @@ class Generator(Protocol):
         """Wiring after ``--init`` wrote every file."""
 
 
-_GENERATORS: Dict[str, Generator] = {"python": PythonGenerator()}
+_GENERATORS: Dict[str, Generator] = {"python": PythonGenerator(), "rust": RustGenerator()}
 
 
 def generator_names() -> List[str]:
