@@ -19,6 +19,7 @@ stand-in per builtin ancestor, and the types under it stay opaque.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Dict, List, Mapping, Optional, Set, Tuple
 
 from ..layout import Verdict, classify
@@ -41,6 +42,7 @@ def _deref(source: str, target: str) -> List[str]:
             f"    fn deref(&self) -> &{target} {{", "        &self.base", "    }", "}"]
 
 
+@dataclasses.dataclass
 class ObjectRenderer:
     """Renders one object's block (see the module docstring); :meth:`body` gives the lines.
 
@@ -50,19 +52,18 @@ class ObjectRenderer:
     provides gather in :attr:`missing`.
     """
 
-    def __init__(self, info: ObjectInfo, imports: RustImports, ty_map: Dict[str, str],
-                 module: Tuple[str, ...], declared: Mapping[str, Tuple[str, ...]],
-                 lookup: Callable[[str], ObjectInfo]):
-        if info.type_key is None:
+    info: ObjectInfo
+    imports: RustImports
+    ty_map: Dict[str, str]
+    module: Tuple[str, ...]
+    declared: Mapping[str, Tuple[str, ...]]
+    lookup: Callable[[str], ObjectInfo]
+    missing: Set[str] = dataclasses.field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if self.info.type_key is None:
             raise ValueError("an object block needs an ObjectInfo with a type key")
-        self.info = info
-        self.imports = imports
-        self.ty_map = ty_map
-        self.module = module
-        self.declared = declared
-        self.lookup = lookup
-        self.missing: Set[str] = set()
-        self.type_key: str = info.type_key
+        self.type_key: str = self.info.type_key
         self.leaf = self.type_key.rsplit(".", 1)[-1]
         self.obj_struct = f"{self.leaf}Obj"
 
