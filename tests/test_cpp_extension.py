@@ -220,3 +220,35 @@ def test_load_inline_cpp_runs_on_our_runtime_and_is_cached(frontend, cpp_cache_d
     assert lines[4] == "error: Check failed: (x.ndim() == 1) is false: x must be a 1D tensor"
     assert lines[5] == "ours True upstream False"
     assert float(lines[6].split()[1]) < 50  # a cached load_inline: hashing, a lock, some stats
+
+
+def test_plans_for_gpu_sources_objects_and_embedded_cubins(tmp_path):
+    """The steps (not run) for what this machine cannot build: CUDA, merges, CUBIN embedding."""
+    out, _ = run(f"""
+        import json, sys
+        from tvm_ffi_ref.cpp import build_plan
+        src = {str(tmp_path)!r}
+        from tvm_ffi_ref.cpp import toolchain
+        tools = {{toolchain.c_compiler(): "CC", toolchain.cxx_compiler(): "CXX", sys.executable: "python"}}
+        def show(plan):
+            return [[s.verb, s.output, tools.get(s.command[0], s.command[0].rsplit("/", 1)[-1])] +
+                    [a for a in s.command if a.startswith(("-gencode", "--gen", "--dep", "-m", "tvm_ffi", "--name"))]
+                    for s in plan.steps] + [plan.target]
+        print(json.dumps(show(build_plan.plan_build("k", [src + "/a.cu", src + "/b.cc"]))))
+        print(json.dumps(show(build_plan.plan_build("k", [src + "/a.c", src + "/b.c"], output="k.o"))))
+        print(json.dumps(show(build_plan.plan_build("k", [src + "/b.cc"], cubin_names=["kern"],
+                                                    package="tvm_ffi_ref"))))
+    """, str(tmp_path / "cache"), env={"CUDA_HOME": "/opt/no-such-cuda",
+                                       "TVM_FFI_CUDA_ARCH_LIST": "8.0 9.0a"})
+    gpu, merged, embedded = [json.loads(line) for line in out.splitlines()]
+    assert gpu == [["compile", "cuda_0.o", "nvcc", "--generate-dependencies-with-compile",
+                    "--dependency-output", "-gencode=arch=compute_80,code=sm_80",
+                    "-gencode=arch=compute_90a,code=sm_90a"],
+                   ["compile", "cpp_0.o", "CXX"],
+                   ["link", "k.so", "CXX"], "k.so"]
+    assert merged == [["compile", "c_0.o", "CC"], ["compile", "c_1.o", "CC"],
+                      ["merge", "k.o", "ld"], "k.o"]
+    assert embedded == [["compile", "cpp_0.o", "CXX"], ["merge", "unified.o", "ld"],
+                        ["embed", "unified_with_kern.o", "python", "-m",
+                         "tvm_ffi_ref.utils.embed_cubin", "--name"],
+                        ["link", "k.so", "CXX"], "k.so"]
