@@ -8,7 +8,8 @@ and this builder's identity, so upstream's builds in a shared cache never
 collide with ours). Same inputs, same directory: that is the cache.
 
 A directory is built under an exclusive lock on its ``lock`` file
-(``flock``, released by the kernel even if the holder dies), so processes
+(:class:`..utils.lockfile.FileLock`: ``flock``, released by the kernel even if
+the holder dies), so processes
 building the same thing at once take turns: the first builds, the others wait
 and then find it up to date.
 """
@@ -16,10 +17,8 @@ and then find it up to date.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Iterator, Optional
 
@@ -68,6 +67,8 @@ def _feed(digest: Any, value: Any) -> None:
 
 def content_hash(*parts: Any) -> str:
     """A 16-hex-digit digest of ``parts`` (str, bytes, None, sequences, mappings) and the builder."""
+    import hashlib  # (OpenSSL's start-up, paid at the first build rather than at import)
+
     digest = hashlib.sha256()
     _feed(digest, [BUILDER_TAG, *parts])
     return digest.hexdigest()[:16]
@@ -99,32 +100,24 @@ def write_if_changed(path: str, content: str) -> None:
 
 @contextlib.contextmanager
 def exclusive(directory: str, what: str) -> Iterator[None]:
-    """Holds the build lock of ``directory`` for the block (blocks until free).
+    """Holds the build lock of ``directory`` for the block (waits until it is free).
 
     When another process holds it for more than a moment, one line on stderr
     says who is waited for, so a slow wait is never silent.
     """
-    import fcntl  # POSIX only, as the builds are (see toolchain.ensure_supported_platform)
+    from ..utils.lockfile import FileLock  # the package's lock, loaded when a build starts
 
     path = os.path.join(directory, LOCK_FILE)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + _QUIET_WAIT_SECONDS
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    sys.stderr.write(f"tvm_ffi.cpp: waiting for another process building "
-                                     f"{what} (lock {path})\n")
-                    sys.stderr.flush()
-                    fcntl.flock(fd, fcntl.LOCK_EX)
-                    break
-                time.sleep(0.02)
+    lock = FileLock(path)
+    if not lock.acquire():
         try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            lock.blocking_acquire(timeout=_QUIET_WAIT_SECONDS, poll_interval=0.02)
+        except TimeoutError:
+            sys.stderr.write(f"tvm_ffi.cpp: waiting for another process building {what} "
+                             f"(lock {path})\n")
+            sys.stderr.flush()
+            lock.blocking_acquire()
+    try:
+        yield
     finally:
-        os.close(fd)
+        lock.release()

@@ -24,8 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Dict, List, Optional, Union
 
 from ..module import Module, load_module
-from . import build_cache, build_plan, headers
-from .builder import Builder
+from . import build_cache, headers
 
 #: The front end these modules belong to (``tvm_ffi_fast`` or ``tvm_ffi_ref``).
 _PACKAGE = __name__.split(".")[0]
@@ -85,6 +84,10 @@ def _decorate(source: str, functions: Mapping[str, str]) -> str:
 
 def _run(name: str, directory: str, sources: List[str], options: dict) -> str:
     """Plans and brings up to date the build of ``sources`` in ``directory``; the target's path."""
+    # Loaded at the first build: the package imports this module with itself.
+    from . import build_plan
+    from .builder import Builder
+
     plan = build_plan.plan_build(
         name, sources, extra_cflags=options["extra_cflags"],
         extra_cuda_cflags=options["extra_cuda_cflags"], extra_ldflags=options["extra_ldflags"],
