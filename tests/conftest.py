@@ -96,3 +96,10 @@ class KernelBuilder:
 def kernels(tmp_path_factory, upstream_dir) -> KernelBuilder:
     """Builds test kernel libraries: ``kernels.build(name, source, language="c++")``."""
     return KernelBuilder(str(tmp_path_factory.mktemp("kernels")), upstream_dir)
+
+
+@pytest.fixture(scope="session")
+def cpp_cache_dir(tmp_path_factory) -> str:
+    """A ``TVM_FFI_CACHE_DIR`` shared by the session's tvm_ffi.cpp builds (each C++ build,
+    slow on two cores, then happens once per session; see ``cpp_demo.py``)."""
+    return str(tmp_path_factory.mktemp("tvm-ffi-cache"))

@@ -77,3 +77,8 @@ from . import dataclasses  # noqa: E402 - registers the enum types' classes as u
 from .dataclasses.py_methods import method  # noqa: E402
 
 __all__ += ["dataclasses", "method"]
+
+# ---- building kernels from Python (issue 15): upstream's package imports it with itself ----
+from . import cpp  # noqa: E402,F401
+
+__all__ += ["cpp"]
