@@ -38,13 +38,21 @@ BROKEN = {
     "bad_arg_refcount": "arg-refcount",
     "bad_arg_refcount_kept": "arg-refcount",
     "bad_args_written": "args-written",
+    "bad_memory_read": "memory-safety",
+    "bad_memory_write": "memory-safety",
     "bad_leak": "leak",
     "bad_leak_result": "leak",
+    "bad_determinism": "determinism",
     "bad_thread_safety": "thread-safety",
     "bad_crash": "crash",
     "bad_timeout": "timeout",
+    # a typed function without metadata: only its discovered signature reaches the body
+    "bad_untyped": "error-content",
+    # a global function the library registers when it loads
+    "broken.bad_global_status": "status",
 }
-GOOD = ["good_add", "good_cached", "good_echo", "good_greet", "good_raise"]
+GOOD = ["good_add", "good_cached", "good_echo", "good_greet", "good_raise",
+        "broken.good_global_add"]
 
 
 def run_check(*args, timeout=300, env=None):
