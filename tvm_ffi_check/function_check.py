@@ -332,10 +332,11 @@ class FunctionCheck:
                     self._record(rule, message, failure.call_args, failure.answer, shrunk=True)
             if not broken:
                 self.notes.append(f"hypothesis stopped: {type(exc).__name__}: {exc}")
-        if self.interrupted >= INTERRUPTED_LIMIT:
-            self.notes.append(f"{self.interrupted} calls ran past the soft time limit and "
-                              "stopped when TVMFFIEnvCheckSignals reported an interrupt (as it "
-                              "should); the run stopped there")
+        if self.interrupted:
+            self.notes.append(f"{self.interrupted} call(s) ran past the soft time limit and "
+                              "stopped when TVMFFIEnvCheckSignals reported an interrupt, as "
+                              "they should" + ("; the run stopped there"
+                                               if self.interrupted >= INTERRUPTED_LIMIT else ""))
 
     def _chosen(self) -> List[Tuple[Any, ...]]:
         chosen: List[Tuple[Any, ...]] = []
