@@ -59,7 +59,7 @@ String Either(Variant<int64_t, String> value) {
   return String(std::to_string(value.get<int64_t>()));
 }
 int64_t Ndim(TensorView t) { return t.ndim(); }
-int64_t TensorNdim(Tensor t) { return t.ndim(); }
+int64_t TensorNdim(Tensor t) { return t.defined() ? t.ndim() : -1; }  // Tensor is nullable
 int64_t DtypeBits(DLDataType dtype) { return dtype.bits; }
 int64_t DeviceType(DLDevice device) { return device.device_type; }
 Any CallWith(Function f, int64_t x) { return f(x); }
