@@ -1,94 +1,56 @@
-// untyped_kernels.cc -- typed functions exported WITHOUT metadata, as upstream's default
-// macros build them (no -DTVM_FFI_DLL_EXPORT_INCLUDE_METADATA): no
-// __tvm_ffi__metadata_<name> symbol, so tvm-ffi-check must discover each
-// signature from the TypeError a wrongly called function raises. Two more
-// functions check their arguments the way functions compiled by TVM do: their
-// errors name tensor shapes and dtypes (`vadd(A: Tensor([16], float32), ...)`).
-// Every function returns once its arguments are right, so a call that returned
-// is one that reached the body.
+// untyped_kernels.cc -- the rest of a library of typed functions exported WITHOUT
+// metadata, as upstream's default macros build them (no
+// -DTVM_FFI_DLL_EXPORT_INCLUDE_METADATA): no __tvm_ffi__metadata_<name> symbol, so
+// tvm-ffi-check must discover each signature from the TypeError a wrongly called
+// function raises. The tests compile it together with
+// examples/kernels/typed_kernels.cc (16 typed functions) into one library; this part
+// adds the parameter kinds and counts that one lacks, and two functions that check
+// their arguments the way functions compiled by TVM do: their errors name tensor
+// shapes and dtypes (`vadd(A: Tensor([16], float32), ...)`). Every function returns
+// (or raises from its body) once its arguments are right.
 #include <tvm/ffi/container/array.h>
-#include <tvm/ffi/container/map.h>
-#include <tvm/ffi/container/shape.h>
+#include <tvm/ffi/container/dict.h>
+#include <tvm/ffi/container/list.h>
 #include <tvm/ffi/container/tensor.h>
-#include <tvm/ffi/container/variant.h>
-#include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/optional.h>
 #include <tvm/ffi/string.h>
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 
 namespace {
 
-using tvm::ffi::Any;
-using tvm::ffi::Array;
-using tvm::ffi::Function;
-using tvm::ffi::Map;
-using tvm::ffi::Optional;
-using tvm::ffi::Shape;
-using tvm::ffi::String;
-using tvm::ffi::Tensor;
-using tvm::ffi::TensorView;
-using tvm::ffi::Variant;
-
-int64_t Add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + b); }
-double Scale(double x, double factor) { return x * factor; }
-bool Negate(bool value) { return !value; }
-String Concat(String a, String b) { return String(std::string(a) + std::string(b)); }
-int64_t Length(std::string text) { return static_cast<int64_t>(text.size()); }
-int64_t SumArray(Array<int64_t> values) {
-  uint64_t total = 0;
-  for (int64_t v : values) total += static_cast<uint64_t>(v);
-  return static_cast<int64_t>(total);
+int64_t FirstOr(tvm::ffi::Optional<int64_t> value, int64_t fallback) {
+  return value.value_or(fallback);
 }
-Optional<double> Lookup(Map<String, double> table, String key) {
-  auto found = table.find(key);
-  if (found == table.end()) return std::nullopt;
-  return (*found).second;
-}
-int64_t Numel(Shape shape) {
-  int64_t total = 1;
-  for (int64_t d : shape) total *= d;
-  return total;
-}
-int64_t FirstOr(Optional<int64_t> value, int64_t fallback) { return value.value_or(fallback); }
-String Either(Variant<int64_t, String> value) {
-  if (auto text = value.as<String>()) return *text;
-  return String(std::to_string(value.get<int64_t>()));
-}
-int64_t Ndim(TensorView t) { return t.ndim(); }
-int64_t TensorNdim(Tensor t) { return t.defined() ? t.ndim() : -1; }  // Tensor is nullable
-int64_t DtypeBits(DLDataType dtype) { return dtype.bits; }
-int64_t DeviceType(DLDevice device) { return device.device_type; }
-Any CallWith(Function f, int64_t x) { return f(x); }
+// Tensor is nullable: None arrives as an undefined Tensor.
+int64_t TensorNdim(tvm::ffi::Tensor t) { return t.defined() ? t.ndim() : -1; }
 bool IsNull(void* pointer) { return pointer == nullptr; }
 int64_t Sum5(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) + b + c + d + e);
 }
 int64_t Answer() { return 42; }
+int64_t CountNonEmpty(tvm::ffi::List<tvm::ffi::String> items) {
+  int64_t count = 0;
+  for (const tvm::ffi::String& item : items) count += item.size() != 0;
+  return count;
+}
+int64_t DictTotal(tvm::ffi::Dict<tvm::ffi::String, int64_t> table) {
+  uint64_t total = 0;
+  for (const auto& kv : table) total += static_cast<uint64_t>(kv.second);
+  return static_cast<int64_t>(total);
+}
 
 }  // namespace
 
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(add, Add);
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(scale, Scale);
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(negate, Negate);
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(concat, Concat);
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(length, Length);
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(sum_array, SumArray);
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(lookup, Lookup);
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(numel, Numel);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(first_or, FirstOr);
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(either, Either);
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(ndim, Ndim);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(tensor_ndim, TensorNdim);
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(dtype_bits, DtypeBits);
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(device_type, DeviceType);
-TVM_FFI_DLL_EXPORT_TYPED_FUNC(call_with, CallWith);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(is_null, IsNull);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(sum5, Sum5);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(answer, Answer);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(count_non_empty, CountNonEmpty);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(dict_total, DictTotal);
 
 // ------------------------------------------------ checked as TVM-compiled functions are
 
