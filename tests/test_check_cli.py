@@ -160,6 +160,18 @@ def test_a_library_without_tvm_ffi_symbols(kernels):
     assert path in done.stderr and "no TVM FFI symbols" in done.stderr
 
 
+def test_a_library_that_offers_nothing_once_loaded(kernels):
+    # It uses the C API (so it might register functions when it loads) but does not.
+    path = kernels.build("offers_nothing", """
+    #include <tvm/ffi/c_api.h>
+    int helper(TVMFFIAny* out) { return TVMFFIAnyViewToOwnedAny(out, out); }
+    """, language="c")
+    done = run_check(path)
+    assert done.returncode == 2
+    assert "has no TVM FFI functions" in done.stderr
+    assert "registers no global functions or object types" in done.stderr
+
+
 def test_a_library_that_cannot_be_loaded(kernels):
     path = kernels.build("unloadable", """
     #include <tvm/ffi/c_api.h>

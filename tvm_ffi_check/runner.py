@@ -119,10 +119,10 @@ def _gather(path: str, options: Options, worker: Worker, exports: List[str],
     registered = worker.registered if options.globals else {}
     found = targets_of(exports, registered)
     if not found:
-        raise CheckError(f"{path}: {_NO_SYMBOLS.split(':')[0]}: it exports no __tvm_ffi_<name> "
-                         "functions" + (" and registers no global functions or object types "
-                                        "when it loads" if options.globals else
-                                        " (--no-globals: registered ones were not looked at)"))
+        registers = (" and registers no global functions or object types when it loads"
+                     if options.globals else " (--no-globals: registered ones were not looked at)")
+        raise CheckError(f"{path}: has no TVM FFI functions: it exports no __tvm_ffi_<name> "
+                         f"functions{registers}")
     names = [target.name for target, _ in found]
     selected = set(select_functions(names, options.functions))
     report.unselected = [n for n in names if n not in selected]
