@@ -10,6 +10,8 @@ Besides the Python packages this builds, with a C compiler (C++ for one library)
 * ``tvm_ffi_common/lib/libtvm_ffi_testing.so``, the testing kernel library
   (upstream's ``testing.*`` functions and types) from ``c_api/testing`` (C++17,
   against ``c_api/include``; the one piece that needs a C++ compiler),
+* ``tvm_ffi_common/lib/libtvm_ffi_check_fault.so``, tvm-ffi-check's fault
+  reporter (``tvm_ffi_check/fault_report.c``),
 * ``tvm_ffi_fast._core``, the cffi extension, linked against the former,
 
 and copies ``c_api/include`` into ``tvm_ffi_common/include`` for kernel authors,
@@ -85,6 +87,18 @@ def build_testing_library(lib_dir):
                    "-o", os.path.join(lib_dir, "libtvm_ffi_testing.so")])
 
 
+#: tvm-ffi-check's fault reporter (tvm_ffi_check/fault_report.c): a SIGSEGV handler in C that
+#: records the faulting address for the checker's guard pages.
+FAULT_REPORTER = "libtvm_ffi_check_fault.so"
+
+
+def build_fault_reporter(lib_dir):
+    """Compiles tvm_ffi_check/fault_report.c into lib_dir (it needs no TVM FFI header)."""
+    source = os.path.join(ROOT, "tvm_ffi_check", "fault_report.c")
+    _run(_cc() + ["-std=gnu11", *CFLAGS, "-shared", source, "-o",
+                  os.path.join(lib_dir, FAULT_REPORTER)])
+
+
 class BuildExtWithCLibraries(build_ext):
     """build_ext that first builds the plain C libraries the extension links to."""
 
@@ -95,6 +109,7 @@ class BuildExtWithCLibraries(build_ext):
         build_libtvm_ffi(lib_dir)
         build_example_kernels(lib_dir)
         build_testing_library(lib_dir)
+        build_fault_reporter(lib_dir)
         if not self.inplace:
             shutil.copytree(INCLUDE_DIR, os.path.join(package_dir, "include"), dirs_exist_ok=True)
         for ext in self.extensions:

@@ -38,13 +38,21 @@ BROKEN = {
     "bad_arg_refcount": "arg-refcount",
     "bad_arg_refcount_kept": "arg-refcount",
     "bad_args_written": "args-written",
+    "bad_memory_read": "memory-safety",
+    "bad_memory_write": "memory-safety",
     "bad_leak": "leak",
     "bad_leak_result": "leak",
+    "bad_determinism": "determinism",
     "bad_thread_safety": "thread-safety",
     "bad_crash": "crash",
     "bad_timeout": "timeout",
+    # a typed function without metadata: only its discovered signature reaches the body
+    "bad_untyped": "error-content",
+    # a global function the library registers when it loads
+    "broken.bad_global_status": "status",
 }
-GOOD = ["good_add", "good_cached", "good_echo", "good_greet", "good_raise"]
+GOOD = ["good_add", "good_cached", "good_echo", "good_greet", "good_raise",
+        "broken.good_global_add"]
 
 
 def run_check(*args, timeout=300, env=None):
@@ -114,6 +122,23 @@ def test_findings_carry_a_minimal_failing_call(broken_report):
     assert "8 ffi.String" in finding("bad_leak")["message"]
     assert "within 2 s" in finding("bad_timeout")["message"]
     assert finding("bad_thread_safety")["call"].startswith("bad_thread_safety(")
+    # a guard page stops an access one past a tensor's end: the argument and offset named
+    import platform
+
+    read, write = finding("bad_memory_read")["message"], finding("bad_memory_write")["message"]
+    for message, access in ((read, "read"), (write, "write")):
+        assert "passed as args[0]" in message and "0 byte(s) past its end" in message
+        if platform.machine() == "x86_64":  # elsewhere the access is not told apart
+            assert message.startswith(f"out-of-bounds {access} of tensor(")
+    # results that differ between serial calls are non-determinism, never a race
+    assert "two identical calls one after the other" in finding("bad_determinism")["message"]
+    assert "whenever called alone" in finding("bad_thread_safety")["message"]
+    # reached only through the signature its TypeError names
+    untyped = by_name["bad_untyped"]
+    assert untyped["schema"] == "error text"
+    assert finding("bad_untyped")["call"] == "bad_untyped(0, 0, 0, 0)"
+    assert by_name["broken.bad_global_status"]["kind"] == "global"
+    assert by_name["broken.bad_global_status"]["schema"] == "registry"
     for function in report["functions"]:
         for item in function["findings"]:
             assert item["meaning"] == rules.RULES[item["rule"]]
@@ -128,6 +153,9 @@ def test_the_table_has_a_row_per_function_and_each_finding(broken_library):
     rows = {line.split()[0]: line for line in table.splitlines()
             if line.startswith(("good_", "bad_"))}
     assert rows["good_add"].endswith("pass")
+    # what was tried, how many calls reached the body, how many of those raised
+    assert "tried  accepted  raised  result" in table
+    assert rows["good_add"].split()[-4:-1] == ["20", "20", "0"]
     assert rows["bad_status"].endswith("FAIL status")
     assert rows["bad_crash"].endswith("FAIL crash")
     assert "minimal failing call: bad_crash(1000)" in done.stdout

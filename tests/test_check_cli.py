@@ -160,6 +160,18 @@ def test_a_library_without_tvm_ffi_symbols(kernels):
     assert path in done.stderr and "no TVM FFI symbols" in done.stderr
 
 
+def test_a_library_that_offers_nothing_once_loaded(kernels):
+    # It uses the C API (so it might register functions when it loads) but does not.
+    path = kernels.build("offers_nothing", """
+    #include <tvm/ffi/c_api.h>
+    int helper(TVMFFIAny* out) { return TVMFFIAnyViewToOwnedAny(out, out); }
+    """, language="c")
+    done = run_check(path)
+    assert done.returncode == 2
+    assert "has no TVM FFI functions" in done.stderr
+    assert "registers no global functions or object types" in done.stderr
+
+
 def test_a_library_that_cannot_be_loaded(kernels):
     path = kernels.build("unloadable", """
     #include <tvm/ffi/c_api.h>
@@ -291,3 +303,116 @@ def test_a_kernel_calling_exit_is_a_crash_with_its_output(odd_report):
     assert "exited with status 3" in finding["message"]
     assert "exits: goodbye" in finding["output"]
     assert finding["call"].startswith("exits(") and finding["call"] != "exits()"
+
+
+# ------------------------------------------------ registered functions, coverage
+
+
+def test_no_globals_checks_only_the_exported_functions(broken_library):
+    done = run_check(broken_library, "--json", "-", "--examples", "3", "--no-globals",
+                     "--functions", "good_*")
+    names = [f["name"] for f in _json(done)["functions"]]
+    assert names and not any(n.startswith("broken.") for n in names)
+    done = run_check(broken_library, "--json", "-", "--examples", "3", "--functions",
+                     "broken.*,good_add")
+    assert [f["name"] for f in _json(done)["functions"]] == [
+        "good_add", "broken.bad_global_status", "broken.good_global_add"]
+
+
+def test_skip_never_calls_a_function(broken_library):
+    done = run_check(broken_library, "--json", "-", "--examples", "3", "--functions",
+                     "bad_crash,bad_timeout,good_add", "--skip", "bad_c*", "--skip",
+                     "bad_timeout")
+    report = _json(done)
+    assert done.returncode == 0, done.stderr
+    assert [f["name"] for f in report["functions"]] == ["good_add"]
+    assert {s["name"] for s in report["skipped"]} == {"bad_crash", "bad_timeout"}
+    assert "skipped bad_crash: --skip" in done.stderr
+
+
+REFUSES_EVERYTHING = r"""
+#include <tvm/ffi/c_api.h>
+/* Accepts no call the checker can guess: nothing ever reaches past its check. */
+TVM_FFI_DLL_EXPORT int __tvm_ffi_picky(void* s, const TVMFFIAny* a, int32_t n, TVMFFIAny* r) {
+  (void)s, (void)a, (void)n, (void)r;
+  TVMFFIErrorSetRaisedFromCStr("TypeError", "picky wants a secret handshake");
+  return -1;
+}
+/* data, not a function: never called */
+TVM_FFI_DLL_EXPORT const char __tvm_ffi_version_text[] = "1.0";
+"""
+
+
+def test_a_function_no_call_reaches_is_unverified_and_strict_fails_it(kernels):
+    path = kernels.build("picky", REFUSES_EVERYTHING, language="c")
+    done = run_check(path, "--json", "-", "--examples", "5")
+    report = _json(done)
+    assert done.returncode == 0
+    (function,) = report["functions"]
+    assert function["status"] == "unverified" and function["passed"]
+    assert (function["tried"], function["accepted"], function["refused"]) == (5, 0, 5)
+    assert "secret handshake" in function["unverified"]
+    assert "TVM_FFI_DLL_EXPORT_INCLUDE_METADATA=1" in function["unverified"]
+    assert report["summary"]["unverified"] == 1
+    assert "1 unverified" in done.stderr and "picky: no call reached its body" in done.stderr
+    # the data symbol is named, never called
+    assert report["skipped"] == [{"name": "__tvm_ffi_version_text",
+                                  "why": "a data symbol, not a function"}]
+    strict = run_check(path, "--examples", "5", "--strict")
+    assert strict.returncode == 1
+    assert "UNVERIFIED" in strict.stdout and "(--strict: they fail)" in strict.stdout
+
+
+# ------------------------------------------------ small things that went wrong
+
+
+def test_an_empty_library_path_is_an_error_not_the_example():
+    done = run_check("")
+    assert done.returncode == 2 and "empty" in done.stderr
+    assert "example_kernels" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("option", ["--json", "--junit-xml"])
+def test_a_report_path_that_cannot_be_written_fails_before_the_run(broken_library, tmp_path,
+                                                                   option):
+    started = time.monotonic()
+    target = tmp_path / "missing-dir" / "report.out"
+    done = run_check(broken_library, option, str(target), "--functions", "bad_timeout")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert str(target) in done.stderr and "Traceback" not in done.stderr
+    assert "function(s) checked" not in done.stdout  # nothing was run
+    assert time.monotonic() - started < 20
+    done = run_check(broken_library, option, str(tmp_path), "--functions", "good_add")
+    assert done.returncode == 2 and "is a directory" in done.stderr
+
+
+def test_the_library_line_prints_before_the_check_runs(broken_library):
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-m", "tvm_ffi_check", "--no-progress",
+                                broken_library, "--functions", "bad_timeout", "--timeout",
+                                "3"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True)
+    try:
+        first = process.stdout.readline()
+        still_running = process.poll() is None
+    finally:
+        process.kill()
+        process.wait()
+    assert first.startswith("tvm-ffi-check ") and broken_library in first
+    assert still_running  # the hang of bad_timeout was still to come
+
+
+def test_a_missing_cpp_symbol_is_named_readably(kernels):
+    path = kernels.build("missing_cpp_symbol", """
+    #include <tvm/ffi/c_api.h>
+    namespace nowhere { int helper(int); }
+    extern "C" TVM_FFI_DLL_EXPORT int __tvm_ffi_f(void*, const TVMFFIAny*, int32_t n,
+                                                   TVMFFIAny*) {
+      return nowhere::helper(n);
+    }
+    """)
+    done = run_check(path)
+    assert done.returncode == 2
+    assert "the missing symbol is nowhere::helper(int) (_ZN7nowhere6helperEi)" in done.stderr

@@ -15,7 +15,7 @@ from typing import List, Set
 #: ``st_shndx`` of an undefined symbol.
 _SHN_UNDEF = 0
 _SHT_DYNSYM = 11
-_STT_FUNC, _STT_OBJECT, _STT_NOTYPE = 2, 1, 0
+_STT_FUNC, _STT_OBJECT, _STT_NOTYPE, _STT_GNU_IFUNC = 2, 1, 0, 10
 
 #: The prefix of an exported TVM FFI function: ``__tvm_ffi_<name>``.
 EXPORT_PREFIX = "__tvm_ffi_"
@@ -29,14 +29,23 @@ class DynamicSymbols:
 
     defined: Set[str] = field(default_factory=set)
     undefined: Set[str] = field(default_factory=set)
+    #: The defined names that are functions (code), not data.
+    functions: Set[str] = field(default_factory=set)
 
-    def tvm_ffi_functions(self) -> List[str]:
-        """The ``<name>`` of every exported ``__tvm_ffi_<name>``, sorted."""
+    def _exports(self, names: Set[str]) -> List[str]:
         return sorted(
             name[len(EXPORT_PREFIX):]
-            for name in self.defined
+            for name in names
             if name.startswith(EXPORT_PREFIX) and not name.startswith(COMPANION_PREFIXES)
         )
+
+    def tvm_ffi_functions(self) -> List[str]:
+        """The ``<name>`` of every exported function ``__tvm_ffi_<name>``, sorted."""
+        return self._exports(self.functions)
+
+    def tvm_ffi_data(self) -> List[str]:
+        """The ``<name>`` of every ``__tvm_ffi_<name>`` that is data, not a function."""
+        return self._exports(self.defined - self.functions)
 
     def uses_tvm_ffi(self) -> bool:
         """Whether the library exports TVM FFI functions or calls the TVM FFI C API."""
@@ -91,8 +100,10 @@ def read_dynamic_symbols(path: str) -> DynamicSymbols:
                 continue
             if shndx == _SHN_UNDEF:
                 result.undefined.add(name)
-            elif info & 0xF in (_STT_FUNC, _STT_OBJECT, _STT_NOTYPE):
+            elif info & 0xF in (_STT_FUNC, _STT_OBJECT, _STT_NOTYPE, _STT_GNU_IFUNC):
                 result.defined.add(name)
+                if info & 0xF in (_STT_FUNC, _STT_GNU_IFUNC):
+                    result.functions.add(name)
     if not found:
         raise ValueError(f"{path} has no dynamic symbol table")
     return result

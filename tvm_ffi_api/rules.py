@@ -8,7 +8,8 @@ small string holds at most 7 bytes, and an object result names a registered
 type that matches its header. Breaking one of these would make the caller
 read garbage or crash; instead the caller raises :class:`ABIViolation`,
 naming the rule. The checker (``tvm-ffi-check``) reports the same rules, and
-the ones only a checker can see (reference counts, leaks, threads, crashes):
+the ones only a checker can see (reference counts, memory safety, leaks,
+determinism, threads, crashes):
 :data:`RULES` is the one list of rule ids and what each requires.
 """
 
@@ -47,8 +48,14 @@ RULES = {
     "arg-refcount": "borrowed object arguments have the same reference counts after the call "
                     "(and after the result is released) as before",
     "args-written": "the argument array (and the memory after it) is not written",
+    "memory-safety": "the function reads and writes only inside what it is given: each "
+                     "tensor's data and the argument array's num_args slots (guard pages on "
+                     "both sides catch an access past either end)",
     "leak": "repeated calls leave no references or objects behind",
-    "thread-safety": "calls made concurrently from several threads give what serial calls give",
+    "determinism": "identical calls give identical results (not ones that depend on memory "
+                   "the function does not own, a global or the clock)",
+    "thread-safety": "calls made concurrently from several threads give what serial calls "
+                     "give (when serial calls agree with each other)",
     "crash": "the call returns: it does not kill the process",
     "timeout": "the call returns within the time limit",
 }

@@ -2,17 +2,25 @@
 
 ``tvm-ffi-check libfoo.so`` (or ``python -m tvm_ffi_check libfoo.so``)
 loads the library under the reference runtime, in a worker process, and
-checks every exported ``__tvm_ffi_<name>`` function against the rules of the
-calling convention (:data:`tvm_ffi_ref.rules.RULES`): it generates arguments
-with hypothesis from each function's ``__tvm_ffi__metadata_<name>`` type
-schema (a sweep of value kinds without one), watches each call through the
-reference runtime, and reports each broken rule with a minimal failing call.
+checks every function it offers -- exported ``__tvm_ffi_<name>`` symbols, and
+the global functions and object-type methods it registers while loading --
+against the rules of the calling convention (:data:`tvm_ffi_ref.rules.RULES`).
+It generates arguments with hypothesis from each function's type schema (its
+``__tvm_ffi__metadata_<name>``, or the schema registered with it), or from
+the signature its errors name when it has none; hands tensors over against
+guard pages; watches each call through the reference runtime; and reports
+each broken rule with a minimal failing call, and each function no call
+reached as *unverified*.
 
-Modules: :mod:`.runner` (the check: worker, hypothesis, findings),
-:mod:`.probe` and :mod:`._worker` (what runs next to the kernel),
-:mod:`.schema` (type schemas to strategies), :mod:`.values` (generated
-argument values), :mod:`.report` (table, JSON, JUnit XML), :mod:`.examples`
-(the shipped example libraries), :mod:`.cli` (the command line).
+Modules: :mod:`.runner` (the library's check), :mod:`.function_check` (one
+function's), :mod:`.targets` (what a library offers), :mod:`.discover`
+(signatures from error text), :mod:`.schema` (type schemas to strategies),
+:mod:`.objects` (arguments of the library's own types), :mod:`.values`
+(generated argument values), :mod:`.worker_client`, :mod:`._worker`,
+:mod:`.probe`, :mod:`.repeat`, :mod:`.guard` and :mod:`.deadline` (the
+worker process and what runs next to the kernel), :mod:`.results` and
+:mod:`.report` (findings; table, JSON, JUnit XML), :mod:`.examples` (the
+shipped example libraries), :mod:`.cli` (the command line).
 """
 
 from __future__ import annotations

@@ -1,15 +1,21 @@
 """The checker's worker: where kernel code runs, so its crash is only a report.
 
-``python -m tvm_ffi_check._worker LIBRARY`` is started by the checker
-(:class:`tvm_ffi_check.runner.Worker`). It installs the reference runtime,
-loads the library as a Module, says hello, and then serves requests from its
-stdin, answering on its stdout. It never calls a kernel function itself: for
-that it forks a *child* (cheap: the runtime and library are already loaded)
-and relays the request. When the child dies (a signal, an exit) or does not
+Started by the checker (:class:`tvm_ffi_check.worker_client.Worker`) with the
+library's path. It installs the reference runtime, snapshots the global
+function table and the type registry, loads the library (whose static
+initializers register its globals and types), and says hello with what the
+load added (:mod:`.targets`). Then it serves requests from its stdin,
+answering on its stdout. It never calls a kernel function itself: for that it
+forks a *child* (cheap: the runtime and library are already loaded) and
+relays the request. When the child dies (a signal, an exit) or does not
 answer within the request's time limit (it is then killed), the answer says
 so, with the phase the child had reached, and the next request gets a fresh
 child. A ``reset`` request also starts a fresh child, so that one function's
 damage cannot blame another.
+
+Before each kernel call the child reports where that call's guarded tensors
+and argument array lie (:mod:`.guard`); when the child dies of a fault the
+fault reporter recorded, the answer names what the kernel touched.
 
 Messages are pickled dicts, each preceded by its length (4 bytes, big
 endian). The protocol uses copies of the original stdin/stdout; file
@@ -20,6 +26,7 @@ kernel prints cannot corrupt it.
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import pickle
 import select
@@ -28,7 +35,7 @@ import struct
 import sys
 import time
 import traceback
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 _HEADER = struct.Struct(">I")
 
@@ -80,12 +87,15 @@ class _ChildState:
 
     def __init__(self, module) -> None:
         self.module = module
-        self.functions: Dict[str, Any] = {}
+        self.functions: Dict[Any, Any] = {}
 
-    def function(self, name: str):
-        func = self.functions.get(name)
+    def function(self, ref):
+        from .targets import resolve
+
+        ref = tuple(ref)
+        func = self.functions.get(ref)
         if func is None:
-            func = self.functions[name] = self.module.get_function(name)
+            func = self.functions[ref] = resolve(self.module, ref)
         return func
 
 
@@ -103,9 +113,14 @@ def _serve_child(module, read_fd: int, write_fd: int) -> None:
         with lock:
             write_message(write_fd, {"phase": text})
 
-    def tick() -> None:  # before every kernel call: the supervisor restarts its clock
+    def tick(packed) -> None:
+        # Before every kernel call: the supervisor restarts its clock and learns
+        # where the call's guarded tensors are, to name one a fault lands next to.
+        message = {"phase": current[0]}
+        if packed.regions:
+            message["regions"] = packed.regions
         with lock:
-            write_message(write_fd, {"phase": current[0]})
+            write_message(write_fd, message)
 
     probe.BEFORE_CALL[:] = [tick]
 
@@ -113,8 +128,12 @@ def _serve_child(module, read_fd: int, write_fd: int) -> None:
         request = read_message(read_fd)
         if request is None:
             return
+        from .objects import ArgumentNotMade
+
         try:
             answer = _handle(state, request, phase)
+        except ArgumentNotMade as exc:  # an argument of the library's own type: not its fault
+            answer = {"unmade": str(exc)}
         except Exception:  # noqa: BLE001 - the checker's own failure, reported as such
             answer = {"internal_error": traceback.format_exc()}
         answer["done"] = True
@@ -122,9 +141,11 @@ def _serve_child(module, read_fd: int, write_fd: int) -> None:
 
 
 def _handle(state: _ChildState, request: Dict[str, Any], phase) -> Dict[str, Any]:
-    from . import probe
+    from . import deadline, probe, repeat
 
     op = request["op"]
+    if request.get("timeout"):  # long calls are interrupted well inside the hard limit
+        deadline.LIMIT[0] = min(1.0, request["timeout"] / 4)
     if op == "list":
         functions = []
         for name in request["names"]:
@@ -139,20 +160,23 @@ def _handle(state: _ChildState, request: Dict[str, Any], phase) -> Dict[str, Any
                     entry["error"] = f"{type(exc).__name__}: {exc}"
             functions.append(entry)
         return {"functions": functions}
-    func = state.function(request["function"])
+    func = state.function(request["target"])
     values = request["args"] if "args" in request else None
+    if op == "probe":  # one plain call, for what its error says about the signature
+        phase("call")
+        return {"outcome": repeat.plain_outcome(func, values)}
     if op == "check":
         phase("call")
         answer = probe.checked_call(func, values)
-        repeat = request.get("repeat", 0)
-        if repeat and not answer["violations"]:
+        count = request.get("repeat", 0)
+        if count and not answer["violations"] and answer["outcome"] != ("interrupted",):
             phase("repeat")
-            answer["violations"] = probe.repeat_calls(func, values, repeat)
+            answer["violations"] = repeat.repeat_calls(func, values, count)
             answer["repeat_done"] = True
         return answer
     if op == "threads":
         phase("threads")
-        return probe.thread_calls(func, request["arglists"], request["threads"],
+        return repeat.consistency(func, request["arglists"], request["threads"],
                                   request["rounds"])
     raise ValueError(f"unknown request {op!r}")
 
@@ -168,15 +192,19 @@ def _module_text(module, global_name: str, name: str) -> Optional[str]:
 
 
 class _Supervisor:
-    def __init__(self, module, in_fd: int, out_fd: int) -> None:
+    def __init__(self, module, in_fd: int, out_fd: int, record) -> None:
         self.module = module
         self.in_fd = in_fd
         self.out_fd = out_fd
+        self.record = record  # where the fault reporter writes (guard.SharedFaultRecord)
+        self.regions: List[Dict[str, Any]] = []  # the child's guarded tensors, oldest first
         self.pid: Optional[int] = None
         self.to_child: Optional[int] = None
         self.from_child: Optional[int] = None
 
     def _fork(self) -> None:
+        self.record.clear()
+        self.regions = []
         request_read, request_write = os.pipe()
         answer_read, answer_write = os.pipe()
         sys.stdout.flush()
@@ -238,6 +266,9 @@ class _Supervisor:
                     message["elapsed"] = time.monotonic() - started
                     return message
                 last_phase = message.get("phase", last_phase)
+                if message.get("regions"):
+                    self.regions.extend(message["regions"])
+                    del self.regions[:-_KEPT_REGIONS]
                 if timeout is not None:  # a kernel call starts: the limit is per call
                     deadline = time.monotonic() + timeout
         except TimeoutError:
@@ -246,10 +277,21 @@ class _Supervisor:
         except BrokenPipeError:
             pass
         status = self._stop_child(kill=True)
-        return {"done": True, "crash": _describe_status(status), "phase": last_phase}
+        answer = {"done": True, "crash": _describe_status(status), "phase": last_phase}
+        fault = self.record.read()
+        if fault is not None:
+            from .guard import describe_fault
+
+            answer["fault"] = fault
+            answer["out_of_bounds"] = describe_fault(fault, self.regions)
+        return answer
 
     def close(self) -> None:
         self._stop_child(kill=True)
+
+
+#: Guarded tensor regions the supervisor remembers (the newest win an address).
+_KEPT_REGIONS = 512
 
 
 def _describe_status(status: Optional[int]) -> str:
@@ -277,7 +319,11 @@ def main(argv=None) -> int:
     sys.stdout = sys.stderr
     path = argv[0]
     try:
-        from . import probe
+        # Everything a child needs, imported once here rather than in every child
+        # (NumPy alone takes half a second: every tensor and argument array uses it).
+        import numpy  # noqa: F401
+
+        from . import deadline, guard, objects, probe, repeat, targets, values  # noqa: F401
 
         probe.install_tracking()
         import tvm_ffi_ref as api
@@ -285,16 +331,24 @@ def main(argv=None) -> int:
         if not api.runtime.installed():
             raise RuntimeError(f"the reference runtime could not be installed (another runtime, "
                                f"{api.runtime_name()!r}, serves this process)")
+        deadline.install()
+        record = guard.SharedFaultRecord()
+        reporter = guard.install_reporter(record)
+        before = targets.snapshot()
         # Resolve every symbol now: a library that cannot be would otherwise fail
-        # only when a kernel first calls the missing function.
+        # only when a kernel first calls the missing function. Its static
+        # initializers run here: that is when it registers globals and types.
         ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
         module = api.load_module(path)
+        registered = targets.registered_since(before)
     except BaseException as exc:  # noqa: BLE001 - reported to the checker
         write_message(out_fd, {"done": True, "ok": False, "error": f"{exc}"})
         return 1
+    gc.freeze()  # what is loaded stays: each full collection need not walk it again
     write_message(out_fd, {"done": True, "ok": True, "runtime": api.runtime_name(),
-                           "pid": os.getpid()})
-    supervisor = _Supervisor(module, in_fd, out_fd)
+                           "pid": os.getpid(), "registered": registered,
+                           "fault_reporter": reporter})
+    supervisor = _Supervisor(module, in_fd, out_fd, record)
     try:
         while True:
             request = read_message(in_fd)

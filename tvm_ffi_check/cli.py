@@ -42,8 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "exported __tvm_ffi_<name> function with arguments generated from its "
                     "type schema (hypothesis) and report every broken rule, with a minimal "
                     "failing call.",
-        epilog=f"rules:\n{rule_lines}\n\nexit status: 0 all rules hold, 1 a rule is broken, "
-               "2 the library cannot be checked",
+        epilog=f"rules:\n{rule_lines}\n\nexit status: 0 all rules hold, 1 a rule is broken "
+               "(or, with --strict, a function went unverified), 2 the library cannot be "
+               "checked or a report cannot be written",
     )
     parser.add_argument("library", nargs="?",
                         help="the shared library to check (default: the example kernel "
@@ -54,6 +55,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--functions", action="append", default=[], metavar="NAMES",
                         help="check only these functions (comma-separated names or glob "
                              "patterns; repeatable)")
+    parser.add_argument("--skip", action="append", default=[], metavar="PATTERN",
+                        help="never call these functions (comma-separated names or glob "
+                             "patterns; repeatable): ones that take raw addresses, say")
+    parser.add_argument("--globals", dest="globals", action="store_true", default=True,
+                        help="also check the global functions and object-type methods the "
+                             "library registers when it loads (the default)")
+    parser.add_argument("--no-globals", dest="globals", action="store_false",
+                        help="check only the exported __tvm_ffi_<name> functions")
+    parser.add_argument("--strict", action="store_true",
+                        help="a function no call reached (unverified) fails the check")
     parser.add_argument("--examples", type=_positive_int, default=50, metavar="N",
                         help="hypothesis examples per function (default 50)")
     parser.add_argument("--seed", type=int, default=0,
@@ -75,6 +86,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _patterns(items: List[str]) -> List[str]:
+    return [p.strip() for item in items for p in item.split(",") if p.strip()]
+
+
+def _writable(path: Optional[str], option: str) -> Optional[str]:
+    """Why a report cannot be written to ``path`` (checked before the long run), or None."""
+    if not path or path == "-":
+        return None
+    if os.path.isdir(path):
+        return f"{option} {path}: is a directory"
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        return f"{option} {path}: the directory {directory} does not exist"
+    if not os.access(directory, os.W_OK) or (os.path.exists(path) and
+                                             not os.access(path, os.W_OK)):
+        return f"{option} {path}: not writable"
+    return None
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Runs ``tvm-ffi-check``; returns the exit status."""
     from . import examples, report
@@ -82,17 +112,29 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    patterns = [p.strip() for item in args.functions for p in item.split(",") if p.strip()]
     options = Options(examples=args.examples, seed=args.seed, timeout=args.timeout,
-                      functions=patterns, threads=args.threads)
+                      functions=_patterns(args.functions), threads=args.threads,
+                      globals=args.globals, skip=_patterns(args.skip), strict=args.strict)
     table_stream = sys.stderr if args.json == "-" else sys.stdout
+    color = args.color == "always" or (args.color == "auto" and table_stream.isatty()
+                                       and not os.environ.get("NO_COLOR"))
+    if args.library is not None and args.example:
+        parser.error("give a library or --example, not both")
+    for problem in (_writable(args.json, "--json"), _writable(args.junit_xml, "--junit-xml")):
+        if problem:
+            print(f"tvm-ffi-check: error: {problem}", file=sys.stderr)
+            return EXIT_UNUSABLE
+
+    def announce(library_report, count):  # the library line, before the long run
+        table_stream.write(report.render_header(library_report, count))
+        table_stream.flush()
+
     try:
-        if args.library and args.example:
-            parser.error("give a library or --example, not both")
-        path = args.library or examples.library_path(args.example or "example")
+        path = args.library if args.library is not None else \
+            examples.library_path(args.example or "example")
         progress = report.ProgressBar(sys.stderr, enabled=None if not args.no_progress else False)
         try:
-            result = check_library(path, options, progress)
+            result = check_library(path, options, progress, announce)
         finally:
             progress.close()
     except CheckError as exc:
@@ -101,16 +143,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     except KeyboardInterrupt:
         print("tvm-ffi-check: interrupted", file=sys.stderr)
         return 130
-    color = args.color == "always" or (args.color == "auto" and table_stream.isatty()
-                                       and not os.environ.get("NO_COLOR"))
-    table_stream.write(report.render_table(result, color=color))
+    table_stream.write(report.render_table(result, color=color, header=False))
     table_stream.flush()
-    if args.json:
+    try:
         if args.json == "-":
             report.write_json(result, sys.stdout)
-        else:
+        elif args.json:
             with open(args.json, "w") as f:
                 report.write_json(result, f)
-    if args.junit_xml:
-        report.write_junit(result, args.junit_xml)
+        if args.junit_xml:
+            report.write_junit(result, args.junit_xml)
+    except OSError as exc:
+        print(f"tvm-ffi-check: error: writing the report failed: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
     return EXIT_PASS if result.passed else EXIT_FINDINGS

@@ -24,7 +24,7 @@ from typing import Dict
 
 from tvm_ffi_common import libinfo
 
-from .runner import CheckError
+from .results import CheckError
 
 #: Example name -> file stem (``lib tvm_ffi_<stem>.so`` / ``<stem>.c``).
 EXAMPLES: Dict[str, str] = {"example": "example_kernels", "broken": "broken_kernels"}

@@ -11,7 +11,8 @@ and watches what the ABI lets a caller watch:
   elements of Array/List arguments) before the call, right after it and after
   the result is released; a guard reference keeps each one alive whatever the
   kernel does to it;
-* the bytes of the argument array plus one canary slot after it;
+* the bytes of the argument array, which ends against a guard page (a kernel
+  reading or writing ``args[n]`` of an ``n``-argument call faults there);
 * the objects the reference runtime allocated and has not yet freed (every
   ``TVMFFIStringFromByteArray``, error, Array... a kernel makes goes through
   it) and the C API functions the kernel called (``runtime.observers``).
@@ -25,9 +26,7 @@ call, comparable across calls and threads.
 from __future__ import annotations
 
 import ctypes
-import gc
 import struct
-import threading
 from collections import Counter
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -39,13 +38,12 @@ from tvm_ffi_ref.convert import CallScope, set_arg, to_python
 from tvm_ffi_ref.object import type_key
 from tvm_ffi_ref.runtime import memory, slots
 
+from . import deadline, guard
 from .values import RawStrArg, TensorArg, materialize
 
 TI = abi.TVMFFITypeIndex
 OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)
 ANY_SIZE = ctypes.sizeof(abi.TVMFFIAny)
-#: What the slot after the last argument holds; a kernel must not write it.
-CANARY = bytes(range(0xA0, 0xB0))
 _SEQ_TYPES = (int(TI.kTVMFFIArray), int(TI.kTVMFFIList))
 
 Violation = Tuple[str, str]
@@ -126,19 +124,31 @@ def error_parts(handle: int) -> Tuple[str, str]:
 
 
 class Packed:
-    """One call's argument array: ``n`` arguments, then a canary slot."""
+    """One call's argument array: ``n`` arguments, its end against a guard page."""
 
     def __init__(self, values: Sequence[Any]) -> None:
         self.scope = CallScope()
         self.n = len(values)
-        self.array = (abi.TVMFFIAny * (self.n + 1))()
+        memory = guard.guarded_bytes(self.n * ANY_SIZE, "the argument array")
+        self.scope.keep.append(memory)
+        self.address = memory.ctypes.data
+        self.array = (abi.TVMFFIAny * max(self.n, 1)).from_address(self.address)
+        self.pointer = ctypes.cast(self.address, ctypes.POINTER(abi.TVMFFIAny))
+        #: The guarded buffers of this call (guard.py), for a fault's report: the
+        #: argument array itself, then each tensor's data.
+        self.regions: List[guard.Region] = [dict(guard.last_region(), item=ANY_SIZE)]
+        self.interrupted = False
+        self.strings = [v.text if isinstance(v, RawStrArg) else v for v in values
+                        if isinstance(v, (str, RawStrArg))]
         try:
-            for i, value in enumerate(values):
-                self._pack(self.array[i], value)
+            with guard.recording() as regions:
+                for i, value in enumerate(values):
+                    guard.label(f"args[{i}]")
+                    self._pack(self.array[i], value)
+            self.regions += regions
         except BaseException:
             self.scope.close()
             raise
-        ctypes.memmove(ctypes.addressof(self.array) + self.n * ANY_SIZE, CANARY, ANY_SIZE)
 
     def _pack(self, out: abi.TVMFFIAny, value: Any) -> None:
         keep = self.scope.keep
@@ -169,8 +179,8 @@ class Packed:
         set_arg(out, value, self.scope)
 
     def raw(self) -> bytes:
-        """The bytes of the argument array and the canary."""
-        return ctypes.string_at(ctypes.addressof(self.array), (self.n + 1) * ANY_SIZE)
+        """The bytes of the argument array."""
+        return ctypes.string_at(self.address, self.n * ANY_SIZE)
 
     def objects(self) -> List[int]:
         """Every object the arguments borrow: top-level ones and Array/List elements."""
@@ -196,17 +206,23 @@ class Packed:
         self.scope.close()
 
 
-#: Called before every kernel call (the worker reports progress, which keeps a
-#: per-call timeout per call).
+#: Called with the Packed arguments before every kernel call (the worker reports
+#: progress, which keeps a per-call timeout per call, and the call's tensor regions).
 BEFORE_CALL: List[Any] = []
 
 
 def invoke(func: api.Function, packed: Packed) -> Tuple[int, abi.TVMFFIAny]:
-    """Calls the kernel function once: ``(status, result)``."""
+    """Calls the kernel function once: ``(status, result)``.
+
+    A call that runs past the soft limit is interrupted through
+    ``TVMFFIEnvCheckSignals`` (:mod:`.deadline`); ``packed.interrupted`` says so.
+    """
     for hook in BEFORE_CALL:
-        hook()
+        hook(packed)
     result = abi.TVMFFIAny()
-    status = func._safe_call(func._handle, packed.array, packed.n, ctypes.byref(result))
+    with deadline.soft_limit(deadline.LIMIT[0]):
+        status = func._safe_call(func._handle, packed.pointer, packed.n, ctypes.byref(result))
+    packed.interrupted = status != 0 and deadline.interrupted()
     return status, result
 
 
@@ -227,8 +243,8 @@ def canonical(value: Any, depth: int = 0) -> Any:
         return ("str", str(value))
     if isinstance(value, bytes):
         return ("bytes", bytes(value))
-    if isinstance(value, ctypes.c_void_p):
-        return ("void*", value.value or 0)
+    if isinstance(value, ctypes.c_void_p):  # an address says nothing across calls: only NULL does
+        return ("void*", "NULL" if not value.value else "non-NULL")
     if isinstance(value, api.Shape):
         return ("Shape", tuple(int(d) for d in value))
     if isinstance(value, (api.Array, api.List)):
@@ -297,7 +313,7 @@ def _result_outcome(result: abi.TVMFFIAny) -> Any:
     return outcome
 
 
-def _error_outcome(violations: List[Violation]) -> Any:
+def _error_outcome(violations: List[Violation], strings: Sequence[str] = ()) -> Any:
     handle = take_raised()
     if handle is None:
         violations.append(("error-raised", rules.missing_error_violation().detail))
@@ -306,7 +322,10 @@ def _error_outcome(violations: List[Violation]) -> Any:
         index = ctypes.c_int32.from_address(handle + 8).value
         kind, message = error_parts(handle) if index == TI.kTVMFFIError else ("?", "?")
         violation = rules.error_content_violation(index, kind, message)
-        if violation is not None:
+        # An error made of what the caller passed (a function raising the kind and
+        # message it is given) shows the caller's strings, not the function's fault.
+        if violation is not None and not (index == TI.kTVMFFIError and
+                                          (kind in strings or message in strings)):
             violations.append((violation.rule, violation.detail))
         return ("error", kind, message)
     finally:
@@ -318,17 +337,9 @@ def _error_outcome(violations: List[Violation]) -> Any:
 
 def _args_written(before: bytes, after: bytes, n: int) -> List[Violation]:
     found = []
-    for i in range(n + 1):
+    for i in range(n):
         old, new = before[i * ANY_SIZE:(i + 1) * ANY_SIZE], after[i * ANY_SIZE:(i + 1) * ANY_SIZE]
-        if old == new:
-            continue
-        if i == n:
-            found.append(("args-written", f"the kernel wrote past the last argument (the 16 "
-                                          f"bytes after args[{n - 1}]); "
-                                          f"{old.hex()} became {new.hex()}" if n else
-                                          "the kernel wrote to args[0] of a call with no "
-                                          "arguments"))
-        else:
+        if old != new:
             found.append(("args-written", f"the kernel overwrote borrowed argument args[{i}]: "
                                           f"{old.hex()} became {new.hex()}"))
     return found
@@ -387,6 +398,9 @@ class _Call:
         result that breaks a rule is never released.
         """
         violation = rules.status_violation(self.status)
+        if self.packed.interrupted:
+            clear_raised()
+            return []
         if violation is not None:
             clear_raised()
             return [(violation.rule, violation.detail)]
@@ -397,7 +411,7 @@ class _Call:
             return problems
         if self.status == -1:
             found: List[Violation] = []
-            _error_outcome(found)
+            _error_outcome(found, self.packed.strings)
             return found
         clear_raised()
         return []
@@ -448,11 +462,14 @@ def checked_call(func: api.Function, values: Sequence[Any]) -> Dict[str, Any]:
     probe: Optional[int] = None  # our reference to the first result, held over a second call
 
     violation = rules.status_violation(status)
-    if violation is not None:
+    if call.packed.interrupted:  # stopped through TVMFFIEnvCheckSignals: it honoured the check
+        outcome = ("interrupted",)
+        clear_raised()
+    elif violation is not None:
         violations.append((violation.rule, violation.detail))
         clear_raised()
     elif status == -1:
-        outcome = _error_outcome(violations)
+        outcome = _error_outcome(violations, call.packed.strings)
     elif status == -2:
         outcome = ("error", "(pending in the frontend)", "")
         clear_raised()
@@ -495,148 +512,3 @@ def checked_call(func: api.Function, values: Sequence[Any]) -> Dict[str, Any]:
     call.settle(unreleasable)
     return {"status": status, "outcome": outcome, "violations": violations,
             "api_calls": call.api_calls}
-
-
-# ---------------------------------------------------------------- leaks
-
-
-def repeat_calls(func: api.Function, values: Sequence[Any], count: int) -> List[Violation]:
-    """Calls ``count`` more times and reports what stays behind (the ``leak`` rule).
-
-    Two things show a leak: objects the reference runtime allocated during
-    the calls and never freed (after every result, error and argument is
-    released), and result objects that stay referenced by someone other than
-    the caller. For the latter the checker keeps its own reference to each
-    result until the end: a new object per call, each still referenced from
-    elsewhere at the end, or one object whose count grows with every call,
-    is a leak (a cache keeps one object, or replaces its entry).
-    """
-    gc.collect()
-    live_before = set(LIVE)
-    probes: List[int] = []
-    growth: Dict[int, List[int]] = {}
-    violations: List[Violation] = []
-    for _ in range(count):
-        call = _Call(func, values)
-        handle = call.result_object()
-        problems = call.result_problems() if handle else []
-        if handle and not problems and handle not in call.before:
-            LIB.TVMFFIObjectIncRef(handle)  # the checker's probe
-            probes.append(handle)
-            LIB.TVMFFIObjectDecRef(handle)  # the caller's release
-            growth.setdefault(handle, []).append(strong_count(handle) - probes.count(handle))
-        elif not problems:  # no result object, or an argument handed back: dies with the call
-            problems = call.finish()
-        call.settle(handle if problems else None, results_held=True)
-        found = problems + call.violations
-        if found:  # a rule broken only on a later call: report it, stop repeating
-            violations.extend(v for v in found if v not in violations)
-            return violations
-    distinct = list(growth)
-    if count >= 2 and len(distinct) >= max(2, count // 2):
-        held = [h for h in distinct if strong_count(h) - probes.count(h) >= 1]
-        if len(held) == len(distinct):
-            violations.append((
-                "leak", f"each of {len(distinct)} calls returned a new "
-                        f"{_type_name(ctypes.c_int32.from_address(distinct[0] + 8).value)} that "
-                        "still has another reference after the caller released it: results "
-                        "are never freed (an extra IncRef, or kept by the kernel)"))
-    for handle, series in growth.items():
-        if len(series) >= max(2, count // 2) and all(b > a for a, b in zip(series, series[1:])):
-            violations.append((
-                "leak", f"the kernel returns the same {_describe(handle)} every call and its "
-                        f"reference count grows by one each time ({series[0]} -> {series[-1]} "
-                        "references besides the caller's): it adds a reference nobody releases"))
-    for handle in probes:
-        LIB.TVMFFIObjectDecRef(handle)
-    gc.collect()
-    left = [address for address in LIVE if address not in live_before]
-    if count >= 2 and len(left) >= max(2, count // 2):
-        kinds = Counter(_type_name(LIVE.get(a, -1)) for a in left)
-        what = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
-        violations.append(("leak", f"{len(left)} objects the runtime allocated during {count} "
-                                   f"calls are still alive after everything was released "
-                                   f"({what})"))
-    return violations
-
-
-# -------------------------------------------------------------- threads
-
-
-def plain_outcome(func: api.Function, values: Sequence[Any]) -> Any:
-    """The canonical outcome of one call (no rule checks; the result released)."""
-    clear_raised()
-    packed = Packed(values)
-    try:
-        status, result = invoke(func, packed)
-        if status == 0:
-            broken = [v.rule for v in rules.result_violations(result)]
-            if not broken and result.type_index >= OBJECT_BEGIN:
-                live = rules.object_liveness_violation(result.v_ptr)
-                broken += [live.rule] if live is not None else []
-            if broken:  # never released: it is not a reference we can trust
-                return ("broken-result", tuple(broken))
-            return _result_outcome(result)
-        if status == -1:
-            handle = take_raised()
-            if handle is None:
-                return ("error", "?", "(nothing raised)")
-            try:
-                return ("error",) + tuple(error_parts(handle))
-            finally:
-                LIB.TVMFFIObjectDecRef(handle)
-        clear_raised()
-        return ("status", status)
-    finally:
-        packed.close()
-
-
-def thread_calls(func: api.Function, arglists: Sequence[Sequence[Any]], threads: int,
-                 rounds: int) -> Dict[str, Any]:
-    """Calls with each argument list from ``threads`` threads at once and compares.
-
-    Each argument list is called serially twice first; one whose two serial
-    outcomes differ is nondeterministic and is left out. Then every thread,
-    started together, calls the lists in turn (thread ``t`` starts at list
-    ``t``, so different arguments run side by side). Any outcome other than
-    the serial one breaks ``thread-safety``.
-    """
-    serial = []
-    skipped = 0
-    for original, values in enumerate(arglists):
-        first, second = plain_outcome(func, values), plain_outcome(func, values)
-        if first == second:
-            serial.append((original, values, first))
-        else:
-            skipped += 1
-    if not serial:
-        return {"violations": [], "skipped": skipped, "calls": 0}
-    barrier = threading.Barrier(threads)
-    mismatches: List[Tuple[int, Any, Any]] = []
-    failures: List[str] = []
-    lock = threading.Lock()
-
-    def worker(t: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            for k in range(rounds):
-                original, values, expected = serial[(t + k) % len(serial)]
-                got = plain_outcome(func, values)
-                if got != expected:
-                    with lock:
-                        mismatches.append((original, expected, got))
-        except Exception as exc:  # noqa: BLE001 - a checker failure, reported as such
-            with lock:
-                failures.append(f"{type(exc).__name__}: {exc}")
-
-    pool = [threading.Thread(target=worker, args=(t,), daemon=True) for t in range(threads)]
-    for thread in pool:
-        thread.start()
-    for thread in pool:
-        thread.join()
-    answer: Dict[str, Any] = {"violations": [], "skipped": skipped, "calls": threads * rounds,
-                              "failures": failures, "mismatches": len(mismatches)}
-    if mismatches:
-        original, expected, got = mismatches[0]
-        answer.update(mismatch_index=original, serial=display(expected), threaded=display(got))
-    return answer

@@ -12,7 +12,7 @@ from typing import IO, Any, Dict, List, Optional
 from tvm_ffi_common import __version__
 
 from tvm_ffi_ref import rules
-from .runner import FunctionReport, LibraryReport
+from .results import FunctionReport, LibraryReport
 
 TOOL = "tvm-ffi-check"
 
@@ -21,37 +21,63 @@ def _truncate(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(0, width - 3)] + "..."
 
 
-def render_table(report: LibraryReport, color: bool = False) -> str:
-    """The terminal report: one row per function, then each finding in full."""
+def render_header(report: LibraryReport, count: int) -> str:
+    """The lines a report starts with: the tool, the library and what will be checked.
+
+    The command line prints them as soon as the functions are known, before
+    the (long) check itself.
+    """
+    options = report.options
+    lines = [f"{TOOL} {__version__}: {report.library}",
+             f"{count} function(s), {options.examples} examples each, seed {options.seed}, "
+             f"timeout {options.timeout:g} s per call"]
+    if report.unselected:
+        lines.append(f"not selected by --functions: {_names(report.unselected)}")
+    for name, why in report.skipped:
+        lines.append(f"skipped {name}: {why}")
+    return "\n".join(lines) + "\n"
+
+
+def _names(names: List[str], limit: int = 12) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+#: How a signature the checker discovered (not read from a schema) is marked in the table.
+_DISCOVERED = {"error text": "~", "arity": "~"}
+
+
+def render_table(report: LibraryReport, color: bool = False, header: bool = True) -> str:
+    """The terminal report: one row per function, then each finding in full.
+
+    ``header``: start with :func:`render_header`'s lines (the command line
+    printed them already when False).
+    """
     def paint(text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if color else text
 
-    options = report.options
     lines: List[str] = []
-    lines.append(f"{TOOL} {__version__}: {report.library}")
-    lines.append(f"{len(report.functions)} function(s), {options.examples} examples each, "
-                 f"seed {options.seed}, timeout {options.timeout:g} s per call")
-    if report.unselected:
-        lines.append(f"not selected by --functions: {', '.join(report.unselected)}")
+    if header:
+        lines.append(render_header(report, len(report.functions)).rstrip("\n"))
     lines.append("")
     width = shutil.get_terminal_size((120, 24)).columns
     name_w = max([8] + [len(f.name) for f in report.functions])
-    sig_w = min(44, max([9] + [len(f.signature or "(no schema)") for f in report.functions]))
-    header = (f"{'function':<{name_w}}  {'signature':<{sig_w}}  {'examples':>8}  "
-              f"{'returned/raised':>15}  result")
-    lines.append(header)
-    lines.append("-" * min(width, max(len(header) + 20, 60)))
+    sig_w = min(44, max([9] + [len(_signature(f)) for f in report.functions]))
+    header_row = (f"{'function':<{name_w}}  {'signature':<{sig_w}}  {'tried':>5}  "
+                  f"{'accepted':>8}  {'raised':>6}  result")
+    lines.append(header_row)
+    lines.append("-" * min(width, max(len(header_row) + 20, 60)))
     for function in report.functions:
-        signature = _truncate(function.signature or "(no schema)", sig_w)
-        if function.passed:
+        if function.status == "pass":
             verdict = paint("pass", "32")
+        elif function.status == "unverified":
+            verdict = paint("UNVERIFIED" if report.options.strict else "unverified", "33")
         else:
             broken = function.rules_broken + (["checker-error"] if function.errors else [])
             verdict = paint("FAIL " + ", ".join(broken), "31;1")
-        returned = function.outcomes.get("returned", 0)
-        raised = sum(n for k, n in function.outcomes.items() if k.startswith("raised"))
-        lines.append(f"{function.name:<{name_w}}  {signature:<{sig_w}}  "
-                     f"{function.examples:>8}  {f'{returned}/{raised}':>15}  {verdict}")
+        lines.append(f"{function.name:<{name_w}}  {_truncate(_signature(function), sig_w):<{sig_w}}"
+                     f"  {function.tried:>5}  {function.accepted:>8}  {function.raised:>6}  "
+                     f"{verdict}")
     failed = [f for f in report.functions if not f.passed]
     if failed:
         lines.append("")
@@ -74,21 +100,45 @@ def render_table(report: LibraryReport, color: bool = False) -> str:
             for error in function.errors:
                 lines.append("")
                 lines.append(f"{paint(function.name, '1')}  [checker-error] {error}")
-    notes = [(f.name, n) for f in report.functions for n in f.notes]
+    unverified = report.unverified
+    if unverified:
+        lines.append("")
+        lines.append("Unverified (no call reached the function's body, so nothing was checked)")
+        for function in unverified:
+            lines.append(f"  {function.name}: {function.unverified}")
+    notes = [("", n) for n in report.notes] + [(f.name, n) for f in report.functions
+                                                for n in f.notes]
     if notes:
         lines.append("")
         lines.append("Notes")
         for name, note in notes:
-            lines.append(f"  {name}: {note}")
+            lines.append(f"  {name}: {note}" if name else f"  {note}")
+    if any(f.schema_source in _DISCOVERED for f in report.functions):
+        lines.append("  ~: a signature discovered from the function's errors (it has no "
+                     "type schema)")
     lines.append("")
-    n_failed = len(failed)
-    n_rules = sum(len(f.findings) for f in failed)
-    summary = (f"{len(report.functions)} function(s) checked in {report.duration:.1f} s: "
-               f"{len(report.functions) - n_failed} passed, {n_failed} failed")
-    if n_rules:
-        summary += f" ({n_rules} broken rule(s))"
-    lines.append(paint(summary, "32" if not n_failed else "31;1"))
+    lines.append(paint(summary_line(report), "32" if report.passed else "31;1"))
     return "\n".join(lines) + "\n"
+
+
+def _signature(function: FunctionReport) -> str:
+    return _DISCOVERED.get(function.schema_source, "") + (function.signature or "(no schema)")
+
+
+def summary_line(report: LibraryReport) -> str:
+    """``12 function(s) checked in 3.1 s: 9 passed, 1 failed (2 broken rule(s)), 2 unverified``."""
+    counts = report.counts()
+    n_rules = sum(len(f.findings) for f in report.functions)
+    text = (f"{counts['functions']} function(s) checked in {report.duration:.1f} s: "
+            f"{counts['passed']} passed, {counts['failed']} failed")
+    if n_rules:
+        text += f" ({n_rules} broken rule(s))"
+    text += f", {counts['unverified']} unverified"
+    if report.options.strict and counts["unverified"]:
+        text += " (--strict: they fail)"
+    if counts["skipped"]:
+        text += f", {counts['skipped']} skipped"
+    return text
 
 
 def to_json(report: LibraryReport) -> Dict[str, Any]:
@@ -102,15 +152,14 @@ def to_json(report: LibraryReport) -> Dict[str, Any]:
         "duration_s": round(report.duration, 3),
         "options": {"examples": options.examples, "seed": options.seed,
                     "timeout": options.timeout, "functions": list(options.functions),
-                    "threads": options.threads},
+                    "threads": options.threads, "globals": options.globals,
+                    "skip": list(options.skip), "strict": options.strict},
         "rules": dict(rules.RULES),
-        "summary": {
-            "functions": len(report.functions),
-            "passed": sum(f.passed for f in report.functions),
-            "failed": sum(not f.passed for f in report.functions),
-        },
+        "summary": report.counts(),
         "functions": [f.to_json() for f in report.functions],
         "unselected": report.unselected,
+        "skipped": [{"name": name, "why": why} for name, why in report.skipped],
+        "notes": report.notes,
     }
 
 
@@ -119,7 +168,8 @@ def write_json(report: LibraryReport, stream: IO[str]) -> None:
     stream.write("\n")
 
 
-def _testcase(suite: ET.Element, function: FunctionReport, classname: str) -> None:
+def _testcase(suite: ET.Element, function: FunctionReport, classname: str,
+              report_strict: bool = False) -> None:
     case = ET.SubElement(suite, "testcase", name=function.name, classname=classname,
                          time=f"{function.duration:.3f}")
     for finding in function.findings:
@@ -137,8 +187,18 @@ def _testcase(suite: ET.Element, function: FunctionReport, classname: str) -> No
     for error in function.errors:
         element = ET.SubElement(case, "error", type="checker-error", message=error)
         element.text = error
-    details = [f"signature: {function.signature or '(no schema: value kinds swept)'}",
-               f"examples: {function.examples}"] + function.notes
+    details = [f"signature: {function.signature or '(no schema: value kinds swept)'} "
+               f"({function.schema_source})",
+               f"calls: {function.tried} tried, {function.accepted} accepted, "
+               f"{function.raised} raised"] + function.notes
+    if function.unverified:
+        details.append(f"unverified: {function.unverified}")
+        if report_strict:
+            failure = ET.SubElement(case, "failure", type="unverified",
+                                    message=f"[unverified] {function.unverified}")
+            failure.text = function.unverified
+        else:
+            ET.SubElement(case, "skipped", message=f"unverified: {function.unverified}")
     ET.SubElement(case, "system-out").text = "\n".join(details)
 
 
@@ -148,7 +208,9 @@ def write_junit(report: LibraryReport, path: str) -> None:
     suite = ET.SubElement(
         root, "testsuite", name=f"{TOOL} {report.library}",
         tests=str(len(report.functions)),
-        failures=str(sum(1 for f in report.functions if f.findings)),
+        failures=str(sum(1 for f in report.functions if f.findings or
+                         (report.options.strict and f.status == "unverified"))),
+        skipped=str(0 if report.options.strict else len(report.unverified)),
         errors=str(sum(1 for f in report.functions if f.errors and not f.findings)),
         time=f"{report.duration:.3f}", timestamp=time.strftime("%Y-%m-%dT%H:%M:%S"))
     props = ET.SubElement(suite, "properties")
@@ -158,7 +220,7 @@ def write_junit(report: LibraryReport, path: str) -> None:
         ET.SubElement(props, "property", name=key, value=str(value))
     classname = "tvm_ffi_check." + (report.library.rsplit("/", 1)[-1].replace(".", "_"))
     for function in report.functions:
-        _testcase(suite, function, classname)
+        _testcase(suite, function, classname, report.options.strict)
     tree = ET.ElementTree(root)
     tree.write(path, encoding="utf-8", xml_declaration=True)
 

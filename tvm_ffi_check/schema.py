@@ -22,8 +22,8 @@ correct kernel answers with a TypeError.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any, List, Optional
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
 
 from hypothesis import strategies as st
 
@@ -35,6 +35,7 @@ from .values import (
     ErrorArg,
     FunctionArg,
     ListArg,
+    ObjectArg,
     OpaquePtrArg,
     RawStrArg,
     ShapeArg,
@@ -48,16 +49,30 @@ _DTYPES = ("float32", "float64", "float16", "int32", "int64", "int8", "uint8", "
 _DEVICES = (("cpu", 0), ("cpu", 1), ("cuda", 0))
 
 
+#: What a packed function's schema is: ``{"type": "ffi.Function"}`` and nothing more.
+PACKED = "an ffi.Function schema without parameters"
+
+
 class SchemaError(ValueError):
     """Metadata that is not the JSON upstream writes."""
 
 
 @dataclass
 class Signature:
-    """What a function's type schema says: its parameters and return type."""
+    """What a function's type schema says: its parameters and return type.
 
-    params: List[dict]
+    ``source`` says where it comes from: ``"metadata"`` (an exported
+    ``__tvm_ffi__metadata_<name>``), ``"registry"`` (the schema registered
+    with a global or method), ``"error text"`` (the signature a refused call
+    named, :mod:`.discover`) or ``"arity"`` (only the number of arguments is
+    known: each parameter is None). ``text`` is the signature as the error
+    printed it.
+    """
+
+    params: List[Optional[dict]]
     returns: Optional[dict]
+    source: str = "metadata"
+    text: str = ""
 
     def describe(self) -> str:
         """``(int, ffi.String) -> int``."""
@@ -111,13 +126,15 @@ def signature_of(schema: Any) -> Signature:
     args = schema.get("args")
     if isinstance(args, list) and args:
         return Signature(list(args[1:]), args[0])
-    raise SchemaError("an ffi.Function schema without parameters ('named_args' or 'args')")
+    raise SchemaError(f"{PACKED} ('named_args' or 'args')")
 
 
 def describe_type(schema: Optional[dict]) -> str:
     """``ffi.Array[int]``: a type schema as a short type expression."""
     if schema is None:
         return "?"
+    if "shape" in schema:  # a tensor whose shape and dtype a compiled function named
+        return f"{schema['type']}[{', '.join(map(str, schema['shape']))}; {schema.get('dtype')}]"
     args = schema.get("args") or []
     if not args:
         return schema["type"]
@@ -125,6 +142,19 @@ def describe_type(schema: Optional[dict]) -> str:
 
 
 # ------------------------------------------------------------- strategies
+
+
+@dataclass
+class Context:
+    """What a function's strategies draw on besides its schema.
+
+    ``catalog``: the library's own types by key (:func:`tvm_ffi_check.targets.type_catalog`);
+    ``sizes``: a call's size for each symbolic tensor dimension.
+    """
+
+    catalog: Dict[str, dict] = field(default_factory=dict)
+    sizes: Dict[str, int] = field(default_factory=dict)
+
 
 _ints = st.integers(_INT64_MIN, _INT64_MAX)
 _floats = st.floats(allow_nan=True, allow_infinity=True)
@@ -174,15 +204,28 @@ def sweep_arguments(max_args: int = 3) -> st.SearchStrategy:
     return st.lists(sweep(), max_size=max_args).map(tuple)
 
 
-def strategy_for(schema: Optional[dict], depth: int = 0) -> st.SearchStrategy:
-    """A strategy of values a caller may pass for a parameter of type ``schema``."""
+def strategy_for(schema: Optional[dict], depth: int = 0,
+                 context: Optional[Context] = None) -> st.SearchStrategy:
+    """A strategy of values a caller may pass for a parameter of type ``schema``.
+
+    ``context`` holds the library's own types (an argument of one is made by
+    its constructor, :mod:`.objects`) and the sizes of a call's symbolic
+    tensor dimensions.
+    """
     if schema is None:
         return sweep()
+    context = context or Context()
     key = schema["type"]
     args = schema.get("args") or []
 
     def arg(i: int) -> st.SearchStrategy:
-        return strategy_for(args[i] if i < len(args) else None, depth + 1)
+        return strategy_for(args[i] if i < len(args) else None, depth + 1, context)
+
+    if "shape" in schema:
+        return _shaped_tensors(schema, context)
+    if schema.get("guessed"):  # a kind one probe call accepted: mostly it, and every kind
+        plain = {k: v for k, v in schema.items() if k != "guessed"}
+        return st.one_of(strategy_for(plain, depth, context), sweep())
 
     if key == "None":
         return st.none()
@@ -219,18 +262,18 @@ def strategy_for(schema: Optional[dict], depth: int = 0) -> st.SearchStrategy:
     if key == "Optional":
         return st.one_of(st.none(), arg(0))
     if key == "Variant":
-        return st.one_of(*[strategy_for(a, depth + 1) for a in args]) if args else sweep()
+        return st.one_of(*[strategy_for(a, depth + 1, context) for a in args]) if args else sweep()
     if key == "ObjectRValueRef":
         return arg(0)
     if key == "Tuple":
-        return st.tuples(*[strategy_for(a, depth + 1) for a in args])
+        return st.tuples(*[strategy_for(a, depth + 1, context) for a in args])
     if key in ("ffi.Array", "ffi.List"):
         items = st.lists(arg(0), max_size=_MAX_ITEMS if depth < 2 else 1)
         if key == "ffi.List":
             return items.map(lambda xs: ListArg(tuple(xs)))
         return items
     if key in ("ffi.Map", "ffi.Dict"):
-        keys = _hashable(args[0] if args else None, depth)
+        keys = _hashable(args[0] if args else None, depth, context)
         pairs = st.dictionaries(keys, arg(1), max_size=3 if depth < 2 else 1)
         if key == "ffi.Dict":
             return pairs.map(lambda d: DictArg(tuple(d.items())))
@@ -238,23 +281,74 @@ def strategy_for(schema: Optional[dict], depth: int = 0) -> st.SearchStrategy:
     if key == "ffi.Object":
         return st.one_of(st.lists(st.integers(0, 9), max_size=2), _text.map(lambda s: s + "-" * 8),
                          _shapes)
-    return sweep()  # "Any" and types the checker cannot construct
+    made = _library_objects(key, depth, context)
+    return made if made is not None else sweep()  # "Any" and types nobody can make
 
 
-def _hashable(schema: Optional[dict], depth: int) -> st.SearchStrategy:
+def _library_objects(key: str, depth: int, context: Context) -> Optional[st.SearchStrategy]:
+    """Objects of one of the library's own types, made by its constructor; None if none."""
+    from .objects import constructor
+
+    kind = context.catalog.get(key)
+    made = constructor(kind) if kind is not None and depth <= 2 else None
+    if made is None:
+        return None
+    params = st.tuples(*[strategy_for(p, depth + 1, context) for p in made.params])
+    return params.map(lambda values: ObjectArg(key, made.via, values, made.fields))
+
+
+_NUMPY_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                 "uint64", "float16", "float32", "float64"}
+
+
+def _shaped_tensors(schema: dict, context: Context) -> st.SearchStrategy:
+    """Tensors of the shape and dtype a compiled function named (mostly), or any tensor."""
+    dtype = schema.get("dtype")
+    if dtype not in _NUMPY_DTYPES:
+        return _tensors(as_pointer=None)
+    dims = [st.just(d) if isinstance(d, int) else
+            st.just(context.sizes[d]) if d in context.sizes else st.integers(0, 8)
+            for d in schema["shape"]]
+    exact = st.builds(TensorArg, dtype=st.just(dtype), shape=st.tuples(*dims),
+                      seed=st.integers(0, 2 ** 16), layout=st.just("contiguous"),
+                      as_pointer=st.booleans())
+    return st.one_of(exact, exact, exact, _tensors(as_pointer=None))
+
+
+def _hashable(schema: Optional[dict], depth: int, context: Context) -> st.SearchStrategy:
     """Map keys: what a Python dict can hold for a key type."""
     if schema is None or schema["type"] == "Any":
         return _keys
     if schema["type"] in ("int", "bool", "float", "ffi.String", "std::string", "const char*",
                           "ffi.Bytes", "None"):
-        return strategy_for(schema, depth + 1)
+        return strategy_for(schema, depth + 1, context)
     if schema["type"] in ("Optional", "Variant"):
-        return st.one_of(*[_hashable(a, depth) for a in schema.get("args") or [None]])
+        return st.one_of(*[_hashable(a, depth, context) for a in schema.get("args") or [None]])
     return _keys
 
 
-def arguments_for(signature: Optional[Signature]) -> st.SearchStrategy:
-    """A strategy of whole argument tuples for a function (a sweep without a signature)."""
+def _symbols(schema: Optional[dict]) -> List[str]:
+    return [d for d in (schema or {}).get("shape", ()) if isinstance(d, str)]
+
+
+def arguments_for(signature: Optional[Signature],
+                  context: Optional[Context] = None) -> st.SearchStrategy:
+    """A strategy of whole argument tuples for a function (a sweep without a signature).
+
+    A symbolic tensor dimension (``n`` in ``Tensor([n], float32)``) takes one
+    size per call, the same in every tensor that names it.
+    """
     if signature is None:
         return sweep_arguments()
-    return st.tuples(*[strategy_for(p) for p in signature.params])
+    context = context or Context()
+    symbols = sorted({name for p in signature.params for name in _symbols(p)})
+    if not symbols:
+        return st.tuples(*[strategy_for(p, 0, context) for p in signature.params])
+
+    @st.composite
+    def sized(draw):
+        sizes = {name: draw(st.integers(0, 8)) for name in symbols}
+        inner = Context(context.catalog, sizes)
+        return tuple(draw(strategy_for(p, 0, inner)) for p in signature.params)
+
+    return sized()

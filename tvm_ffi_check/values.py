@@ -140,6 +140,29 @@ class RawStrArg:
         return f"c_str({self.text!r})"
 
 
+@dataclass(frozen=True)
+class ObjectArg:
+    """An object of one of the library's own types, made in the worker (:mod:`.objects`).
+
+    ``via`` is the type's method that makes it (``__ffi_init__`` or a static
+    method) called with ``args``, or ``""``: made from its fields, ``fields``
+    naming each of ``args`` (``ffi.MakeObjectFromPackedArgs``).
+    """
+
+    type_key: str
+    via: str
+    args: Tuple[Any, ...] = ()
+    fields: Tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        if not self.via:
+            inner = ", ".join(f"{n}={format_value(v)}" for n, v in zip(self.fields, self.args))
+            return f"{self.type_key}({inner})"
+        inner = ", ".join(format_value(v) for v in self.args)
+        where = self.type_key if self.via == "__ffi_init__" else f"{self.type_key}.{self.via}"
+        return f"{where}({inner})"
+
+
 def format_value(value: Any, limit: int = 120) -> str:
     """A short, Python-like rendering of one argument."""
     text = repr(value)
@@ -158,6 +181,8 @@ def format_call(name: str, args: Sequence[Any], limit: int = 400) -> str:
 def _tensor_array(spec: TensorArg):
     import numpy as np
 
+    from .guard import guarded_bytes
+
     rng = np.random.default_rng(spec.seed)
     dtype = np.dtype("bool" if spec.dtype == "bool" else spec.dtype)
     shape = tuple(spec.shape)
@@ -170,13 +195,16 @@ def _tensor_array(spec: TensorArg):
         count *= d
     extra = 1 if spec.layout == "offset" else 0
     if dtype.kind == "f":
-        flat = rng.standard_normal(count + extra).astype(dtype)
+        values = rng.standard_normal(count + extra)
     elif dtype.kind == "b":
-        flat = rng.integers(0, 2, count + extra).astype(dtype)
+        values = rng.integers(0, 2, count + extra)
     else:
         info = np.iinfo(dtype)
-        flat = rng.integers(max(info.min, -100), min(info.max, 100), count + extra,
-                            endpoint=True).astype(dtype)
+        values = rng.integers(max(info.min, -100), min(info.max, 100), count + extra,
+                              endpoint=True)
+    # The data ends against a guard page: an access past it faults (guard.py).
+    flat = guarded_bytes((count + extra) * dtype.itemsize, repr(spec)).view(dtype)
+    flat[:] = values.astype(dtype)
     array = flat[extra:].reshape(base_shape)
     if spec.layout == "transposed" and len(shape) >= 2:
         array = array.transpose()
@@ -230,6 +258,10 @@ def materialize(value: Any, keep: list) -> Any:
         return api.Error(value.kind, value.message)
     if isinstance(value, RawStrArg):
         return value.text
+    if isinstance(value, ObjectArg):
+        from .objects import make
+
+        return make(value, [materialize(v, keep) for v in value.args])
     raise TypeError(f"cannot pass a generated {type(value).__name__}")
 
 

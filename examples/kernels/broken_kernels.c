@@ -3,6 +3,12 @@
  * knows, one function per rule (named bad_<rule>), next to functions that
  * behave (good_*), which must get no finding.
  *
+ * Besides exported functions it registers two global functions when it loads
+ * (broken.bad_global_status, broken.good_global_add), as most real libraries
+ * do, and bad_untyped checks its arguments the way upstream's typed functions
+ * do but exports no type schema: the checker must read its signature from the
+ * TypeError it raises to reach its body at all.
+ *
  * Several break their rule only for some arguments, so the report's minimal
  * failing call shows hypothesis' shrinking at work: bad_crash crashes only
  * from 1000 up, bad_status misbehaves only above 100, bad_result_reference
@@ -407,4 +413,145 @@ KERNEL(bad_timeout) {
   while (spinning) {
   }
   return 0;
+}
+
+/* ------------------------------------------------------------ tensors */
+
+/* The DLTensor of a tensor argument (a borrowed DLTensor* or a Tensor object), or NULL. */
+static DLTensor* arg_tensor(const TVMFFIAny* arg) {
+  if (arg->type_index == kTVMFFIDLTensorPtr) return (DLTensor*)arg->v_ptr;
+  if (arg->type_index == kTVMFFITensor) return TVMFFITensorGetDLTensorPtr(arg->v_obj);
+  return NULL;
+}
+
+/* The bytes a compact tensor's elements take. */
+static size_t tensor_bytes(const DLTensor* t) {
+  size_t count = 1;
+  int32_t i;
+  for (i = 0; i < t->ndim; ++i) count *= (size_t)t->shape[i];
+  return count * (((size_t)t->dtype.bits * t->dtype.lanes + 7) / 8);
+}
+
+static int want_tensor(const char* func, const TVMFFIAny* args, int32_t n, unsigned char** data,
+                       size_t* size) {
+  DLTensor* t;
+  if (want_args(func, n, 1)) return -1;
+  t = arg_tensor(&args[0]);
+  if (t == NULL) return raise_error("TypeError", "expected a tensor");
+  *data = (unsigned char*)t->data + t->byte_offset;
+  *size = tensor_bytes(t);
+  return 0;
+}
+
+/* memory-safety: a checksum whose loop runs one byte too far (<= instead of <). */
+METADATA(bad_memory_read, FUNCTION_SCHEMA(T("int"), T("DLTensor*")))
+KERNEL(bad_memory_read) {
+  unsigned char* data;
+  size_t size, i;
+  uint64_t sum = 0;
+  (void)self;
+  if (want_tensor("bad_memory_read", args, n, &data, &size)) return -1;
+  for (i = 0; i <= size; ++i) sum += data[i];
+  set_int(result, (int64_t)sum);
+  return 0;
+}
+
+/* memory-safety: clears its tensor, and one byte after it. */
+METADATA(bad_memory_write, FUNCTION_SCHEMA(T("None"), T("DLTensor*")))
+KERNEL(bad_memory_write) {
+  unsigned char* data;
+  size_t size;
+  (void)self;
+  if (want_tensor("bad_memory_write", args, n, &data, &size)) return -1;
+  memset(data, 0, size + 1);
+  result->type_index = kTVMFFINone;
+  result->zero_padding = 0;
+  result->v_int64 = 0;
+  return 0;
+}
+
+/* determinism: counts its calls (each call's result differs from the last). */
+METADATA(bad_determinism, FUNCTION_SCHEMA(T("int"), ""))
+KERNEL(bad_determinism) {
+  static int64_t calls;
+  (void)self, (void)args;
+  if (want_args("bad_determinism", n, 0)) return -1;
+  set_int(result, ++calls);
+  return 0;
+}
+
+/* error-content, but only once its arguments are right: a typed function without
+ * metadata. It checks its arguments as upstream's typed functions do, so the text of
+ * its TypeError names its signature; only a call with four ints reaches the body. */
+KERNEL(bad_untyped) {
+  static const char signature[] = "bad_untyped(0: int, 1: int, 2: int, 3: int) -> int";
+  char message[256];
+  int32_t i;
+  (void)self, (void)result;
+  if (n != 4) {
+    snprintf(message, sizeof(message), "Mismatched number of arguments when calling: `%s`. "
+             "Expected 4 but got %d arguments", signature, (int)n);
+    return raise_error("TypeError", message);
+  }
+  for (i = 0; i < n; ++i) {
+    if (args[i].type_index != kTVMFFIInt) {
+      snprintf(message, sizeof(message), "Mismatched type on argument #%d when calling: `%s`. "
+               "Expected `int` but got type index %d", (int)i, signature,
+               (int)args[i].type_index);
+      return raise_error("TypeError", message);
+    }
+  }
+  return raise_error("ValueError", ""); /* no message: the broken rule */
+}
+
+/* ------------------------------------------------------------ registered globals */
+
+/* status (a registered global): status 2 for negative numbers. */
+static int global_status(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  int64_t x;
+  (void)self;
+  if (arg_int("broken.bad_global_status", args, n, &x)) return -1;
+  if (x < 0) return 2;
+  set_int(result, x);
+  return 0;
+}
+
+/* A well-behaved global without a schema (the checker learns its arity from its error). */
+static int global_add(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self;
+  if (want_args("broken.good_global_add", n, 2)) return -1;
+  if (args[0].type_index != kTVMFFIInt || args[1].type_index != kTVMFFIInt) {
+    return raise_error("TypeError", "broken.good_global_add(): arguments must be ints");
+  }
+  set_int(result, (int64_t)((uint64_t)args[0].v_int64 + (uint64_t)args[1].v_int64));
+  return 0;
+}
+
+static TVMFFIByteArray bytes_of(const char* text) {
+  TVMFFIByteArray bytes;
+  bytes.data = text;
+  bytes.size = strlen(text);
+  return bytes;
+}
+
+/* Registered while the library loads, as upstream's refl::GlobalDef() does. */
+__attribute__((constructor)) static void register_globals(void) {
+  TVMFFIObjectHandle status_function = NULL, add_function = NULL;
+  TVMFFIMethodInfo info;
+  TVMFFIByteArray name = bytes_of("broken.good_global_add");
+  memset(&info, 0, sizeof(info));
+  if (TVMFFIFunctionCreate(NULL, global_status, NULL, &status_function) == 0) {
+    info.name = bytes_of("broken.bad_global_status");
+    info.metadata = bytes_of("{\"type_schema\":" "\"{\\\"type\\\":\\\"ffi.Function\\\","
+                             "\\\"named_args\\\":{\\\"return\\\":[{\\\"type\\\":\\\"int\\\"}],"
+                             "\\\"params\\\":[{\\\"type\\\":\\\"int\\\"}]}}\"}");
+    info.method.type_index = kTVMFFIFunction;
+    info.method.v_obj = status_function;
+    TVMFFIFunctionSetGlobalFromMethodInfo(&info, 1);
+    TVMFFIObjectDecRef(status_function); /* the global table keeps its own reference */
+  }
+  if (TVMFFIFunctionCreate(NULL, global_add, NULL, &add_function) == 0) {
+    TVMFFIFunctionSetGlobal(&name, add_function, 1);
+    TVMFFIObjectDecRef(add_function);
+  }
 }

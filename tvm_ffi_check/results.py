@@ -1,0 +1,148 @@
+"""What a check found: per finding, per function, per library (and its options)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from tvm_ffi_ref import rules
+
+RULES = rules.RULES
+
+#: The hint a function no call reached gets when it carries no type schema.
+METADATA_HINT = ("build the library with -DTVM_FFI_DLL_EXPORT_INCLUDE_METADATA=1 so that it "
+                 "exports each function's type schema (__tvm_ffi__metadata_<name>), and the "
+                 "checker calls it with the types it takes")
+
+
+class CheckError(Exception):
+    """The library cannot be checked at all (bad path, not a TVM FFI library, ...)."""
+
+
+@dataclass
+class Options:
+    """What a check does; the command line's options.
+
+    ``globals``: also check the global functions and the methods of the object
+    types the library registers when it loads; ``skip``: glob patterns of
+    functions never to call; ``strict``: a function no call reached fails.
+    """
+
+    examples: int = 50
+    seed: int = 0
+    timeout: float = 5.0
+    functions: Sequence[str] = ()
+    threads: int = 4
+    thread_rounds: int = 6
+    repeat: int = 8
+    globals: bool = True
+    skip: Sequence[str] = ()
+    strict: bool = False
+
+
+@dataclass
+class Finding:
+    """One broken rule of one function."""
+
+    rule: str
+    message: str
+    args: Optional[Tuple[Any, ...]] = None
+    call: str = ""
+    shrunk: bool = False
+    api_calls: List[str] = field(default_factory=list)
+    output: str = ""
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"rule": self.rule, "meaning": RULES[self.rule], "message": self.message,
+                "call": self.call, "args": None if self.args is None else [repr(a)
+                                                                           for a in self.args],
+                "shrunk": self.shrunk, "api_calls": self.api_calls, "output": self.output}
+
+
+@dataclass
+class FunctionReport:
+    """What the check found for one function.
+
+    ``kind`` is where it comes from (``export``, ``global``, ``method``);
+    ``schema_source`` where its signature does (``metadata``, ``registry``,
+    ``error text``, ``arity``, ``sweep``). Of the ``tried`` calls,
+    ``accepted`` reached the function's body (they returned, raised from the
+    body, or were interrupted), ``refused`` were turned away by its argument
+    checks, and ``raised`` counts the accepted ones that raised. A function no
+    call reached is ``unverified`` (the reason says why).
+    """
+
+    name: str
+    kind: str = "export"
+    signature: Optional[str] = None
+    schema_source: str = "sweep"
+    doc: Optional[str] = None
+    examples: int = 0
+    duration: float = 0.0
+    findings: List[Finding] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+    errors: List[str] = field(default_factory=list)
+    #: How the examples' calls ended: "returned", "raised <kind>", ...
+    outcomes: Dict[str, int] = field(default_factory=dict)
+    tried: int = 0
+    accepted: int = 0
+    raised: int = 0
+    refused: int = 0
+    unverified: Optional[str] = None
+
+    @property
+    def passed(self) -> bool:
+        """No broken rule and no checker failure (an unverified function passes, unless strict)."""
+        return not self.findings and not self.errors
+
+    @property
+    def status(self) -> str:
+        """``pass``, ``fail`` or ``unverified``."""
+        if not self.passed:
+            return "fail"
+        return "unverified" if self.unverified else "pass"
+
+    @property
+    def rules_broken(self) -> List[str]:
+        return [f.rule for f in self.findings]
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "status": self.status,
+                "passed": self.passed, "signature": self.signature,
+                "schema": self.schema_source, "examples": self.examples,
+                "tried": self.tried, "accepted": self.accepted, "raised": self.raised,
+                "refused": self.refused, "unverified": self.unverified,
+                "duration_s": round(self.duration, 3), "rules_broken": self.rules_broken,
+                "outcomes": self.outcomes,
+                "findings": [f.to_json() for f in self.findings], "notes": self.notes,
+                "errors": self.errors}
+
+
+@dataclass
+class LibraryReport:
+    """The whole check. ``skipped``: (name, why) of functions found but never called."""
+
+    library: str
+    options: Options
+    functions: List[FunctionReport] = field(default_factory=list)
+    unselected: List[str] = field(default_factory=list)
+    skipped: List[Tuple[str, str]] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+    duration: float = 0.0
+
+    @property
+    def unverified(self) -> List[FunctionReport]:
+        return [f for f in self.functions if f.status == "unverified"]
+
+    @property
+    def passed(self) -> bool:
+        """Every function passed (and, with ``--strict``, every one was reached)."""
+        return all(f.passed for f in self.functions) and \
+            not (self.options.strict and self.unverified)
+
+    def counts(self) -> Dict[str, int]:
+        """How many functions passed, failed, were unverified and were skipped."""
+        statuses = [f.status for f in self.functions]
+        return {"functions": len(self.functions), "passed": statuses.count("pass"),
+                "failed": statuses.count("fail"), "unverified": statuses.count("unverified"),
+                "skipped": len(self.skipped)}
