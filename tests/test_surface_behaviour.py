@@ -101,6 +101,42 @@ print(json.dumps({"copies": out, "empty": empty.__chandle__()}))
 
 
 @pytest.mark.parametrize("package", PACKAGES)
+def test_shapes_copy_and_pickle_as_shapes(package):
+    # a Shape is a tuple keeping its ffi.Shape object; copies are new Shapes of the same
+    # dimensions, alone or inside Python containers (upstream's behaviour)
+    result = _run(package, """
+import copy, pickle
+s = api.Shape((2, 3, 4))
+made = [copy.copy(s), copy.deepcopy(s), pickle.loads(pickle.dumps(s)),
+        copy.deepcopy([s, {"k": s}])[1]["k"], api.get_global_func("ffi.DeepCopy")(s)]
+print(json.dumps([[type(m).__name__, list(m), m == s] for m in made]))
+""")
+    assert result == [["Shape", [2, 3, 4], True]] * 5
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_type_schema_accepts_values_of_opaque_pointer_handlers(package):
+    # a class in core._OPAQUE_PTR_HANDLERS is a ctypes.c_void_p to the type converter too
+    result = _run(package, """
+import ctypes
+class Event:
+    __slots__ = ("address",)
+    def __init__(self, address):
+        self.address = address
+schema = api.core.TypeSchema.from_annotation(ctypes.c_void_p)
+try:
+    schema.check_value(Event(1))
+    before = "accepted"
+except TypeError as e:
+    before = "TypeError" if "c_void_p" in str(e) else str(e)
+api.core._OPAQUE_PTR_HANDLERS[Event] = lambda event: event.address
+schema.check_value(Event(0xCAFE))
+print(json.dumps([before, schema.convert(Event(0xCAFE)).type_index]))
+""")
+    assert result == ["TypeError", 4]  # kTVMFFIOpaquePtr
+
+
+@pytest.mark.parametrize("package", PACKAGES)
 def test_errors_pickle_and_copy_by_value(package):
     result = _run(package, """
 import copy, pickle

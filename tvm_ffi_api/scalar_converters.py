@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from .converter_base import (INT64_MAX, INT64_MIN, ConvertError, Converter, Result, _mismatch,
                              describe, materialize, pack_checked)
+from .arg_setters import OPAQUE_PTR_HANDLERS
 from .object import Object
 from .string import Bytes, String
 
@@ -145,7 +146,8 @@ def _opaque_ptr(conv: Converter, value: Any) -> Result:
     if value is None:
         return ctypes.c_void_p(None), True
     kind = type(value)
-    if hasattr(kind, "__tvm_ffi_opaque_ptr__") or hasattr(kind, "__cuda_stream__"):
+    if (hasattr(kind, "__tvm_ffi_opaque_ptr__") or hasattr(kind, "__cuda_stream__")
+            or kind in OPAQUE_PTR_HANDLERS):
         return materialize(value, "ctypes.c_void_p", value), True
     raise _mismatch("ctypes.c_void_p", value)
 

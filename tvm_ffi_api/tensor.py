@@ -208,5 +208,10 @@ class Shape(tuple, PyNativeObject):
         self._tvm_ffi_cached_object = Object._adopt(handle)
         return self
 
+    def __reduce_ex__(self, protocol):
+        # a Shape of the same dimensions (copy, deepcopy, pickle), never a second wrapper
+        # of the cached object: that one is a Shape too and would recurse through here
+        return (type(self), (tuple(self),))
+
 
 register_class(TI.kTVMFFIShape, Shape)
