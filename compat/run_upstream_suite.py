@@ -43,7 +43,10 @@ FAILURES_FILE = os.path.join(HERE, "upstream_failures.txt")
 #: The short subset CI runs: quick files spread over the surface this project owns.
 CI_SUBSET = ("test_string.py", "test_device.py", "test_dtype.py", "test_error.py",
              "test_container.py", "test_access_path.py", "test_libinfo.py",
-             "utils/test_kwargs_wrapper.py")
+             "utils/test_kwargs_wrapper.py", "test_function.py", "test_object.py",
+             "test_structural.py", "test_serialization.py", "test_dataclass_c_class.py",
+             "test_dataclass_copy.py", "test_tensor.py", "test_container_dlpack_conversion.py",
+             "test_stub_layout.py")
 
 #: Which part of the work each test file measures (the issue that owns it).
 AREAS = {
