@@ -75,6 +75,20 @@ def test_kinds_of_definition_match(ours, theirs):
             assert kind(ours[name]) == kind(letter), (demangle([name]), ours[name], letter)
 
 
+def test_data_symbols_have_upstreams_sizes(upstream_library):
+    """A vtable's size is its slot count, a typeinfo's its kind and bases, a name's its text."""
+    def sizes(path):
+        out = subprocess.run(["nm", "-DS", "--defined-only", path], capture_output=True,
+                             text=True, check=True).stdout
+        return {p[3]: int(p[1], 16) for p in (line.split() for line in out.splitlines())
+                if len(p) == 4 and p[2] in "VDRBu" and "N3tvm3ffi" in p[3]}
+
+    theirs = sizes(upstream_library)
+    ours = sizes(os.path.join(libinfo.library_dir(), "libtvm_ffi.so"))
+    assert theirs["_ZTVN3tvm3ffi9ModuleObjE"] == 16 + 12 * 8  # offset-to-top, typeinfo, 12 slots
+    assert ours == theirs
+
+
 def test_the_vtables_and_typeinfo_are_there(ours):
     for name in ("_ZTVN3tvm3ffi9ModuleObjE", "_ZTIN3tvm3ffi9ModuleObjE",
                  "_ZTSN3tvm3ffi9ModuleObjE", "_ZTVN3tvm3ffi5ErrorE", "_ZTIN3tvm3ffi5ErrorE",
