@@ -47,6 +47,15 @@ def test_value_operations_match_upstream(library):
     assert "sequal 101" in text and "roundtrip 1" in text and "thrown ValueError 1" in text
 
 
+def test_traversals_made_in_cxx_walk_the_runtimes_containers(library):
+    """TVM's passes drive visitors and mutators made in C++ through the containers' hooks."""
+    text = assert_all_equal(run_each("""
+    print(lib['traversals']([1, [2, 3], {'k': 4}]))
+    print(lib['traversals'](api.convert({'a': [5, 6]})))
+    """, library))
+    assert text == 'sum 10 mapped [10,[20,30],{"k":40}]\nsum 11 mapped {"a":[50,60]}\n'
+
+
 def test_cxx_calls_virtuals_of_a_module_the_runtime_loaded(library):
     text = assert_all_equal(run_each("""
     print(lib['probe_module'](lib, 'add_one'))

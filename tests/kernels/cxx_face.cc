@@ -10,6 +10,8 @@
 #include <tvm/ffi/extra/serialization.h>
 #include <tvm/ffi/extra/structural_equal.h>
 #include <tvm/ffi/extra/structural_hash.h>
+#include <tvm/ffi/extra/structural_mutate.h>
+#include <tvm/ffi/extra/structural_visit.h>
 #include <tvm/ffi/function.h>
 
 #include <sstream>
@@ -135,8 +137,25 @@ ffi::String ContextSymbols() {
   return os.str();
 }
 
+// Traversals made in C++ (as TVM's passes make them) walking the runtime's containers:
+// the containers' __s_visit__ / __s_mutate__ hooks are handed a C++ visitor or mutator.
+ffi::String Traversals(ffi::Any root) {
+  int64_t sum = 0;
+  ffi::StructuralVisit(root, [&sum](int64_t value, ffi::StructuralVisitorObj*)
+                                 -> ffi::Optional<ffi::VisitInterrupt> {
+    sum += value;
+    return std::nullopt;
+  });
+  ffi::Any mapped = ffi::StructuralMap<ffi::WalkOrder::kPostOrder>(
+      root, [](int64_t value) -> ffi::Expected<ffi::Any> { return ffi::Any(value * 10); });
+  std::ostringstream os;
+  os << "sum " << sum << " mapped " << Text(mapped);
+  return os.str();
+}
+
 }  // namespace
 
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(traversals, Traversals);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(operations, Operations);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(add_one, AddOne);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC_DOC(add_one, "adds one");
