@@ -384,6 +384,16 @@ int SafeCall(Body body) {
 }
 
 }  // namespace cxx_face
+
+/* The helpers, by their short names, in this library's sources. */
+using cxx_face::AsBool;
+using cxx_face::AsInt;
+using cxx_face::AsObject;
+using cxx_face::AsString;
+using cxx_face::CallFunction;
+using cxx_face::CallGlobal;
+using cxx_face::View;
+using cxx_face::ViewBool;
 }  // namespace ffi
 }  // namespace tvm
 

@@ -27,15 +27,6 @@
 namespace tvm {
 namespace ffi {
 
-using cxx_face::AsBool;
-using cxx_face::AsInt;
-using cxx_face::AsObject;
-using cxx_face::AsString;
-using cxx_face::CallFunction;
-using cxx_face::CallGlobal;
-using cxx_face::View;
-using cxx_face::ViewBool;
-
 /* ---------------------------------------------------------------- ModuleObj */
 
 const TVMFFIAny* ModuleObj::import_items(int64_t* count) const {
@@ -95,24 +86,25 @@ bool ModuleObj::ImplementsFunction(const String& name, bool query_imports) {
   return false;
 }
 
-Any ModuleObj::GetFunctionDoc(const String& name, bool query_imports) {
-  Any found = this->GetFunctionDoc(name);
+/* A string companion of name (doc or metadata: the virtual `own`) in module, then
+ * (query_imports) in its imports, depth first; None when absent. */
+static Any FindCompanion(ModuleObj* module, Any (ModuleObj::*own)(const String&),
+                         const String& name, bool query_imports) {
+  Any found = (module->*own)(name);
   if (!found.is_none() || !query_imports) return found;
-  for (ModuleObj* import : ImportsOf(this)) {
-    found = import->GetFunctionDoc(name, true);
+  for (ModuleObj* import : ImportsOf(module)) {
+    found = FindCompanion(import, own, name, true);
     if (!found.is_none()) return found;
   }
   return Any();
 }
 
+Any ModuleObj::GetFunctionDoc(const String& name, bool query_imports) {
+  return FindCompanion(this, &ModuleObj::GetFunctionDoc, name, query_imports);
+}
+
 Any ModuleObj::GetFunctionMetadata(const String& name, bool query_imports) {
-  Any found = this->GetFunctionMetadata(name);
-  if (!found.is_none() || !query_imports) return found;
-  for (ModuleObj* import : ImportsOf(this)) {
-    found = import->GetFunctionMetadata(name, true);
-    if (!found.is_none()) return found;
-  }
-  return Any();
+  return FindCompanion(this, &ModuleObj::GetFunctionMetadata, name, query_imports);
 }
 
 /* A new Array of items (borrowed) then, if extra is not NULL, extra. */

@@ -12,14 +12,6 @@
 namespace tvm {
 namespace ffi {
 
-using cxx_face::AsBool;
-using cxx_face::AsInt;
-using cxx_face::AsObject;
-using cxx_face::AsString;
-using cxx_face::CallGlobal;
-using cxx_face::View;
-using cxx_face::ViewBool;
-
 /* --------------------------------------------------------------- structural */
 
 bool StructuralEqual::Equal(const Any& lhs, const Any& rhs, bool map_free_vars,

@@ -658,12 +658,7 @@ static int load_so(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   return 0;
 }
 
-static int module_implements_native(void* ctx, const FrArg* a, TVMFFIAny* rv);
-static int module_implements(void* ctx, const FrArg* a, TVMFFIAny* rv) {
-  if (fr_module_is_foreign(a[0].value.v_obj)) return fr_module_foreign_global("ImplementsFunction", a, 3, rv);
-  return module_implements_native(ctx, a, rv);
-}
-
+FR_MODULE_GLOBAL(module_implements, "ImplementsFunction", 3)
 static int module_implements_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   TVMFFIByteArray name;
   void* f = NULL;
@@ -678,12 +673,7 @@ static int module_implements_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   return 0;
 }
 
-static int module_get_function_native(void* ctx, const FrArg* a, TVMFFIAny* rv);
-static int module_get_function(void* ctx, const FrArg* a, TVMFFIAny* rv) {
-  if (fr_module_is_foreign(a[0].value.v_obj)) return fr_module_foreign_global("GetFunction", a, 3, rv);
-  return module_get_function_native(ctx, a, rv);
-}
-
+FR_MODULE_GLOBAL(module_get_function, "GetFunction", 3)
 static int module_get_function_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   TVMFFIByteArray name;
   void* f = NULL;
@@ -719,12 +709,7 @@ static int module_get_doc(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   return module_string_symbol(a, "__tvm_ffi__doc_", rv);
 }
 
-static int module_property_mask_native(void* ctx, const FrArg* a, TVMFFIAny* rv);
-static int module_property_mask(void* ctx, const FrArg* a, TVMFFIAny* rv) {
-  if (fr_module_is_foreign(a[0].value.v_obj)) return fr_module_foreign_global("GetPropertyMask", a, 1, rv);
-  return module_property_mask_native(ctx, a, rv);
-}
-
+FR_MODULE_GLOBAL(module_property_mask, "GetPropertyMask", 1)
 static int module_property_mask_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   (void)ctx;
   (void)a;
@@ -732,36 +717,21 @@ static int module_property_mask_native(void* ctx, const FrArg* a, TVMFFIAny* rv)
   return 0;
 }
 
-static int module_inspect_source_native(void* ctx, const FrArg* a, TVMFFIAny* rv);
-static int module_inspect_source(void* ctx, const FrArg* a, TVMFFIAny* rv) {
-  if (fr_module_is_foreign(a[0].value.v_obj)) return fr_module_foreign_global("InspectSource", a, 2, rv);
-  return module_inspect_source_native(ctx, a, rv);
-}
-
+FR_MODULE_GLOBAL(module_inspect_source, "InspectSource", 2)
 static int module_inspect_source_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   (void)ctx;
   (void)a;
   return fr_string_from_bytes("", 0, rv);
 }
 
-static int module_kind_native(void* ctx, const FrArg* a, TVMFFIAny* rv);
-static int module_kind(void* ctx, const FrArg* a, TVMFFIAny* rv) {
-  if (fr_module_is_foreign(a[0].value.v_obj)) return fr_module_foreign_global("GetKind", a, 1, rv);
-  return module_kind_native(ctx, a, rv);
-}
-
+FR_MODULE_GLOBAL(module_kind, "GetKind", 1)
 static int module_kind_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   (void)ctx;
   (void)a;
   return fr_string_from_bytes("library", 7, rv);
 }
 
-static int module_write_formats_native(void* ctx, const FrArg* a, TVMFFIAny* rv);
-static int module_write_formats(void* ctx, const FrArg* a, TVMFFIAny* rv) {
-  if (fr_module_is_foreign(a[0].value.v_obj)) return fr_module_foreign_global("GetWriteFormats", a, 1, rv);
-  return module_write_formats_native(ctx, a, rv);
-}
-
+FR_MODULE_GLOBAL(module_write_formats, "GetWriteFormats", 1)
 static int module_write_formats_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   void* array = fr_array_new(0);
   (void)ctx;
@@ -771,12 +741,7 @@ static int module_write_formats_native(void* ctx, const FrArg* a, TVMFFIAny* rv)
   return 0;
 }
 
-static int module_write_to_file_native(void* ctx, const FrArg* a, TVMFFIAny* rv);
-static int module_write_to_file(void* ctx, const FrArg* a, TVMFFIAny* rv) {
-  if (fr_module_is_foreign(a[0].value.v_obj)) return fr_module_foreign_global("WriteToFile", a, 3, rv);
-  return module_write_to_file_native(ctx, a, rv);
-}
-
+FR_MODULE_GLOBAL(module_write_to_file, "WriteToFile", 3)
 static int module_write_to_file_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   (void)ctx;
   (void)a;
@@ -784,24 +749,14 @@ static int module_write_to_file_native(void* ctx, const FrArg* a, TVMFFIAny* rv)
   return fr_raise("RuntimeError", "Module[library] does not support WriteToFile");
 }
 
-static int module_import_native(void* ctx, const FrArg* a, TVMFFIAny* rv);
-static int module_import(void* ctx, const FrArg* a, TVMFFIAny* rv) {
-  if (fr_module_is_foreign(a[0].value.v_obj)) return fr_module_foreign_global("ImportModule", a, 2, rv);
-  return module_import_native(ctx, a, rv);
-}
-
+FR_MODULE_GLOBAL(module_import, "ImportModule", 2)
 static int module_import_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   (void)ctx;
   *rv = fr_any_none();
   return import_module((FrModule*)a[0].value.v_obj, (FrModule*)a[1].value.v_obj);
 }
 
-static int module_clear_imports_native(void* ctx, const FrArg* a, TVMFFIAny* rv);
-static int module_clear_imports(void* ctx, const FrArg* a, TVMFFIAny* rv) {
-  if (fr_module_is_foreign(a[0].value.v_obj)) return fr_module_foreign_global("ClearImports", a, 1, rv);
-  return module_clear_imports_native(ctx, a, rv);
-}
-
+FR_MODULE_GLOBAL(module_clear_imports, "ClearImports", 1)
 static int module_clear_imports_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   (void)ctx;
   *rv = fr_any_none();

@@ -23,4 +23,16 @@ FR_HIDDEN int fr_module_foreign_global(const char* method, const FrArg* a, int32
 FR_HIDDEN int fr_module_foreign_lookup(void* module, const char* method, const char* name,
                                        size_t size, int query_imports, TVMFFIAny* out);
 
+/* Defines the typed global body fn: a foreign module's call goes to its
+ * virtual function (method, num_args arguments), any other to fn_native,
+ * defined after it. */
+#define FR_MODULE_GLOBAL(fn, method, num_args)                                          \
+  static int fn##_native(void* ctx, const FrArg* a, TVMFFIAny* rv);                     \
+  static int fn(void* ctx, const FrArg* a, TVMFFIAny* rv) {                             \
+    if (fr_module_is_foreign(a[0].value.v_obj)) {                                       \
+      return fr_module_foreign_global(method, a, num_args, rv);                         \
+    }                                                                                   \
+    return fn##_native(ctx, a, rv);                                                     \
+  }
+
 #endif /* TVM_FFI_FAST_MODULE_CXX_H_ */
