@@ -44,11 +44,26 @@ def _run(cmd):
 
 
 def build_libtvm_ffi(lib_dir):
-    """Compiles c_api/src into lib_dir/libtvm_ffi.so with SONAME libtvm_ffi.so."""
-    sources = sorted(glob.glob(os.path.join(ROOT, "c_api", "src", "*.c")))
-    output = os.path.join(lib_dir, "libtvm_ffi.so")
-    _run(_cc() + ["-std=gnu11", *CFLAGS, "-fvisibility=hidden", "-I", INCLUDE_DIR, "-shared",
-                  *sources, "-Wl,-soname,libtvm_ffi.so", "-lpthread", "-o", output])
+    """Compiles c_api/src into lib_dir/libtvm_ffi.so with SONAME libtvm_ffi.so.
+
+    The C files are the C ABI; the C++ files (cxx_*.cc) are the C++ symbols upstream's
+    library defines out of line, so the whole is linked as C++.
+    """
+    src = os.path.join(ROOT, "c_api", "src")
+    build_dir = os.path.join(ROOT, "build", "libtvm_ffi_objects")
+    os.makedirs(build_dir, exist_ok=True)
+    objects = []
+    for source in sorted(glob.glob(os.path.join(src, "*.c"))):
+        objects.append(os.path.join(build_dir, os.path.basename(source) + ".o"))
+        _run(_cc() + ["-std=gnu11", *CFLAGS, "-fvisibility=hidden", "-I", INCLUDE_DIR, "-c",
+                      source, "-o", objects[-1]])
+    for source in sorted(glob.glob(os.path.join(src, "*.cc"))):
+        objects.append(os.path.join(build_dir, os.path.basename(source) + ".o"))
+        _run(_cxx() + ["-std=c++17", *CFLAGS, "-fvisibility=hidden",
+                       "-fvisibility-inlines-hidden", "-I", INCLUDE_DIR, "-c", source, "-o",
+                       objects[-1]])
+    _run(_cxx() + ["-shared", *objects, "-Wl,-soname,libtvm_ffi.so", "-lpthread", "-o",
+                   os.path.join(lib_dir, "libtvm_ffi.so")])
 
 
 #: The example kernel libraries (examples/kernels/<stem>.c -> lib/libtvm_ffi_<stem>.so).

@@ -100,6 +100,19 @@ class Module(Object):
         """Forgets every import."""
         _api("ModuleClearImports")(self)
 
+    def inspect_source(self, fmt: str = "") -> str:
+        """The module's source in format ``fmt``, or ``""`` when it has none."""
+        return _api("ModuleInspectSource")(self, fmt)
+
+    def get_write_formats(self) -> List[str]:
+        """The formats :meth:`write_to_file` accepts (none for a loaded library)."""
+        return _api("ModuleGetWriteFormats")(self)
+
+    def write_to_file(self, file_name: str, fmt: str = "") -> None:
+        """Writes the module to ``file_name`` in format ``fmt`` (``RuntimeError`` when the
+        module cannot be written, as a loaded library cannot)."""
+        _api("ModuleWriteToFile")(self, file_name, fmt)
+
     def get_property_mask(self) -> int:
         """The :class:`ModulePropertyMask` bits of this module."""
         return int(_api("ModuleGetPropertyMask")(self))

@@ -897,6 +897,14 @@ RUNTIME_FUNCTIONS: List[CFunction] = [
     _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_mlir_packed_function",
         ("void (*)(void**)", "packed"), ("void*", "context"), ("void (*)(void*)", "release"),
         ("TVMFFIObjectHandle*", "out")),
+    _fn("tvm_ffi_runtime.h", "void*", "tvm_ffi_runtime_module_vtable"),
+    _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_module_is_foreign",
+        ("TVMFFIObjectHandle", "module")),
+    _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_module_call", ("const char*", "method"),
+        ("const TVMFFIAny*", "args"), ("int32_t", "num_args"), ("TVMFFIAny*", "result")),
+    _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_module_lookup_from_imports",
+        ("TVMFFIObjectHandle", "module"), ("const char*", "name"),
+        ("TVMFFIObjectHandle*", "out")),
 ]
 
 

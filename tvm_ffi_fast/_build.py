@@ -47,6 +47,7 @@ SOURCES = [
     "tensor",  # Tensor objects and DLPack
     "env",  # streams, DLPack allocator, signal checks
     "module",  # shared-library and system-library modules
+    "module_cxx",  # modules and C++: the vtable prefix, modules C++ made
     "dtype",  # DLDataType <-> string
 ]
 

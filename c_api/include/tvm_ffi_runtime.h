@@ -262,6 +262,31 @@ TVM_FFI_DLL int tvm_ffi_runtime_mlir_packed_function(void (*packed)(void**), voi
                                                      void (*release)(void*),
                                                      TVMFFIObjectHandle* out);
 
+/*
+ * Modules and C++ (libtvm_ffi.so's C++ face). Upstream's ModuleObj is a C++
+ * class whose vtable pointer sits 8 bytes before the object header. A runtime
+ * allocates each Module object it makes with those 8 bytes in front, holding
+ * tvm_ffi_runtime_module_vtable(): C++ code calling mod->GetFunction(...) on it
+ * then reaches the runtime's own ffi.Module* globals.
+ *
+ * A module made by C++ (a ModuleObj subclass) has a vtable of its own:
+ * tvm_ffi_runtime_module_is_foreign says so, and the runtime serves its
+ * ffi.Module<method> globals on it with tvm_ffi_runtime_module_call(method,
+ * args, ...) (args[0] the module, then the global's own arguments; method
+ * one of GetFunction, ImplementsFunction, GetFunctionDoc, GetFunctionMetadata,
+ * GetPropertyMask, InspectSource, GetKind, GetWriteFormats, WriteToFile,
+ * ImportModule, ClearImports), which calls its virtual functions; 0 or -1
+ * with an error raised. tvm_ffi_runtime_module_lookup_from_imports is
+ * TVMFFIEnvModLookupFromImports on such a module (a borrowed Function).
+ */
+TVM_FFI_DLL void* tvm_ffi_runtime_module_vtable(void);
+TVM_FFI_DLL int tvm_ffi_runtime_module_is_foreign(TVMFFIObjectHandle module);
+TVM_FFI_DLL int tvm_ffi_runtime_module_call(const char* method, const TVMFFIAny* args,
+                                            int32_t num_args, TVMFFIAny* result);
+TVM_FFI_DLL int tvm_ffi_runtime_module_lookup_from_imports(TVMFFIObjectHandle module,
+                                                           const char* name,
+                                                           TVMFFIObjectHandle* out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

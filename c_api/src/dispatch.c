@@ -14,6 +14,7 @@
 #include <tvm_ffi_runtime.h>
 
 #include "builtins.h"
+#include "context_symbols.h"
 
 static TVMFFIRuntimeTable installed;
 static const TVMFFIRuntimeTable* active = NULL;
@@ -72,6 +73,7 @@ int tvm_ffi_runtime_install(const TVMFFIRuntimeTable* table) {
 #define FILL_OUTPARAM_(ret, name, params, args) \
   if (installed.name == NULL) installed.name = builtins->name;
   TVM_FFI_RUNTIME_SLOTS(FILL_VALUE_, FILL_VOID_, FILL_OUTPARAM_)
+  tvm_ffi_context_symbols_wrap(&installed);
   tvm_ffi_builtins_set_serving_runtime(installed_name);
   __atomic_store_n(&active, &installed, __ATOMIC_RELEASE);
   return kTVMFFIRuntimeInstalled;

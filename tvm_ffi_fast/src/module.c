@@ -11,7 +11,9 @@
  * itself; other kinds load through ffi.Module.load_from_bytes.<kind>).
  *
  * Layout: header, then the imports Array at offset 24 (where upstream's
- * reflected `imports_` field sits), then private state.
+ * reflected `imports_` field sits), then private state; 8 bytes before the
+ * header, upstream's ModuleObj vtable pointer (module_cxx.c). A module C++ made
+ * is served through its virtual functions instead (module_cxx.c).
  */
 #include "core.h"
 
@@ -20,6 +22,7 @@
 
 #include "containers.h"
 #include "functions.h"
+#include "module_cxx.h"
 #include "runtime.h"
 
 enum { MODULE_LIBRARY = 0, MODULE_SYSTEM = 1 };
@@ -60,16 +63,16 @@ static void module_deleter(void* self, int flags) {
     free(m->prefix);
     if (m->dl_handle != NULL) dlclose(m->dl_handle);
   }
-  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(m);
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) fr_module_free(m);
 }
 
 static FrModule* module_new(int kind) {
-  FrModule* m = (FrModule*)fr_object_alloc(sizeof(FrModule), kTVMFFIModule, module_deleter);
+  FrModule* m = (FrModule*)fr_module_alloc(sizeof(FrModule), module_deleter);
   if (m == NULL) return NULL;
   m->kind = kind;
   m->imports = fr_array_new(FR_SEQ_INIT_CAPACITY);
   if (m->imports == NULL) {
-    free(m);
+    fr_module_free(m);
     return NULL;
   }
   return m;
@@ -169,6 +172,14 @@ static int own_function(FrModule* m, const char* name, size_t size, void** out) 
 static int find_function(FrModule* m, const char* name, size_t size, int query_imports,
                          void** out) {
   int64_t i;
+  if (fr_module_is_foreign(m)) {
+    TVMFFIAny found;
+    if (fr_module_foreign_lookup(m, "GetFunction", name, size, query_imports, &found) != 0) {
+      return -1;
+    }
+    *out = found.type_index == kTVMFFINone ? NULL : found.v_obj;
+    return 0;
+  }
   if (own_function(m, name, size, out) != 0) return -1;
   if (*out != NULL || !query_imports) return 0;
   for (i = 0; i < fr_seq_size(m->imports); ++i) {
@@ -210,7 +221,13 @@ static int own_string_symbol(FrModule* m, const char* prefix, const char* name, 
 static int find_string_symbol(FrModule* m, const char* prefix, const char* name, size_t size,
                               int query_imports, TVMFFIAny* out) {
   int64_t i;
-  int found = own_string_symbol(m, prefix, name, size, out);
+  int found;
+  if (fr_module_is_foreign(m)) {
+    const char* method = strstr(prefix, "metadata") ? "GetFunctionMetadata" : "GetFunctionDoc";
+    if (fr_module_foreign_lookup(m, method, name, size, query_imports, out) != 0) return -1;
+    return out->type_index != kTVMFFINone;
+  }
+  found = own_string_symbol(m, prefix, name, size, out);
   if (found != 0 || !query_imports) return found;
   for (i = 0; i < fr_seq_size(m->imports); ++i) {
     FrModule* import = (FrModule*)fr_seq_items(m->imports)[i].v_obj;
@@ -641,7 +658,8 @@ static int load_so(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   return 0;
 }
 
-static int module_implements(void* ctx, const FrArg* a, TVMFFIAny* rv) {
+FR_MODULE_GLOBAL(module_implements, "ImplementsFunction", 3)
+static int module_implements_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   TVMFFIByteArray name;
   void* f = NULL;
   (void)ctx;
@@ -655,7 +673,8 @@ static int module_implements(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   return 0;
 }
 
-static int module_get_function(void* ctx, const FrArg* a, TVMFFIAny* rv) {
+FR_MODULE_GLOBAL(module_get_function, "GetFunction", 3)
+static int module_get_function_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   TVMFFIByteArray name;
   void* f = NULL;
   (void)ctx;
@@ -672,6 +691,7 @@ static int module_string_symbol(const FrArg* a, const char* prefix, TVMFFIAny* r
   TVMFFIByteArray name;
   int found;
   str_arg(&a[1], &name);
+  /* a foreign module answers in find_string_symbol */
   found = find_string_symbol((FrModule*)a[0].value.v_obj, prefix, name.data, name.size,
                              (int)a[2].value.v_int64, rv);
   if (found < 0) return -1;
@@ -689,26 +709,30 @@ static int module_get_doc(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   return module_string_symbol(a, "__tvm_ffi__doc_", rv);
 }
 
-static int module_property_mask(void* ctx, const FrArg* a, TVMFFIAny* rv) {
+FR_MODULE_GLOBAL(module_property_mask, "GetPropertyMask", 1)
+static int module_property_mask_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   (void)ctx;
   (void)a;
   *rv = fr_any_int(0x3); /* kBinarySerializable | kRunnable */
   return 0;
 }
 
-static int module_inspect_source(void* ctx, const FrArg* a, TVMFFIAny* rv) {
+FR_MODULE_GLOBAL(module_inspect_source, "InspectSource", 2)
+static int module_inspect_source_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   (void)ctx;
   (void)a;
   return fr_string_from_bytes("", 0, rv);
 }
 
-static int module_kind(void* ctx, const FrArg* a, TVMFFIAny* rv) {
+FR_MODULE_GLOBAL(module_kind, "GetKind", 1)
+static int module_kind_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   (void)ctx;
   (void)a;
   return fr_string_from_bytes("library", 7, rv);
 }
 
-static int module_write_formats(void* ctx, const FrArg* a, TVMFFIAny* rv) {
+FR_MODULE_GLOBAL(module_write_formats, "GetWriteFormats", 1)
+static int module_write_formats_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   void* array = fr_array_new(0);
   (void)ctx;
   (void)a;
@@ -717,20 +741,23 @@ static int module_write_formats(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   return 0;
 }
 
-static int module_write_to_file(void* ctx, const FrArg* a, TVMFFIAny* rv) {
+FR_MODULE_GLOBAL(module_write_to_file, "WriteToFile", 3)
+static int module_write_to_file_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   (void)ctx;
   (void)a;
   (void)rv;
   return fr_raise("RuntimeError", "Module[library] does not support WriteToFile");
 }
 
-static int module_import(void* ctx, const FrArg* a, TVMFFIAny* rv) {
+FR_MODULE_GLOBAL(module_import, "ImportModule", 2)
+static int module_import_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   (void)ctx;
   *rv = fr_any_none();
   return import_module((FrModule*)a[0].value.v_obj, (FrModule*)a[1].value.v_obj);
 }
 
-static int module_clear_imports(void* ctx, const FrArg* a, TVMFFIAny* rv) {
+FR_MODULE_GLOBAL(module_clear_imports, "ClearImports", 1)
+static int module_clear_imports_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   (void)ctx;
   *rv = fr_any_none();
   return clear_imports((FrModule*)a[0].value.v_obj);

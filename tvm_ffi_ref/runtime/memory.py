@@ -43,6 +43,9 @@ WEAK = int(abi.TVMFFIObjectDeleterFlagBitMask.kTVMFFIObjectDeleterFlagBitMaskWea
 #: receives the address and releases what the object owns (not its memory).
 _destructors: Dict[int, Callable[[int], None]] = {}
 _destructors_lock = threading.Lock()
+#: Objects allocated with bytes in front of the header (``new_object(prefix=...)``):
+#: address -> how many, so that the block is freed from its start.
+_prefixes: Dict[int, int] = {}
 
 
 def malloc(size: int) -> int:
@@ -71,7 +74,9 @@ def _delete_object(address: int, flags: int) -> None:
     if flags & WEAK:
         for _, on_free in _trackers:
             on_free(address)
-        free(address)
+        with _destructors_lock:
+            prefix = _prefixes.pop(address, 0)
+        free(address - prefix)
 
 
 def track_lifetimes(on_new: Callable[[int, int], None], on_free: Callable[[int], None]) -> None:
@@ -118,15 +123,22 @@ RELEASE_ELEMENTS = "release elements"
 _OUR_DELETERS = (OBJECT_DELETER_ADDRESS, FREE_OBJECT_ADDRESS, FREE_SEQUENCE_ADDRESS)
 
 
-def new_object(type_index: int, size: int, destroy=None) -> int:
+def new_object(type_index: int, size: int, destroy=None, prefix: int = 0) -> int:
     """Allocates an object of ``size`` bytes (header included) and returns its address.
 
     The header is initialised (fresh count, ``type_index``, a deleter); the
     rest is zeroed for the caller to fill. ``destroy(address)`` runs when the
     last strong reference goes, before the memory is freed; with no
     ``destroy`` (or ``RELEASE_ELEMENTS``) the object dies entirely in C.
+    ``prefix`` zeroed bytes come before the header (a C++ vtable pointer, for
+    modules); they need a ``destroy`` hook, as the C deleters free from the header.
     """
-    address = malloc(size)
+    if prefix and destroy in (None, RELEASE_ELEMENTS):
+        raise ValueError("new_object: an object with a prefix needs a destroy hook")
+    address = malloc(prefix + size) + prefix
+    if prefix:
+        with _destructors_lock:
+            _prefixes[address] = prefix
     header = abi.TVMFFIObject.from_address(address)
     header.combined_ref_count = FRESH_REF_COUNT
     header.type_index = type_index

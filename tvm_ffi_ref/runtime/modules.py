@@ -38,6 +38,9 @@ A Module object is the header followed by one reflected field, ``imports_``:
 a pointer to an Array of the imported modules, at offset 24, which C++ code
 reads through the field's getter. Adding an import is ``Array::push_back``
 (copy-on-write, see ``containers.array_push_back``).
+
+8 bytes before the header sits upstream's ``ModuleObj`` vtable pointer, and a
+module C++ made is served through its virtual functions (``module_cxx``).
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ from typing import Dict, List, Optional
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 from . import containers, env, errors, functions, memory, strings
+from . import module_cxx
+from .module_cxx import call_foreign, foreign_lookup, is_foreign
 from .functions import def_global, set_bool, set_object
 from .signatures import typed_global
 from .slots import ErrorAlreadyRaised, FFIError, implements
@@ -114,7 +119,9 @@ def _destroy_module(address: int) -> None:
 
 def new_module(record: ModuleRecord) -> int:
     """A Module object for ``record``, importing nothing yet (owned address)."""
-    address = memory.new_object(TI.kTVMFFIModule, _MODULE_SIZE, _destroy_module)
+    address = memory.new_object(TI.kTVMFFIModule, _MODULE_SIZE, _destroy_module,
+                                prefix=module_cxx.VTABLE_SIZE)
+    ctypes.c_void_p.from_address(address - module_cxx.VTABLE_SIZE).value = module_cxx.vtable()
     ctypes.c_void_p.from_address(address + IMPORTS_AT).value = \
         containers.new_array(containers.ARRAY_INIT_CAPACITY)
     with _lock:
@@ -173,6 +180,10 @@ def _own_function(module: int, name: str) -> Optional[int]:
 
 def get_function(module: int, name: bytes, query_imports: bool) -> Optional[int]:
     """An owned Function for ``name`` in ``module`` (then its imports, depth first), or None."""
+    if is_foreign(module):
+        result = abi.TVMFFIAny()
+        foreign_lookup("GetFunction", module, name, query_imports, result)
+        return result.v_ptr if result.type_index != TI.kTVMFFINone else None
     found = _own_function(module, name.decode())
     if found or not query_imports:
         return found
@@ -204,6 +215,10 @@ def _call_string_getter(entry: int, result: abi.TVMFFIAny) -> None:
 def _companion(module: int, prefix: str, name: bytes, query_imports: bool,
                result: abi.TVMFFIAny) -> bool:
     """Finds ``prefix + name`` in ``module`` (then its imports) and calls it into ``result``."""
+    if is_foreign(module):
+        method = "GetFunctionMetadata" if prefix == METADATA_PREFIX else "GetFunctionDoc"
+        foreign_lookup(method, module, name, query_imports, result)
+        return result.type_index != TI.kTVMFFINone
     entry = module_symbol(record_of(module), prefix + name.decode())
     if entry:
         _call_string_getter(entry, result)
@@ -445,6 +460,8 @@ def _load_so(result, path, _format):
 
 @typed_global("ffi.ModuleImplementsFunction", ["ffi.Module", "str", "bool"], "bool")
 def _module_implements_function(result, module, name, query_imports):
+    if is_foreign(module):
+        return call_foreign("ImplementsFunction", result, module, name, query_imports)
     found = get_function(module, strings.view_bytes(name), query_imports)
     if found:
         memory.dec_ref(found)
@@ -453,16 +470,22 @@ def _module_implements_function(result, module, name, query_imports):
 
 @typed_global("ffi.ModuleGetFunctionMetadata", ["ffi.Module", "str", "bool"], "Optional<str>")
 def _module_get_function_metadata(result, module, name, query_imports):
+    if is_foreign(module):
+        return call_foreign("GetFunctionMetadata", result, module, name, query_imports)
     _companion(module, METADATA_PREFIX, strings.view_bytes(name), query_imports, result)
 
 
 @typed_global("ffi.ModuleGetFunctionDoc", ["ffi.Module", "str", "bool"], "Optional<str>")
 def _module_get_function_doc(result, module, name, query_imports):
+    if is_foreign(module):
+        return call_foreign("GetFunctionDoc", result, module, name, query_imports)
     _companion(module, DOC_PREFIX, strings.view_bytes(name), query_imports, result)
 
 
 @typed_global("ffi.ModuleGetFunction", ["ffi.Module", "str", "bool"], "Optional<ffi.Function>")
 def _module_get_function(result, module, name, query_imports):
+    if is_foreign(module):
+        return call_foreign("GetFunction", result, module, name, query_imports)
     found = get_function(module, strings.view_bytes(name), query_imports)
     if found:
         set_object(result, found)
@@ -470,36 +493,50 @@ def _module_get_function(result, module, name, query_imports):
 
 @typed_global("ffi.ModuleGetPropertyMask", ["ffi.Module"], "int")
 def _module_get_property_mask(result, module):
+    if is_foreign(module):
+        return call_foreign("GetPropertyMask", result, module)
     strings.store_int(result, BINARY_SERIALIZABLE | RUNNABLE)
 
 
 @typed_global("ffi.ModuleInspectSource", ["ffi.Module", "str"], "str")
 def _module_inspect_source(result, module, fmt):
+    if is_foreign(module):
+        return call_foreign("InspectSource", result, module, fmt)
     strings.store_str_or_bytes(result, b"", is_str=True)  # a library has no source to show
 
 
 @typed_global("ffi.ModuleGetKind", ["ffi.Module"], "str")
 def _module_get_kind(result, module):
+    if is_foreign(module):
+        return call_foreign("GetKind", result, module)
     strings.store_str_or_bytes(result, record_of(module).kind.encode(), is_str=True)
 
 
 @typed_global("ffi.ModuleGetWriteFormats", ["ffi.Module"], "Array<str>")
 def _module_get_write_formats(result, module):
+    if is_foreign(module):
+        return call_foreign("GetWriteFormats", result, module)
     set_object(result, containers.new_array(0))  # a library cannot be written out
 
 
 @typed_global("ffi.ModuleWriteToFile", ["ffi.Module", "str", "str"], "void")
 def _module_write_to_file(result, module, path, fmt):
+    if is_foreign(module):
+        return call_foreign("WriteToFile", result, module, path, fmt)
     raise FFIError("RuntimeError", f"Module[{record_of(module).kind}] does not support WriteToFile")
 
 
 @typed_global("ffi.ModuleImportModule", ["ffi.Module", "ffi.Module"], "void")
 def _module_import_module(result, module, other):
+    if is_foreign(module):
+        return call_foreign("ImportModule", result, module, other)
     import_module(module, other)
 
 
 @typed_global("ffi.ModuleClearImports", ["ffi.Module"], "void")
 def _module_clear_imports(result, module):
+    if is_foreign(module):
+        return call_foreign("ClearImports", result, module)
     clear_imports(module)
 
 

@@ -52,8 +52,8 @@ from .slots import FFIError
 from .structural_rules import (DEF_PATTERN, DEF_SIMPLE, IGNORE, KIND, REGION, DepthGuard,
                                deep_recursion)
 from .structural_traversal import (CALLBACKS, MUTATE_CALLBACKS, OBJECT_BEGIN, Traversal,
-                                   callback_entries, find_entry, owned_copy, passing,
-                                   traversal_of)
+                                   callback_entries, find_entry, foreign_outcome,
+                                   foreign_step, owned_copy, passing, traversal_of)
 from .structural_visit import with_region_global
 
 TI = abi.TVMFFITypeIndex
@@ -379,6 +379,22 @@ def _replace_value(slot: abi.TVMFFIAny, owned: abi.TVMFFIAny) -> None:
     anyvalue.dec_ref_any(old)
 
 
+class _ForeignMutator:
+    """A mutator made in C++ (TVM's, say), as the container rules above use one: each
+    ``mutate`` goes through its vtable (mutate, or maybe_inplace_mutate when allowed)."""
+
+    def __init__(self, address: int):
+        self.steps = (foreign_step(address, 0), foreign_step(address, 1))
+
+    def mutate(self, value: abi.TVMFFIAny, inplace: int = DISALLOW) -> abi.TVMFFIAny:
+        return foreign_outcome(self.steps[int(inplace == ALLOW and _unique(value))](value))
+
+
+def _hook_mutator(address: int):
+    return _ForeignMutator(address) if foreign_step(address) else traversal_of(address,
+                                                                               "mutator")
+
+
 #: Our hooks' Functions, by address, and the Python function each runs.
 _CONTAINER_HOOKS = {}
 
@@ -396,7 +412,7 @@ def _register_hooks() -> None:
     for type_index, pair in rules.items():
         for attr, run in zip((MUTATE_ATTR, INPLACE_ATTR), pair):
             def hook(result, mutator, value, run=run):
-                anyvalue.copy_any(run(traversal_of(mutator, "mutator"), value), result)
+                anyvalue.copy_any(run(_hook_mutator(mutator), value), result)
 
             function = typed_function(["ffi.StructuralMutator", "AnyView"], "Any", hook)
             _CONTAINER_HOOKS[function] = run

@@ -26,7 +26,10 @@ C++ hooks registered as native function pointers (``kTVMFFIOpaquePtr``
 entries of ``__s_visit__`` / ``__s_mutate__``) call back into the traversal
 through its vtable, which a runtime written in Python cannot provide (ctypes
 callbacks cannot return a 16-byte ``TVMFFIAny``): this runtime refuses such a
-hook with a ``RuntimeError``; the fast runtime runs it.
+hook with a ``RuntimeError``; the fast runtime runs it. The other way round works:
+a traversal made in C++ (TVM's passes make them) handed to our containers' hooks is
+stepped through its own vtable (``foreign_step``), since ctypes can call a C
+function returning a ``TVMFFIAny``.
 """
 
 from __future__ import annotations
@@ -99,6 +102,32 @@ class Traversal:
     def release(self) -> None:
         """Drops the reference the traversal's creator holds."""
         memory.dec_ref(self.address)
+
+
+#: A C++ traversal's step: ``TVMFFIAny fn(traversal, AnyView value)``, the first slot of the
+#: vtable a traversal made in C++ (a visitor of TVM's, say) points to at offset 24.
+_FOREIGN_STEP = ctypes.CFUNCTYPE(abi.TVMFFIAny, ctypes.c_void_p, abi.TVMFFIAny)
+
+
+def foreign_step(address: int, slot: int = 0) -> Optional[Callable[[abi.TVMFFIAny],
+                                                                abi.TVMFFIAny]]:
+    """For a traversal object made in C++ (not here, with a vtable), its vtable entry
+    ``slot`` (a visitor's visit; a mutator's mutate, then maybe_inplace_mutate) as a
+    callable returning the raw outcome; None for a traversal made here."""
+    vtable = ctypes.c_void_p.from_address(address + _VTABLE_AT).value
+    if address in TRAVERSALS or not vtable:
+        return None
+    step = _FOREIGN_STEP(ctypes.c_void_p.from_address(vtable + slot * ctypes.sizeof(
+        ctypes.c_void_p)).value)
+    return lambda value: step(address, value)
+
+
+def foreign_outcome(out: abi.TVMFFIAny) -> abi.TVMFFIAny:
+    """A C++ step's outcome, its Error raised (owned) instead of returned."""
+    if out.type_index == TI.kTVMFFIError:
+        errors.set_raised_owned(out.v_ptr)
+        raise ErrorAlreadyRaised()
+    return out
 
 
 def traversal_of(address: int, what: str) -> Traversal:

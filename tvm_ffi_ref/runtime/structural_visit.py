@@ -45,7 +45,9 @@ from .slots import FFIError
 from .structural_rules import (DEF_PATTERN, DEF_SIMPLE, IGNORE, KIND, REGION, DepthGuard,
                                deep_recursion)
 from .structural_traversal import (CALLBACKS, OBJECT_BEGIN, Traversal, callback_entries,
-                                   find_entry, owned_copy, passing, traversal_of)
+                                   find_entry, foreign_outcome, foreign_step, owned_copy,
+                                   passing,
+                                   traversal_of)
 
 TI = abi.TVMFFITypeIndex
 VISIT_ATTR = b"__s_visit__"
@@ -190,6 +192,15 @@ def _visit_items(visitor: Visitor, items: List[abi.TVMFFIAny]) -> Outcome:
     return None
 
 
+def _foreign_visit_items(step: Callable, items: List[abi.TVMFFIAny]) -> Outcome:
+    """Visits items with a C++ visitor's step: None to go on, an interrupt, or an error."""
+    for item in items:
+        out = foreign_outcome(step(item))
+        if out.type_index != TI.kTVMFFINone:
+            return out.v_ptr
+    return None
+
+
 #: Our containers' ``__s_visit__`` Functions, by address, and what each does.
 _CONTAINER_HOOKS = {}
 
@@ -202,7 +213,11 @@ def _register_container_hooks() -> None:
         def run(visitor, value, items=items):
             return _visit_items(visitor, [owned for owned in items(value.v_ptr)])
 
-        def hook(result, visitor, value, run=run):
+        def hook(result, visitor, value, run=run, items=items):
+            step = foreign_step(visitor)
+            if step is not None:  # a visitor made in C++: each item through its vtable
+                _store(result, _foreign_visit_items(step, items(value.v_ptr)))
+                return
             _store(result, run(traversal_of(visitor, "visitor"), value))
 
         function = typed_function(["ffi.StructuralVisitor", "AnyView"],
