@@ -8,7 +8,9 @@
   few explanations as ``tvm-ffi-explain --stable --svg`` draws them;
 * the generated blocks inside the spec pages: each page marks where a
   layout goes with ``<!-- layout: NAME -->`` ... ``<!-- /layout -->`` and
-  the generator fills in the diagram link and the table between the marks.
+  the generator fills in the diagram link and the table between the marks;
+  ``<!-- generated: NAME -->`` blocks hold tables of the code
+  (:mod:`.spec_blocks`: the C API reference, the checker's rules).
 
 ``--check`` exits nonzero when any committed file differs from a fresh
 generation (the test suite runs that check), so no table or drawing can drift
@@ -374,12 +376,14 @@ _BLOCK = re.compile(r"(<!-- layout: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- /
 
 
 def refresh_page(text: str) -> str:
-    """A page with every generated layout block regenerated."""
+    """A page with every generated block regenerated: layouts, and :mod:`.spec_blocks`' ones."""
+    from . import spec_blocks
+
     def fill(match):
         body = "\n".join(layout_block(match.group("name")))
         return f"{match.group(1)}{body}\n{match.group(4)}"
 
-    return _BLOCK.sub(fill, text)
+    return spec_blocks.refresh(_BLOCK.sub(fill, text))
 
 
 def page_layouts(text: str) -> List[str]:
@@ -398,7 +402,7 @@ def generated_files(root: str = ".") -> Dict[str, str]:
             continue
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        if _BLOCK.search(text):
+        if _BLOCK.search(text) or "<!-- generated: " in text:
             files[relative] = refresh_page(text)
     return files
 
