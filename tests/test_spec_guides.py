@@ -83,3 +83,17 @@ def test_masked_hides_addresses_only():
     assert spec_debugging.masked("ffi.String at 0x55b9c5d84f10 (strong 2)") == \
         "ffi.String at ... (strong 2)"
     assert spec_debugging.masked("status 0x7") == "status 0x7"
+
+
+def test_every_page_names_the_upstream_concept_it_teaches():
+    for name in sorted(os.listdir(os.path.join(ROOT, "spec"))):
+        if name.endswith(".md") and name[:2].isdigit():
+            assert "**Upstream's names:**" in read("spec", name), name
+
+
+def test_the_finding_blocks_hold_nothing_that_changes_between_runs():
+    findings = spec_debugging.page_findings(read("spec", "17-debugging.md"))
+    for name, block in findings.items():
+        assert spec_debugging.masked(block) == block, name
+    assert spec_debugging.masked("returned 10, then returned 11") == \
+        "returned ..., then returned ..."

@@ -312,7 +312,28 @@ def struct_layout(struct: type):
         types = box.ctype.split(" | ")
         drawing.notes.append(f"+{box.offset}, one of: "
                              + ", ".join(f"{n} ({t})" for n, t in zip(names, types)))
+    if struct is abi.TVMFFIAny:
+        drawing.notes = ["+4 is zero_padding, except for a small str or bytes: small_str_len",
+                         "+8, the payload: which member is live is the type_index's to say:"]
+        drawing.table = any_payload_table()
     return drawing
+
+
+def any_payload_table() -> List[Tuple[str, ...]]:
+    """The rows of ``TVMFFIAny``'s payload table: each type index, its kind and live member."""
+    from .reading import KIND_NOTES, PAYLOAD_MEMBERS
+
+    member_types = {f.name: c_spelling(f.ctype) for f in abi.c_fields(abi.TVMFFIAny)}
+    member_types["v_obj"] = abi.FIELD_C_TYPES.get(("TVMFFIAny", "v_obj")) or member_types["v_obj"]
+    rows: List[Tuple[str, ...]] = [("type_index", "kind", "payload", "what it holds")]
+    for index, member in PAYLOAD_MEMBERS.items():
+        kind = abi.TVMFFITypeIndex(index).name
+        note = KIND_NOTES[index].split(": ", 1)[-1] if ": " in KIND_NOTES[index] else \
+            KIND_NOTES[index]
+        rows.append((str(int(index)), kind, f"{member} ({member_types[member]})", note))
+    rows.append(("64 and up", "objects", f"v_obj ({member_types['v_obj']})",
+                 "the object's header; the type index names its type"))
+    return rows
 
 
 #: Structs that get a drawing (the runtime table is ours, and long: tables suffice).

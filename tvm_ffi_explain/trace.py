@@ -283,7 +283,8 @@ def render_trace(trace: Trace, ascii: bool = False) -> str:
     renderer = TextRenderer(ascii=ascii)
     arrow = "->" if ascii else "→"
     lines = [f"trace  {trace.source}", f"  calls {trace.callee.replace('→', arrow)}",
-             f"  {len(trace.args)} argument(s), packed by tvm_ffi_ref.convert.pack_args; the "
+             f"  {len(trace.args)} argument{'' if len(trace.args) == 1 else 's'}, packed by "
+             "tvm_ffi_ref.convert.pack_args; the "
              "result slot holds None (type index 0) before the call"]
     if trace.environment:
         lines.append(f"  {trace.environment}")
