@@ -92,7 +92,8 @@ def role_of(region: Region, section: Section) -> str:
         return "header"
     if title in ("cell", "dl_tensor"):
         return "cell"
-    if title in ("slot", "pair", "item", "entry", "element", "block", "metadata", "field"):
+    if title in ("slot", "pair", "item", "entry", "element", "elements", "block", "metadata",
+                 "field"):
         return "element"
     if title in ("runtime", "closure"):
         return "runtime"
