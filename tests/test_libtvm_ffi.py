@@ -208,6 +208,15 @@ def test_handle_init_once_and_custom_allocator(runtime):
     print(lib.TVMFFIHandleInitOnce(ctypes.byref(slot), init), lib.TVMFFIHandleInitOnce(ctypes.byref(slot), init), slot.value, calls)
     print(lib.TVMFFIHandleDeinitOnce(ctypes.byref(slot), deinit), slot.value, lib.TVMFFIHandleDeinitOnce(ctypes.byref(slot), deinit), calls[-1])
     print(lib.TVMFFIHandleInitOnce(ctypes.byref(slot), failing_init), slot.value, take_error())
+    @INIT
+    def null_init(result):
+        calls.append("null_init"); result[0] = None; return 0
+    @DEINIT
+    def failing_deinit(handle):
+        calls.append(("failing_deinit", handle)); return 7
+    print(lib.TVMFFIHandleInitOnce(ctypes.byref(slot), null_init), slot.value, take_error())
+    slot.value = 99
+    print(lib.TVMFFIHandleDeinitOnce(ctypes.byref(slot), failing_deinit), slot.value, calls[-1])
     default = lib.TVMFFIGetCustomAllocator().contents
     # Upstream's default allocator places the body 16 bytes into an allocation
     # aligned as asked, so only alignments up to 16 hold there; ours honours all.
@@ -226,6 +235,10 @@ def test_handle_init_once_and_custom_allocator(runtime):
         "0 0 1234 ['init']",
         "0 None 0 ('deinit', 1234)",
         "-1 None ('RuntimeError', 'init failed')",
+        # a NULL handle is refused (the next call would initialise again)
+        "-1 None ('RuntimeError', 'init_func must return a non-NULL handle')",
+        # the handle is swapped for NULL before deinit_func runs, so even a failure clears it
+        "7 None ('failing_deinit', 99)",
         "77",
         "None",
     ]

@@ -12,7 +12,7 @@ from typing import IO, Any, Dict, List, Optional
 from tvm_ffi_common import __version__
 
 from tvm_ffi_ref import rules
-from .results import FunctionReport, LibraryReport
+from .results import Finding, FunctionReport, LibraryReport
 
 TOOL = "tvm-ffi-check"
 
@@ -85,18 +85,7 @@ def render_table(report: LibraryReport, color: bool = False, header: bool = True
         for function in failed:
             for finding in function.findings:
                 lines.append("")
-                lines.append(f"{paint(function.name, '1')}  [{paint(finding.rule, '31')}] "
-                             f"{rules.RULES[finding.rule]}")
-                lines.append(f"    {finding.message}")
-                if finding.call:
-                    label = "minimal failing call" if finding.shrunk else "failing call"
-                    lines.append(f"    {label}: {finding.call}")
-                if finding.api_calls:
-                    lines.append(f"    C API calls made by the kernel: "
-                                 f"{', '.join(finding.api_calls)}")
-                if finding.output:
-                    lines.append("    output:")
-                    lines.extend("      " + line for line in finding.output.splitlines()[-12:])
+                lines += finding_lines(function.name, finding, paint)
             for error in function.errors:
                 lines.append("")
                 lines.append(f"{paint(function.name, '1')}  [checker-error] {error}")
@@ -119,6 +108,21 @@ def render_table(report: LibraryReport, color: bool = False, header: bool = True
     lines.append("")
     lines.append(paint(summary_line(report), "32" if report.passed else "31;1"))
     return "\n".join(lines) + "\n"
+
+
+def finding_lines(name: str, finding: Finding, paint=lambda text, code: text) -> List[str]:
+    """How the table shows one finding of function ``name`` (``spec/17-debugging.md`` too)."""
+    lines = [f"{paint(name, '1')}  [{paint(finding.rule, '31')}] {rules.RULES[finding.rule]}",
+             f"    {finding.message}"]
+    if finding.call:
+        label = "minimal failing call" if finding.shrunk else "failing call"
+        lines.append(f"    {label}: {finding.call}")
+    if finding.api_calls:
+        lines.append(f"    C API calls made by the kernel: {', '.join(finding.api_calls)}")
+    if finding.output:
+        lines.append("    output:")
+        lines.extend("      " + line for line in finding.output.splitlines()[-12:])
+    return lines
 
 
 def _signature(function: FunctionReport) -> str:

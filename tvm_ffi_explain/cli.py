@@ -1,11 +1,16 @@
 """The command line: ``tvm-ffi-explain EXPR [EXPR ...]``.
 
-Each expression is evaluated as Python with ``np`` (NumPy), ``tvm_ffi``
-(the reference front end, :mod:`tvm_ffi_ref`), ``demo``
-(:mod:`tvm_ffi_explain.demo`, whose ``example_library_path()`` is the example
-kernel library) and the names of the API (``Array``, ``Map``, ``Shape``,
-``dtype``, ``device``, ``load_module``, ...) in scope; the values become the
-arguments of one call, ``args[0]``, ``args[1]``, ... and are explained.
+Each expression is evaluated as Python with ``np`` (NumPy), ``torch`` (when
+installed; imported only for an expression that names it), ``tvm_ffi`` (the
+reference front end, :mod:`tvm_ffi_ref`), ``demo`` (:mod:`tvm_ffi_explain.demo`,
+whose ``example_library_path()`` is the example kernel library and
+``kernels()`` that library loaded) and the names of the API (``Array``,
+``Map``, ``Shape``, ``dtype``, ``device``, ``load_module``, ...) in scope; the
+values become the arguments of one call, ``args[0]``, ``args[1]``, ... and
+are explained, one after the other.
+
+``--trace EXPR`` instead makes the call ``EXPR`` (``f(a, b)``) and shows it as
+it happens (:mod:`.trace`).
 """
 
 from __future__ import annotations
@@ -22,12 +27,19 @@ examples:
   tvm-ffi-explain '"hello, world!"'         a longer one is a String object
   tvm-ffi-explain '[1, 2.5, "abc"]'         a list becomes an Array
   tvm-ffi-explain 'np.arange(6).reshape(2,3)'   a NumPy array becomes a Tensor (DLPack)
+  tvm-ffi-explain 'torch.ones(2, 3)'        a torch tensor, through torch's DLPack exchange API
   tvm-ffi-explain 1 2.5 --svg call.svg      two arguments, also drawn as SVG
+  tvm-ffi-explain --trace 'demo.kernels().echo("a string longer than seven bytes")'
+                                            the call as it happens: bytes, counts, ownership
 """
 
 
-def namespace() -> Dict[str, Any]:
-    """What an expression may use: numpy as ``np``, tvm_ffi_ref as ``tvm_ffi`` and its API."""
+def namespace(expressions: Sequence[str] = ()) -> Dict[str, Any]:
+    """What an expression may use: numpy as ``np``, tvm_ffi_ref as ``tvm_ffi`` and its API.
+
+    ``torch`` too, when one of ``expressions`` names it and it is installed
+    (importing it takes a while, so only then).
+    """
     import ctypes
 
     import numpy
@@ -44,12 +56,19 @@ def namespace() -> Dict[str, Any]:
             names.setdefault(name, getattr(tvm_ffi_ref, name))
         except AttributeError:  # pragma: no cover - __all__ lists what exists
             pass
+    if any("torch" in text for text in expressions):
+        try:
+            import torch
+        except ImportError:  # the expression then fails with a NameError that says why
+            pass
+        else:
+            names["torch"] = torch
     return names
 
 
 def evaluate(expressions: Sequence[str]) -> List[Any]:
     """The value of each expression, evaluated in :func:`namespace`."""
-    scope = namespace()
+    scope = namespace(expressions)
     return [eval(compile(text, f"<argument {i}>", "eval"), scope)  # noqa: S307 - on purpose
             for i, text in enumerate(expressions)]
 
@@ -74,8 +93,12 @@ def main(argv: Optional[Sequence[str]] = None, stdout=None) -> int:
                     "each TVMFFIAny field by field and, for objects, the header, the cell "
                     "and the payload, recursively.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("expressions", nargs="+", metavar="EXPR",
-                        help="a Python expression; np, tvm_ffi and its API are in scope")
+    parser.add_argument("expressions", nargs="*", metavar="EXPR",
+                        help="a Python expression; np, torch, tvm_ffi and its API are in scope")
+    parser.add_argument("--trace", metavar="CALL",
+                        help="make this call (f(a, b), f a Function) and show it as it happens: "
+                             "each argument's bytes and reference counts before, during and "
+                             "after, and who owns the result")
     parser.add_argument("--svg", metavar="FILE", help="also draw the explanation as SVG")
     parser.add_argument("--stable", action="store_true",
                         help="hide addresses (mask pointer bytes), so output is reproducible")
@@ -89,6 +112,10 @@ def main(argv: Optional[Sequence[str]] = None, stdout=None) -> int:
     parser.add_argument("--no-round-trip", action="store_true",
                         help="do not say what each value comes back as")
     args = parser.parse_args(argv)
+    if args.trace is not None:
+        return _trace(args, stdout)
+    if not args.expressions:
+        parser.error("give an expression to explain, or --trace CALL")
 
     try:
         values = evaluate(args.expressions)
@@ -111,6 +138,33 @@ def main(argv: Optional[Sequence[str]] = None, stdout=None) -> int:
             f.write(render_svg(explanation))
         print(f"wrote {args.svg}", file=sys.stderr)
     return 0 if explanation.error is None else 1
+
+
+def _trace(args, stdout) -> int:
+    """``--trace``: 0 when the call could be made (whatever its status), 2 otherwise."""
+    from .trace import render_trace, trace_call
+    from .text import can_encode
+
+    if args.expressions:
+        print("tvm-ffi-explain: --trace takes one call and no other expression", file=sys.stderr)
+        return 2
+    try:
+        trace = trace_call(args.trace, namespace([args.trace]), stable=args.stable,
+                           max_items=args.max_items, max_depth=args.depth)
+    except Exception as error:  # noqa: BLE001 - report it like Python would, without a trace
+        print(f"tvm-ffi-explain: cannot trace: {type(error).__name__}: {error}", file=sys.stderr)
+        return 2
+    text = render_trace(trace)
+    if args.ascii or not can_encode(stdout, text):
+        text = render_trace(trace, ascii=True)
+    stdout.write(text)
+    if args.svg and not trace.problem:
+        from .svg import render_trace_svg
+
+        with open(args.svg, "w", encoding="utf-8") as f:
+            f.write(render_trace_svg(trace))
+        print(f"wrote {args.svg}", file=sys.stderr)
+    return 2 if trace.problem else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

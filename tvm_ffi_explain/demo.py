@@ -28,6 +28,19 @@ def example_library_path() -> str:
     return os.path.join(libinfo.library_dir(), EXAMPLE_LIBRARY)
 
 
+def kernels():
+    """The example kernel library, loaded (once) by the reference front end."""
+    global _kernels
+    if _kernels is None:
+        import tvm_ffi_ref
+
+        _kernels = tvm_ffi_ref.load_module(example_library_path())
+    return _kernels
+
+
+_kernels = None
+
+
 def any_bytes(value: abi.TVMFFIAny) -> str:
     """The 16 bytes of a TVMFFIAny as hex: type index, padding/length, payload."""
     raw = bytes(value)

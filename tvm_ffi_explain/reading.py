@@ -39,6 +39,17 @@ KIND_NOTES: Dict[int, str] = {
     TI.kTVMFFIUnchanged: "marker: a structural mutation changed nothing",
 }
 
+#: The payload member a ``TVMFFIAny`` of each inline kind holds its value in (from 64 on,
+#: every object kind: ``v_obj``). The walker reads these members; a test holds them together.
+PAYLOAD_MEMBERS: Dict[int, str] = {
+    TI.kTVMFFINone: "v_int64", TI.kTVMFFIInt: "v_int64", TI.kTVMFFIBool: "v_int64",
+    TI.kTVMFFIFloat: "v_float64", TI.kTVMFFIOpaquePtr: "v_ptr", TI.kTVMFFIDataType: "v_dtype",
+    TI.kTVMFFIDevice: "v_device", TI.kTVMFFIDLTensorPtr: "v_ptr", TI.kTVMFFIRawStr: "v_c_str",
+    TI.kTVMFFIByteArrayPtr: "v_ptr", TI.kTVMFFIObjectRValueRef: "v_ptr",
+    TI.kTVMFFISmallStr: "v_bytes", TI.kTVMFFISmallBytes: "v_bytes",
+    TI.kTVMFFIUnchanged: "v_int64",
+}
+
 _INT_SIGNED = {ctypes.c_int8: True, ctypes.c_int16: True, ctypes.c_int32: True,
                ctypes.c_int64: True, ctypes.c_int: True, ctypes.c_long: True}
 

@@ -8,7 +8,9 @@
   few explanations as ``tvm-ffi-explain --stable --svg`` draws them;
 * the generated blocks inside the spec pages: each page marks where a
   layout goes with ``<!-- layout: NAME -->`` ... ``<!-- /layout -->`` and
-  the generator fills in the diagram link and the table between the marks.
+  the generator fills in the diagram link and the table between the marks;
+  ``<!-- generated: NAME -->`` blocks hold tables of the code
+  (:mod:`.spec_blocks`: the C API reference, the checker's rules).
 
 ``--check`` exits nonzero when any committed file differs from a fresh
 generation (the test suite runs that check), so no table or drawing can drift
@@ -310,7 +312,28 @@ def struct_layout(struct: type):
         types = box.ctype.split(" | ")
         drawing.notes.append(f"+{box.offset}, one of: "
                              + ", ".join(f"{n} ({t})" for n, t in zip(names, types)))
+    if struct is abi.TVMFFIAny:
+        drawing.notes = ["+4 is zero_padding, except for a small str or bytes: small_str_len",
+                         "+8, the payload: which member is live is the type_index's to say:"]
+        drawing.table = any_payload_table()
     return drawing
+
+
+def any_payload_table() -> List[Tuple[str, ...]]:
+    """The rows of ``TVMFFIAny``'s payload table: each type index, its kind and live member."""
+    from .reading import KIND_NOTES, PAYLOAD_MEMBERS
+
+    member_types = {f.name: c_spelling(f.ctype) for f in abi.c_fields(abi.TVMFFIAny)}
+    member_types["v_obj"] = abi.FIELD_C_TYPES.get(("TVMFFIAny", "v_obj")) or member_types["v_obj"]
+    rows: List[Tuple[str, ...]] = [("type_index", "kind", "payload", "what it holds")]
+    for index, member in PAYLOAD_MEMBERS.items():
+        kind = abi.TVMFFITypeIndex(index).name
+        note = KIND_NOTES[index].split(": ", 1)[-1] if ": " in KIND_NOTES[index] else \
+            KIND_NOTES[index]
+        rows.append((str(int(index)), kind, f"{member} ({member_types[member]})", note))
+    rows.append(("64 and up", "objects", f"v_obj ({member_types['v_obj']})",
+                 "the object's header; the type index names its type"))
+    return rows
 
 
 #: Structs that get a drawing (the runtime table is ours, and long: tables suffice).
@@ -374,12 +397,14 @@ _BLOCK = re.compile(r"(<!-- layout: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- /
 
 
 def refresh_page(text: str) -> str:
-    """A page with every generated layout block regenerated."""
+    """A page with every generated block regenerated: layouts, and :mod:`.spec_blocks`' ones."""
+    from . import spec_blocks
+
     def fill(match):
         body = "\n".join(layout_block(match.group("name")))
         return f"{match.group(1)}{body}\n{match.group(4)}"
 
-    return _BLOCK.sub(fill, text)
+    return spec_blocks.refresh(_BLOCK.sub(fill, text))
 
 
 def page_layouts(text: str) -> List[str]:
@@ -398,7 +423,7 @@ def generated_files(root: str = ".") -> Dict[str, str]:
             continue
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        if _BLOCK.search(text):
+        if _BLOCK.search(text) or "<!-- generated: " in text:
             files[relative] = refresh_page(text)
     return files
 

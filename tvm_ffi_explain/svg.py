@@ -9,19 +9,20 @@ bytes, so the spec's diagrams can be regenerated and compared by a test):
   RFCs draw packets). Members of a union share one box; nested structs keep
   their name. The spec's diagrams come from here, fed by the ctypes mirror
   (``tvm_ffi_explain.spec_tables``).
-* :func:`render_explanation` draws what ``tvm-ffi-explain`` found: each
-  region a box with one row per field (offset, bytes, name, type, meaning),
-  and an arrow from every pointer field to the region it leads to.
+* :func:`render_explanation` draws what ``tvm-ffi-explain`` found
+  (:mod:`.svg_explain`): each region a block with one row per field
+  (offset, bytes, name, type, meaning), an arrow from every pointer field to
+  the block it leads to, and a legend.
 """
 
 from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 from xml.sax.saxutils import escape
 
-from .model import AddressBook, Explanation, Field, Region
+from .model import Explanation
 
 FONT = "ui-monospace, SFMono-Regular, Menlo, Consolas, 'DejaVu Sans Mono', monospace"
 CHAR = 7.2  # width of one character at 12px in a monospace font (an estimate)
@@ -35,7 +36,6 @@ PART_FILLS = {
     "runtime": "#f6dede",
     "struct": "#dbe9f7",
 }
-_FIELD_FILLS = ["#fde9b6", "#d3ecd0", "#e6d8f2", "#cfe3f5"]
 
 
 def _num(value: float) -> str:
@@ -111,6 +111,8 @@ class Layout:
     parts: List[Tuple[str, int, int, str]] = field(default_factory=list)  # (name, start, end, role)
     notes: List[str] = field(default_factory=list)
     size_text: str = ""
+    #: A table under the grid: a heading row, then rows (``TVMFFIAny``: the payload by type index).
+    table: List[Tuple[str, ...]] = field(default_factory=list)
 
 
 def merge_unions(boxes: Sequence[Box]) -> List[Box]:
@@ -134,6 +136,8 @@ def layout_svg(layout: Layout, row_bytes: int = 8, cell: int = 76, row_height: i
     """A packet-style grid: ``row_bytes`` bytes a row, each box spanning its bytes."""
     left, top = 64, 56
     width = left + row_bytes * cell + 24
+    if layout.table:  # room for the table's text, within the width every drawing keeps to
+        width = 900
     end = max([b.offset + b.size for b in layout.boxes] + [row_bytes])
     rows = (end + row_bytes - 1) // row_bytes
     body = [_text(left, 24, layout.title, 15, weight="bold")]
@@ -180,189 +184,56 @@ def layout_svg(layout: Layout, row_bytes: int = 8, cell: int = 76, row_height: i
         for line in _wrap(note, limit):
             body.append(_text(left, y, line, 11, fill="#333"))
             y += 16
+    if layout.table:
+        y = _table(body, layout.table, left, y + 8, width - left - 16)
     return _document(width, y + 8, body, layout.title)
+
+
+def _table(body: List[str], rows: Sequence[Tuple[str, ...]], left: float, y: float,
+           width: float) -> float:
+    """Draws ``rows`` (the first one the heading) as a table; returns the y below it.
+
+    The columns but the last are as wide as their longest cell; the last one
+    takes the rest, its text wrapped (never cut).
+    """
+    from .svg_explain import wrap
+
+    columns = len(rows[0])
+    widths = [max(len(row[c]) for row in rows) * CHAR + 16 for c in range(columns - 1)]
+    widths.append(width - sum(widths))
+    for n, row in enumerate(rows):
+        last = wrap(row[-1], widths[-1] - 16)
+        height = 6 + 16 * len(last)
+        fill = "#e8e8e8" if n == 0 else ("#ffffff" if n % 2 else "#f6f6f6")
+        body.append(_rect(left, y, width, height, fill, "#ccc"))
+        x = left
+        for c, cell in enumerate(row):
+            for k, line in enumerate(last if c == columns - 1 else [cell]):
+                body.append(_text(x + 8, y + 15 + 16 * k, line, 12,
+                                  weight="bold" if n == 0 else "normal"))
+            x += widths[c]
+        y += height
+    return y + 8
 
 
 # ---------------------------------------------------------- explanations
 
-ROW = 18
-BYTE_W = 22
-INDENT = 84
-LANE_GAP = 4
-COLUMNS = {"offset": 8, "bytes": 62, "name": 62 + 8 * BYTE_W + 10}
-
-
-@dataclass
-class _Placed:
-    region: Region
-    x: float
-    y: float
-    width: float
-    height: float
-    field_rows: Dict[int, float]  # id(field) -> y of the row's middle
-
-
-def _field_row_count(f: Field) -> int:
-    return max((len(f.raw) + 7) // 8, 1)
-
-
-def _region_height(region: Region) -> float:
-    rows = 1 + (1 if region.summary else 0) + (1 if region.code else 0)
-    for section in region.sections:
-        if section.elided:
-            rows += 1
-            continue
-        if section.title or (section.struct and section.struct != region.kind):
-            rows += 1
-        rows += sum(_field_row_count(f) for f in section.fields)
-    return rows * ROW + 10
-
-
-class _ExplanationDrawing:
-    def __init__(self, explanation: Explanation):
-        self.explanation = explanation
-        self.book = explanation.book or AddressBook()
-        fields = [f for root in explanation.roots for f in _all_fields(root)]
-        self.name_w = min(max([len(f.name) for f in fields] + [6]), 30) * CHAR + 12
-        self.type_w = min(max([len(f.ctype) for f in fields] + [6]), 16) * CHAR + 12
-        longest = max([len(self.meaning_of(f)) for f in fields] + [20])
-        self.meaning_w = min(longest, 100) * CHAR + 16
-        self.width = COLUMNS["name"] + self.name_w + self.type_w + self.meaning_w
-        self.placed: List[_Placed] = []
-        self.body: List[str] = []
-        self.arrows: List[str] = []
-
-    def draw(self) -> str:
-        top = 16
-        y = top
-        for i, source in enumerate(self.explanation.sources):
-            line = source
-            value = self.explanation.values[i] if i < len(self.explanation.values) else ""
-            if value:
-                line += f"  = {value}"
-            self.body.append(_text(16, y + 12, _fit(line, 1400), 14, weight="bold"))
-            y += ROW + 2
-            if i < len(self.explanation.setters):
-                self.body.append(_text(28, y + 12, f"encoded by {self.explanation.setters[i]}",
-                                       12, fill="#444"))
-                y += ROW
-            if i < len(self.explanation.returns) and self.explanation.returns[i]:
-                self.body.append(_text(28, y + 12, "comes back from a kernel that returns it "
-                                       f"as {self.explanation.returns[i]}", 12, fill="#444"))
-                y += ROW
-        if self.explanation.error:
-            self.body.append(_text(16, y + 24, f"cannot be passed: {self.explanation.error}",
-                                   13, fill="#b00"))
-            return _document(max(900, 16 + CHAR * 1.1 * len(self.explanation.error) + 160),
-                             y + 48, self.body, "tvm-ffi-explain")
-        y += 12
-        x0 = 16 + 4 * LANE_GAP + 70
-        for root in self.explanation.roots:
-            y = self.place(root, x0, y) + 16
-        right = max(p.x + p.width for p in self.placed) + 24
-        return _document(right, y, self.body + self.arrows, "tvm-ffi-explain: "
-                         + ", ".join(self.explanation.sources))
-
-    def place(self, region: Region, x: float, y: float) -> float:
-        """Draws ``region`` at (x, y), then its children below; returns the next free y."""
-        height = _region_height(region)
-        placed = _Placed(region, x, y, self.width, height, {})
-        self.placed.append(placed)
-        self.draw_region(placed)
-        next_y = y + height + 14
-        lane = 0
-        for f in region.fields():
-            if f.target is None:
-                continue
-            child_y = next_y
-            next_y = self.place(f.target, x + INDENT, child_y)
-            self.arrow(placed, placed.field_rows[id(f)], lane, x + INDENT, child_y + ROW / 2 + 2)
-            lane += 1
-        return next_y
-
-    def arrow(self, parent: _Placed, from_y: float, lane: int, to_x: float, to_y: float) -> None:
-        lane_x = parent.x - 10 - LANE_GAP * min(lane, 15)
-        self.arrows.append(
-            f'<path d="M {_num(parent.x)} {_num(from_y)} H {_num(lane_x)} V {_num(to_y)} '
-            f'H {_num(to_x - 1)}" fill="none" stroke="#36c" stroke-width="1.3" '
-            f'marker-end="url(#arrow)"/>')
-
-    def draw_region(self, placed: _Placed) -> None:
-        region, x, y = placed.region, placed.x, placed.y
-        book = self.book
-        self.body.append(_rect(x, y, placed.width, placed.height, "#fcfcfc", "#888", rx=4))
-        where = "" if book.stable or not region.address else f" at 0x{region.address:x}"
-        title = f"{region.label}  {region.kind}, {_bytes(region.size)}{where}"
-        row = y + 4
-        self.body.append(_text(x + 8, row + 13, title, 13, weight="bold"))
-        row += ROW
-        for line in (region.summary, f"[{region.code}]" if region.code else ""):
-            if line:
-                self.body.append(_text(x + 8, row + 13, _fit(line, placed.width - 16), 11,
-                                       fill="#555"))
-                row += ROW
-        for section in region.sections:
-            if section.elided:
-                self.body.append(_text(x + 24, row + 13, section.note, 11, fill="#777",
-                                       style="italic"))
-                row += ROW
-                continue
-            if section.title or (section.struct and section.struct != region.kind):
-                heading = ": ".join(p for p in (section.title, section.struct) if p)
-                if section.note:
-                    heading += f"  ({section.note})"
-                self.body.append(_text(x + 8, row + 13, _fit(heading, placed.width - 16), 12,
-                                       fill="#2a5d8f", weight="bold"))
-                row += ROW
-            for k, f in enumerate(section.fields):
-                placed.field_rows[id(f)] = row + ROW / 2
-                row = self.draw_field(f, x, row, _FIELD_FILLS[k % len(_FIELD_FILLS)])
-
-    def meaning_of(self, f: Field) -> str:
-        """What a field's row says: its meaning, and where its pointer goes."""
-        meaning = f.meaning
-        if f.is_pointer and (f.pointer or not meaning):
-            meaning = (meaning + " → " if meaning else "→ ") + self.book.pointer(f.pointer)
-            if f.see_also is not None:
-                meaning += " (drawn above)"
-        return meaning
-
-    def draw_field(self, f: Field, x: float, row: float, fill: str) -> float:
-        book = self.book
-        chunks = [f.raw[i:i + 8] for i in range(0, len(f.raw), 8)] or [b""]
-        meaning = self.meaning_of(f)
-        masked = f.is_pointer and book.stable and bool(f.pointer)
-        for n, chunk in enumerate(chunks):
-            baseline = row + 13
-            self.body.append(_text(x + COLUMNS["bytes"] - 8, baseline, f"+{f.offset + 8 * n}",
-                                   11, "end", fill="#666"))
-            for i, b in enumerate(chunk):
-                bx = x + COLUMNS["bytes"] + i * BYTE_W
-                self.body.append(_rect(bx, row + 1, BYTE_W - 1, ROW - 2, fill, "#bbb"))
-                self.body.append(_text(bx + (BYTE_W - 1) / 2, baseline, "··" if masked else
-                                       f"{b:02x}", 11, "middle"))
-            if n == 0:
-                nx = x + COLUMNS["name"]
-                self.body.append(_text(nx, baseline, _fit(f.name, self.name_w - 8), 12,
-                                       weight="bold"))
-                self.body.append(_text(nx + self.name_w, baseline,
-                                       _fit(f.ctype, self.type_w - 8, 11), 11, fill="#555"))
-                self.body.append(_text(nx + self.name_w + self.type_w, baseline,
-                                       _fit(meaning, self.meaning_w), 12))
-            row += ROW
-        return row
-
-
-def _all_fields(region: Region) -> List[Field]:
-    fields = list(region.fields())
-    for child in region.children():
-        fields += _all_fields(child)
-    return fields
-
 
 def render_explanation(explanation: Explanation) -> str:
-    """An explanation as an SVG document (see the module docstring)."""
-    return _ExplanationDrawing(explanation).draw()
+    """An explanation as an SVG document (drawn by :mod:`.svg_explain`)."""
+    from .svg_explain import render_explanation as draw
+
+    return draw(explanation)
+
+
+def render_trace_svg(trace) -> str:
+    """A ``--trace`` as SVG: the argument blocks before the call, the result's after it."""
+    from .svg_explain import render_regions
+
+    groups = [("before the call: " + trace.source, trace.args)]
+    if trace.result is not None:
+        groups.append(("after the call: the result (status 0)", [trace.result]))
+    return render_regions(groups, trace.book, "tvm-ffi-explain --trace: " + trace.source)
 
 
 def struct_boxes(struct: type, base: int = 0, role: str = "struct",
@@ -384,7 +255,3 @@ def struct_boxes(struct: type, base: int = 0, role: str = "struct",
 def sizeof(struct: type) -> int:
     """``ctypes.sizeof``, for callers that import only this module."""
     return ctypes.sizeof(struct)
-
-
-def _bytes(count: int) -> str:
-    return f"{count} byte" if count == 1 else f"{count} bytes"

@@ -42,24 +42,33 @@ class TextRenderer:
     # ----------------------------------------------------------------- top
 
     def render(self, explanation: Explanation, header: bool = True) -> str:
+        """Each value in turn: what it is and how it was encoded, then its block."""
         book = explanation.book or AddressBook()
         lines: List[str] = []
-        for i, source in enumerate(explanation.sources if header else []):
-            value = explanation.values[i] if i < len(explanation.values) else ""
-            lines.append(self.paint(source, _BOLD) + (f"  = {value}" if value else ""))
-            if i < len(explanation.setters):
-                lines.append(f"  encoded by {explanation.setters[i]}")
-            if i < len(explanation.returns) and explanation.returns[i]:
-                lines.append(f"  comes back from a kernel that returns it as {explanation.returns[i]}")
+        count = max(len(explanation.sources) if header else 0, len(explanation.roots))
+        for i in range(count):
+            if header and i < len(explanation.sources):
+                if lines:
+                    lines.append("")
+                lines += self.value_header(explanation, i)
+            if i < len(explanation.roots) and not explanation.error:
+                if lines:
+                    lines.append("")
+                self.region(explanation.roots[i], book, 0, lines, branch=False)
         if explanation.error:
             lines.append("")
             lines.append(f"cannot be passed: {explanation.error}")
-            return "\n".join(lines) + "\n"
-        for root in explanation.roots:
-            if lines:
-                lines.append("")
-            self.region(root, book, 0, lines, branch=False)
         return "\n".join(lines) + "\n"
+
+    def value_header(self, explanation: Explanation, i: int) -> List[str]:
+        """The lines about value ``i``: its source and value, its setter, what it comes back as."""
+        value = explanation.values[i] if i < len(explanation.values) else ""
+        lines = [self.paint(explanation.sources[i], _BOLD) + (f"  = {value}" if value else "")]
+        if i < len(explanation.setters):
+            lines.append(f"  encoded by {explanation.setters[i]}")
+        if i < len(explanation.returns) and explanation.returns[i]:
+            lines.append(f"  comes back from a kernel that returns it as {explanation.returns[i]}")
+        return lines
 
     # -------------------------------------------------------------- regions
 

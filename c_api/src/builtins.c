@@ -461,22 +461,22 @@ static int builtin_handle_init_once(void** handle_addr, int (*init_func)(void**)
   if (*handle_addr == NULL) {
     void* result = NULL;
     status = init_func(&result);
+    if (status == 0 && result == NULL) {
+      /* upstream refuses a NULL handle: it would make the next call initialise again */
+      TVMFFIErrorSetRaisedFromCStr("RuntimeError", "init_func must return a non-NULL handle");
+      status = -1;
+    }
     if (status == 0) __atomic_store_n(handle_addr, result, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&init_once_mutex);
   return status;
 }
 
+/* As upstream: the handle is swapped for NULL first (atomically, without the lock), so it
+ * is NULL afterwards even when deinit_func fails. */
 static int builtin_handle_deinit_once(void** handle_addr, int (*deinit_func)(void*)) {
-  int status = 0;
-  pthread_once(&init_once_mutex_ready, make_init_once_mutex);
-  pthread_mutex_lock(&init_once_mutex);
-  if (*handle_addr != NULL) {
-    status = deinit_func(*handle_addr);
-    if (status == 0) __atomic_store_n(handle_addr, NULL, __ATOMIC_RELEASE);
-  }
-  pthread_mutex_unlock(&init_once_mutex);
-  return status;
+  void* old = __atomic_exchange_n(handle_addr, NULL, __ATOMIC_ACQ_REL);
+  return old != NULL ? deinit_func(old) : 0;
 }
 
 /* ------------------------------------------------------------- backtrace */

@@ -71,6 +71,9 @@ REQUIRED_POINTERS: Dict[str, Tuple[str, ...]] = {
 }
 #: Observers called as ``observer(slot_name, args)`` before each slot runs (the checker's hook).
 observers: List[Callable] = []
+#: Observers called as ``observer(slot_name)`` after each slot ran, however it ended
+#: (``tvm-ffi-explain --trace`` reads reference counts on both sides of a call).
+returned_observers: List[Callable] = []
 
 
 class FFIError(Exception):
@@ -149,6 +152,9 @@ def _wrap(slot: abi.CFunction, fn: Callable):
         except BaseException:  # KeyboardInterrupt and the like: still never cross into C
             traceback.print_exc(file=sys.stderr)
             _report("RuntimeError", f"{name}: interrupted")
+        finally:
+            for observer in returned_observers:
+                observer(name)
         return failure
 
     call.__name__ = f"slot_{name}"

@@ -1,0 +1,99 @@
+"""The practical pages of spec/ hold together: the first kernel is all shown, every rule is taught.
+
+* ``spec/15-first-kernel.md`` shows every line of ``examples/kernels/first_kernel.c``
+  in order (its excerpts, joined, are the file) and the whole C++ version;
+* ``spec/17-debugging.md`` has a generated block and a finding block for every
+  rule ``tvm-ffi-check`` knows, each quoting the broken function named for it.
+
+That the pages' examples run, their excerpts are verbatim and their generated
+blocks fresh is ``tests/test_spec_pages.py``'s job; that the findings are
+what the checker prints is ``tests/test_check.py``'s.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from tvm_ffi_explain import spec_blocks, spec_debugging
+from tvm_ffi_ref.rules import RULES
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_EXCERPT = re.compile(r"<!-- excerpt: (?P<path>[\w/.-]+) -->\n```\w*\n(?P<body>.*?)^```$",
+                      re.M | re.S)
+
+
+def read(*parts):
+    with open(os.path.join(ROOT, *parts), encoding="utf-8") as f:
+        return f.read()
+
+
+def excerpts(page: str, path: str):
+    return [m.group("body") for m in _EXCERPT.finditer(page) if m.group("path") == path]
+
+
+def test_the_first_kernel_page_shows_the_whole_c_file_in_order():
+    page = read("spec", "15-first-kernel.md")
+    shown = excerpts(page, "examples/kernels/first_kernel.c")
+    assert len(shown) >= 6
+    assert "\n".join(shown) == read("examples", "kernels", "first_kernel.c")
+
+
+def test_the_first_kernel_page_shows_the_whole_cpp_file():
+    page = read("spec", "15-first-kernel.md")
+    assert excerpts(page, "examples/kernels/first_kernel.cc") == [
+        read("examples", "kernels", "first_kernel.cc")]
+
+
+def test_every_rule_has_a_symptom_a_kernel_and_a_page():
+    assert set(spec_debugging.SYMPTOMS) == set(RULES)
+    source = read(*spec_debugging.BROKEN_SOURCE.split("/"))
+    for rule, (symptom, page) in spec_debugging.SYMPTOMS.items():
+        assert symptom and os.path.exists(os.path.join(ROOT, "spec", page)), rule
+        kernel = spec_debugging.kernel_source(source, spec_debugging.kernel_name(rule))
+        assert kernel.endswith("}\n") and f"KERNEL({spec_debugging.kernel_name(rule)})" in kernel
+
+
+def test_the_debugging_page_has_a_block_and_a_finding_per_rule():
+    page = read("spec", "17-debugging.md")
+    blocks = spec_blocks.names(page)
+    assert [b.split(":", 1)[1] for b in blocks if b.startswith("check-rule:")] == list(RULES)
+    assert "check-rules" in blocks
+    findings = spec_debugging.page_findings(page)
+    for rule in RULES:
+        name = spec_debugging.kernel_name(rule)
+        assert findings[name].startswith(f"{name}  [{rule}] "), rule
+        # the finding follows the rule's own section
+        section = page.split(f"\n### {rule}\n", 1)[1].split("\n### ", 1)[0]
+        assert f"<!-- finding: {name} -->" in section
+
+
+def test_a_rule_the_tables_do_not_know_fails_the_generation():
+    with pytest.raises(KeyError, match="no entry"):
+        spec_debugging.rule_block("no-such-rule", "")
+    with pytest.raises(KeyError, match="defines no KERNEL"):
+        spec_debugging.kernel_source("KERNEL(other) {\n}\n", "bad_status")
+    with pytest.raises(KeyError, match="no generated block"):
+        spec_blocks.refresh("<!-- generated: nothing -->\n<!-- /generated -->")
+
+
+def test_masked_hides_addresses_only():
+    assert spec_debugging.masked("ffi.String at 0x55b9c5d84f10 (strong 2)") == \
+        "ffi.String at ... (strong 2)"
+    assert spec_debugging.masked("status 0x7") == "status 0x7"
+
+
+def test_every_page_names_the_upstream_concept_it_teaches():
+    for name in sorted(os.listdir(os.path.join(ROOT, "spec"))):
+        if name.endswith(".md") and name[:2].isdigit():
+            assert "**Upstream's names:**" in read("spec", name), name
+
+
+def test_the_finding_blocks_hold_nothing_that_changes_between_runs():
+    findings = spec_debugging.page_findings(read("spec", "17-debugging.md"))
+    for name, block in findings.items():
+        assert spec_debugging.masked(block) == block, name
+    assert spec_debugging.masked("returned 10, then returned 11") == \
+        "returned ..., then returned ..."
