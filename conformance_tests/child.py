@@ -9,8 +9,8 @@ its stdin closes.
 Framing: each message is an 8-byte little-endian length and a pickle. A
 request is ``(op, payload)``; the reply is ``("ok", result)`` or
 ``("harness-error", traceback)`` when this file itself failed (a bug in the
-suite, never a front-end result). The front end's own exceptions are results:
-``["raises", class name, first line of the message]``.
+suite, never a front-end result: see ``harness_faults.py``). The front end's
+own exceptions are results: ``["raises", class name, first line of the message]``.
 
 Everything a case does is described by plain data (*recipes*, see
 :func:`build`) so that every worker constructs the very same Python values
@@ -30,11 +30,13 @@ import pickle
 import struct
 import sys
 import traceback
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 try:
+    from .harness_faults import fault, take as take_faults
     from .torch_values import make_torch_tensor, normalize_torch, split_view
 except ImportError:  # run as a script: the worker process
+    from harness_faults import fault, take as take_faults
     from torch_values import make_torch_tensor, normalize_torch, split_view
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -177,10 +179,23 @@ def make_ndarray(np, dtype: str, shape, view, seed: int):
     return out.T if transpose else out
 
 
-def build(env: Env, recipe: Any) -> Any:
-    """The Python value a recipe describes (see ``strategies.py`` for the recipes)."""
+def build(env: Env, recipe: Any, registers: Optional[List[Any]] = None) -> Any:
+    """The Python value a recipe describes (see ``strategies.py`` for the recipes).
+
+    ``("reg", i)``, at any depth, is the i-th value a call program holds
+    (``registers``, modulo their number; None when it holds none): outside a
+    program it is a fault of the suite.
+    """
     api, np = env.api, env.np
     tag = recipe[0]
+
+    def sub(item: Any) -> Any:
+        return build(env, item, registers)
+
+    if tag == "reg":
+        if registers is None:
+            raise fault(f"a register outside a call program: {recipe!r}")
+        return registers[recipe[1] % len(registers)] if registers else None
     if tag == "none":
         return None
     if tag == "bool":
@@ -202,19 +217,19 @@ def build(env: Env, recipe: Any) -> Any:
     if tag == "device":
         return api.device(recipe[1], recipe[2])
     if tag == "list":
-        return [build(env, item) for item in recipe[1]]
+        return [sub(item) for item in recipe[1]]
     if tag == "tuple":
-        return tuple(build(env, item) for item in recipe[1])
+        return tuple(sub(item) for item in recipe[1])
     if tag == "dict":
-        return {build(env, k): build(env, v) for k, v in recipe[1]}
+        return {sub(k): sub(v) for k, v in recipe[1]}
     if tag == "Array":
-        return api.Array([build(env, item) for item in recipe[1]])
+        return api.Array([sub(item) for item in recipe[1]])
     if tag == "List":
-        return api.List([build(env, item) for item in recipe[1]])
+        return api.List([sub(item) for item in recipe[1]])
     if tag == "Map":
-        return api.Map({build(env, k): build(env, v) for k, v in recipe[1]})
+        return api.Map({sub(k): sub(v) for k, v in recipe[1]})
     if tag == "Dict":
-        return api.Dict({build(env, k): build(env, v) for k, v in recipe[1]})
+        return api.Dict({sub(k): sub(v) for k, v in recipe[1]})
     if tag == "Shape":
         return api.Shape(tuple(recipe[1]))
     if tag == "ndarray":
@@ -232,26 +247,28 @@ def build(env: Env, recipe: Any) -> Any:
     if tag == "opaque":
         return Opaque(recipe[1])
     if tag == "callable":
-        return make_callback(env, recipe[1])
+        return make_callback(env, recipe[1], registers)
     if tag == "converted":
-        return api.convert(build(env, recipe[1]))
-    raise ValueError(f"unknown recipe {recipe!r}")
+        return api.convert(sub(recipe[1]))
+    raise fault(f"unknown recipe {recipe!r}")
 
 
 #: What the Python callbacks of the current program received, in order.
 CALLBACK_LOG: List[Any] = []
 
 
-def make_callback(env: Env, behaviour: Any):
+def make_callback(env: Env, behaviour: Any, registers: Optional[List[Any]] = None):
     """A Python callable: ``("return", recipe)``, ``("raise", class, message)``,
     ``("identity",)``, ``("record", tag)`` (logs what it received, returns the
     number of arguments) or ``("reenter", kernel function, extra recipe)``
-    (calls the kernel with its arguments plus one built value)."""
+    (calls the kernel with its arguments plus one built value). Recipes are built
+    at each call, so ``("return", ("reg", i))`` hands C++ back an object the
+    program holds (as it is then), and its count is compared afterwards."""
     kind = behaviour[0]
 
     if kind == "return":
         def callback(*args):
-            return build(env, behaviour[1])
+            return build(env, behaviour[1], registers)
     elif kind == "raise":
         def callback(*args):
             raise EXCEPTIONS[behaviour[1]](behaviour[2])
@@ -264,9 +281,9 @@ def make_callback(env: Env, behaviour: Any):
             return len(args)
     elif kind == "reenter":
         def callback(*args):
-            return getattr(env.calls, behaviour[1])(*args, build(env, behaviour[2]))
+            return getattr(env.calls, behaviour[1])(*args, build(env, behaviour[2], registers))
     else:
-        raise ValueError(f"unknown callback behaviour {behaviour!r}")
+        raise fault(f"unknown callback behaviour {behaviour!r}")
     return callback
 
 
@@ -382,8 +399,10 @@ def attempt(env: Env, thunk) -> Any:
 
 def op_hello(env: Env, payload: Any) -> Any:
     name = getattr(env.api, "runtime_name", None)
+    core = sys.modules.get("tvm_ffi_fast._core")  # the fast runtime's compiled extension
     return {"frontend": env.frontend, "module": os.path.abspath(env.api.__file__),
-            "runtime": name() if callable(name) else "upstream", "lib": env.lib_path}
+            "runtime": name() if callable(name) else "upstream", "lib": env.lib_path,
+            "core": os.path.abspath(core.__file__) if core is not None else None}
 
 
 def op_dump(env: Env, recipes: List[Any]) -> List[Any]:
@@ -480,10 +499,6 @@ def _counts(env: Env, registers: List[Any]) -> List[Any]:
     return json.loads(str(env.probe.strong_counts(*objects))) if objects else []
 
 
-def _arg(env: Env, registers: List[Any], recipe: Any) -> Any:
-    if recipe[0] == "reg":
-        return registers[recipe[1] % len(registers)] if registers else None
-    return build(env, recipe)
 
 
 def run_program(env: Env, program: Dict[str, Any]) -> List[Any]:
@@ -510,13 +525,16 @@ def run_program(env: Env, program: Dict[str, Any]) -> List[Any]:
         if kind == "call":
             _, name, arg_recipes = step
             try:
-                args = [_arg(env, registers, r) for r in arg_recipes]
+                args = [build(env, r, registers) for r in arg_recipes]
             except Exception as error:  # noqa: BLE001
                 out.append(["args-raise"] + raised(error)[1:])
                 continue
+            function = getattr(env.calls, name, None)
+            if function is None:
+                raise fault(f"the calls kernel has no function {name!r}")
             result: Any = None
             try:
-                result = getattr(env.calls, name)(*args)
+                result = function(*args)
                 record = normalize(env, result)
             except Exception as error:  # noqa: BLE001
                 record = raised(error)
@@ -537,6 +555,17 @@ def run_program(env: Env, program: Dict[str, Any]) -> List[Any]:
     return out
 
 
+#: What is read of a container after every operation: its form (small/dense), size,
+#: capacity (a map's slots), where its data lives, and its reference counts.
+_STATE_FIELDS = ("form", "size", "slots", "capacity", "data", "strong", "weak")
+
+
+def container_state(env: Env, container: Any) -> List[Any]:
+    """The probe's report of ``container`` cut to :data:`_STATE_FIELDS`."""
+    report = env.dump(container)[0].get("obj") or {}
+    return [report.get(field) for field in _STATE_FIELDS]
+
+
 def run_container(env: Env, program: Dict[str, Any]) -> List[Any]:
     """Builds a container and applies generated operations, Python- and C++-side.
 
@@ -544,7 +573,8 @@ def run_container(env: Env, program: Dict[str, Any]) -> List[Any]:
     List, Map or Dict) or ``("cpp", "map"|"dict"|"array"|"list", [recipes])``
     (built by C++ code compiled from upstream's headers, pairs flattened for
     maps). Each op returns a record; ``("dump",)`` records the probe's full
-    layout report of the container.
+    layout report of the container, and every other op is followed by its
+    state (:func:`container_state`), so a wrong capacity or form shows at once.
     """
     api, calls = env.api, env.calls
     out: List[Any] = []
@@ -608,7 +638,9 @@ def run_container(env: Env, program: Dict[str, Any]) -> List[Any]:
             fn = getattr(calls, name[4:])
             run(lambda: fn(c, *[arg(r) for r in op[1:]]))
         else:
-            raise ValueError(f"unknown container op {op!r}")
+            raise fault(f"unknown container op {op!r}")
+        if name != "dump":
+            out.append(["state", container_state(env, c)])
     out.append(["final", env.dump(box[0])[0]])
     return out
 
@@ -841,35 +873,46 @@ def _quiet_crashes() -> None:
     os.environ["TVM_TRACEBACK_LIMIT"] = "0"
 
 
+def _decode_in_fork(env: Env, cases: List[Any]) -> List[Any]:
+    """``op_decode(cases)`` in a forked child: its reply, or ``["crash", ...]`` if it died."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: decode, report, and leave without cleanup
+        os.close(read_fd)
+        _quiet_crashes()
+        try:
+            data = pickle.dumps(op_decode(env, cases))
+        except BaseException as error:  # noqa: BLE001
+            data = pickle.dumps(["harness-raises"] + raised(error)[1:])
+        if take_faults():
+            data = pickle.dumps(["harness-fault"])
+        with os.fdopen(write_fd, "wb") as f:
+            f.write(data)
+        os._exit(0)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as f:
+        data = f.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        return ["crash", f"signal {os.WTERMSIG(status)}"]
+    if os.WEXITSTATUS(status) != 0 or not data:
+        return ["crash", f"exit status {os.WEXITSTATUS(status)}"]
+    reply = pickle.loads(data)
+    if reply == ["harness-fault"]:
+        raise fault(f"the suite's own code failed on the isolated cases {cases!r}")
+    return reply
+
+
 def op_decode_isolated(env: Env, cases: List[Any]) -> Any:
-    """``op_decode`` for each case in a forked child of this worker, so a case that crashes
-    the front end costs one fork, not the worker: ``["crash", "signal N"]`` or
-    ``["crash", "exit status N"]`` for such a case."""
-    out = []
-    for case in cases:
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: decode, report, and leave without cleanup
-            os.close(read_fd)
-            _quiet_crashes()
-            try:
-                data = pickle.dumps(op_decode(env, [case])[0])
-            except BaseException as error:  # noqa: BLE001
-                data = pickle.dumps(["harness-raises"] + raised(error)[1:])
-            with os.fdopen(write_fd, "wb") as f:
-                f.write(data)
-            os._exit(0)
-        os.close(write_fd)
-        with os.fdopen(read_fd, "rb") as f:
-            data = f.read()
-        _, status = os.waitpid(pid, 0)
-        if os.WIFSIGNALED(status):
-            out.append(["crash", f"signal {os.WTERMSIG(status)}"])
-        elif os.WEXITSTATUS(status) != 0 or not data:
-            out.append(["crash", f"exit status {os.WEXITSTATUS(status)}"])
-        else:
-            out.append(pickle.loads(data))
-    return out
+    """``op_decode`` in a forked child of this worker, so a case that crashes the front end
+    costs a fork, not the worker: ``["crash", "signal N"]`` or ``["crash", "exit status N"]``
+    for such a case. The batch runs in one fork; only when that one dies does each case
+    get a fork of its own (forking a worker that imported torch is what costs)."""
+    together = _decode_in_fork(env, cases)
+    if together[:1] != ["crash"] and len(together) == len(cases):
+        return together
+    return [one[0] if one[:1] != ["crash"] else one
+            for one in (_decode_in_fork(env, [case]) for case in cases)]
 
 
 def op_dataclass(env: Env, programs: List[Any]) -> List[Any]:
@@ -908,10 +951,17 @@ def main(frontend: str, config_path: str) -> None:
         if request is None:
             break
         op, payload = request
+        take_faults()
         try:
             reply = ("ok", OPS[op](env, payload))
         except BaseException:  # noqa: BLE001
             reply = ("harness-error", traceback.format_exc())
+        faults = take_faults()
+        if faults and reply[0] == "ok":
+            # A fault of the suite's own code that the front end swallowed (a callback's
+            # exception becomes the kernel's error): the reply would only look like a result.
+            reply = ("harness-error", "the suite's own code failed during the request:\n"
+                     + "\n".join(faults))
         write_message(channel, reply)
 
 

@@ -77,7 +77,9 @@ def _step(env: Any, cls: type, instances: List[Any], step: List[Any]) -> Any:
         return [target < other, target <= other, target > other, target >= other]
     if kind == "hash":
         return hash(target) == hash(other)
-    raise ValueError(f"unknown step {kind!r}")
+    from harness_faults import fault
+
+    raise fault(f"unknown step {kind!r}")
 
 
 def _plain(env: Any, value: Any) -> Any:

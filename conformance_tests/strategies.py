@@ -273,6 +273,13 @@ def _callback(depth_values):
         callables(depth_values),
         st.builds(lambda fn, extra: ("callable", ("reenter", fn, extra)),
                   st.sampled_from(["pair", "echo", "add_int", "concat", "hold"]), depth_values),
+        # Objects crossing back: the callback hands C++ an object the program holds
+        # (alone or inside a list), whose count every later step reads.
+        registers.map(lambda r: ("callable", ("return", r))),
+        st.lists(registers, min_size=1, max_size=3).map(
+            lambda rs: ("callable", ("return", ("list", rs)))),
+        st.builds(lambda fn, r: ("callable", ("reenter", fn, r)),
+                  st.sampled_from(["pair", "hold", "echo"]), registers),
     )
 
 
@@ -341,31 +348,53 @@ programs = _named(st.fixed_dictionaries({
 _small_ints = st.integers(-8, 8)
 
 
+#: Map sizes at every form and growth threshold: the small form's 2 and 4 slots (a 5th
+#: entry makes it dense), and dense tables of 16, 32 and 64 slots, full at 99% load.
+MAP_THRESHOLD_SIZES = [0, 1, 2, 3, 4, 5, 6, 15, 16, 17, 31, 32, 33, 63, 64]
+#: List lengths at its capacities: 4 to start, then doubled.
+LIST_THRESHOLD_SIZES = [0, 1, 3, 4, 5, 7, 8, 9, 16, 17]
+
+
+def positions(size: int) -> list:
+    """Indices at every position of a sequence of ``size``: first, middle, last, one past
+    the end, and the negative ones."""
+    return sorted({0, size // 2, max(0, size - 1), size, -1, -max(1, size), size + 1})
+
+
 @st.composite
 def container_programs(draw):
     """A container (made in Python or by C++) and operations on it, from both sides.
 
-    Keys of lookups and mutations are mostly keys already in the map, so hits,
-    misses, overwrites and erasures (with their metadata and links) all occur.
+    Keys of lookups and mutations are mostly keys already in the map (its first,
+    middle and last entries as likely as any), so hits, misses, overwrites and
+    erasures (with their metadata and links) all occur; sizes sit around every
+    form and growth threshold as often as anywhere, and runs of insertions
+    (``py_extend``, fresh keys) carry a container across them.
     """
     kind = draw(st.sampled_from(["Map", "Dict", "Array", "List"]))
     is_map = kind in ("Map", "Dict")
     if is_map:
-        size = draw(st.one_of(st.integers(0, 6), st.integers(0, 40)))
+        size = draw(st.one_of(st.integers(0, 6), st.integers(0, 40),
+                              st.sampled_from(MAP_THRESHOLD_SIZES)))
         pairs = draw(st.lists(st.tuples(map_keys, plain_values), min_size=size, max_size=size))
         keys = [k for k, _ in pairs]
         if draw(st.booleans()):
             make = ("py", (kind, pairs))
         else:
             make = ("cpp", kind.lower(), [x for kv in pairs for x in kv])
-        key = st.one_of(st.sampled_from(keys), map_keys) if keys else map_keys
+        if keys:
+            ends = [keys[0], keys[len(keys) // 2], keys[-1]]
+            key = st.one_of(st.sampled_from(keys), st.sampled_from(ends), map_keys, long_keys)
+        else:
+            key = st.one_of(map_keys, long_keys)
     else:
-        items = draw(st.lists(plain_values, max_size=draw(st.sampled_from([3, 8, 20]))))
+        size = draw(st.one_of(st.integers(0, 20), st.sampled_from(LIST_THRESHOLD_SIZES)))
+        items = draw(st.lists(plain_values, min_size=size, max_size=size))
         if draw(st.booleans()):
             make = ("py", (kind, items))
         else:
             make = ("cpp", kind.lower(), items)
-        key = _small_ints.map(lambda i: ("int", i))
+        key = st.one_of(_small_ints, st.sampled_from(positions(size))).map(lambda i: ("int", i))
     reads = [st.just(("py_items",)), st.just(("py_len",)), st.just(("dump",)),
              st.tuples(st.just("py_get"), key), st.tuples(st.just("py_contains"), plain_values)]
     if is_map:
@@ -389,10 +418,11 @@ def container_programs(draw):
     elif kind == "List":
         writes = [st.tuples(st.just("py_set"), key, plain_values), st.tuples(st.just("py_del"), key),
                   st.tuples(st.just("py_append"), plain_values),
-                  st.tuples(st.just("py_insert"), _small_ints, plain_values),
+                  st.tuples(st.just("py_insert"), st.one_of(_small_ints, st.sampled_from(
+                      positions(size))), plain_values),
                   st.tuples(st.just("py_pop"), st.one_of(st.none(), key)),
                   st.just(("py_clear",)), st.just(("py_reverse",)),
-                  st.tuples(st.just("py_extend"), st.lists(plain_values, max_size=4)),
+                  st.tuples(st.just("py_extend"), st.lists(plain_values, max_size=9)),
                   st.tuples(st.just("cpp_list_push"), plain_values),
                   st.tuples(st.just("cpp_list_insert"), key, plain_values),
                   st.tuples(st.just("cpp_list_erase"), key),

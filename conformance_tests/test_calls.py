@@ -29,6 +29,17 @@ from .profiles import conformance
                     ("call", "call", [("callable", ("record", 1)), ("list", [("reg", 0), ("str", "abcdefgh")])]),
                     ("call", "raise_error", [("str", "KeyError"), ("str", "missing")]),
                     ("call", "add_int", [("str", "x"), ("int", 1)])]})
+# Objects crossing both ways through callbacks and held afterwards: a callback hands C++
+# back an object the program holds (alone, then inside a list), C++ keeps one, a callback
+# gets one as its argument and returns it; every count is read after every step.
+@example({"init": [("List", [("int", 1)]), ("Array", [("str", "x" * 9)]), ("Map", [])],
+          "steps": [("call", "call", [("callable", ("return", ("reg", 0))), ("list", [])]),
+                    ("call", "call", [("callable", ("return", ("list", [("reg", 1), ("reg", 0)]))),
+                                      ("list", [("reg", 2)])]),
+                    ("call", "hold", [("reg", 1)]),
+                    ("call", "call_twice", [("callable", ("identity",)), ("reg", 2)]),
+                    ("call", "call", [("callable", ("reenter", "hold", ("reg", 0))), ("list", [])]),
+                    ("drop", 0), ("counts",), ("call", "held", [("int", -1)]), ("drop", 1)]})
 def test_call_program(pool, program):
     assume(not hits_known_divergence(("program", program["init"], program["steps"])))
     (records,) = assert_agree(pool.run("program", [program]), program, "call sequences differ")

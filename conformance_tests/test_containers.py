@@ -23,7 +23,41 @@ from .compare import assert_agree
 from .known import container_op_divergent, hits_known_divergence
 from .profiles import conformance
 
-_LONG_KEYS = [("str", f"a-key-longer-than-one-word-{i}") for i in range(20)]
+_LONG_KEYS = [("str", f"a-key-longer-than-one-word-{i}") for i in range(40)]
+_MISSING = ("str", "a-key-that-is-in-no-container")
+
+
+def _pairs(count, first=0):
+    return [(k, ("int", i)) for i, k in enumerate(_LONG_KEYS[first:first + count], first)]
+
+
+def _erase_each(kind, count, order):
+    """A map of ``count`` entries emptied in ``order`` (positions), read after each erase."""
+    ops = []
+    for i in order:
+        ops += [("py_del" if kind == "Dict" else "cpp_dict_erase", _LONG_KEYS[i]), ("py_items",)]
+    return {"make": ("py", (kind, _pairs(count))), "ops": ops}
+
+
+#: Each form and growth threshold crossed on purpose, whatever the seed: a small Dict
+#: erased at its first, middle and last entry; a dense one emptied (erasures that pull
+#: a chain's last link forward); a Dict grown from the small form through dense tables of
+#: 8, 16 and 32 slots; a List appended past capacities 4, 8 and 16 and erased at both ends;
+#: lookups of a missing key in a Map and a Dict (the error's kind).
+THRESHOLD_EXAMPLES = [
+    _erase_each("Dict", 4, [0, 2, 3, 1]),
+    _erase_each("Dict", 4, [3, 1, 0, 2]),
+    _erase_each("Dict", 20, [0, 19, 10, 5, 15, 1, 18, 2, 17, 3, 16, 4, 14, 6, 13, 7, 12, 8, 11, 9]),
+    _erase_each("Dict", 33, list(range(0, 33, 2)) + list(range(1, 33, 2))),
+    {"make": ("py", ("Dict", _pairs(4))),
+     "ops": [("py_set", k, ("none",)) for k in _LONG_KEYS[4:34]] + [("py_items",)]},
+    {"make": ("py", ("List", [("int", i) for i in range(4)])),
+     "ops": [("py_append", ("int", i)) for i in range(4, 18)]
+     + [("py_insert", 0, ("int", -1)), ("py_pop", ("int", 0)), ("py_pop", ("int", -1)),
+        ("py_insert", 9, ("int", -2)), ("py_extend", [("int", 7)] * 9), ("py_items",)]},
+    {"make": ("py", ("Map", _pairs(3))), "ops": [("py_get", _MISSING), ("py_get", _LONG_KEYS[1])]},
+    {"make": ("py", ("Dict", _pairs(6))), "ops": [("py_get", _MISSING), ("py_pop", _MISSING)]},
+]
 
 
 @conformance(examples=300)
@@ -35,6 +69,14 @@ _LONG_KEYS = [("str", f"a-key-longer-than-one-word-{i}") for i in range(20)]
           "ops": [("cpp_map_lookup", _LONG_KEYS[5]), ("cpp_map_items",)]})
 @example({"make": ("cpp", "map", [x for i, k in enumerate(_LONG_KEYS[:9]) for x in (k, ("int", i))]),
           "ops": [("py_get", _LONG_KEYS[5]), ("py_items",)]})
+@example(THRESHOLD_EXAMPLES[0])
+@example(THRESHOLD_EXAMPLES[1])
+@example(THRESHOLD_EXAMPLES[2])
+@example(THRESHOLD_EXAMPLES[3])
+@example(THRESHOLD_EXAMPLES[4])
+@example(THRESHOLD_EXAMPLES[5])
+@example(THRESHOLD_EXAMPLES[6])
+@example(THRESHOLD_EXAMPLES[7])
 def test_container_program(pool, program):
     make = program["make"]
     kind = make[1][0] if make[0] == "py" else make[1].capitalize()

@@ -4,8 +4,9 @@
 upstream. A listed front end that cannot be imported makes the ``pool``
 fixture (and so every test) fail with ``FrontEndUnavailable``: nothing is
 skipped silently. This test also pins which module each worker imported, so
-a mutant copy of ``tvm_ffi_ref`` (``CONFORMANCE_REF_PATH``, see
-``test_mutation.py``) is provably the one under test.
+a mutant copy of ``tvm_ffi_ref`` (``CONFORMANCE_REF_PATH``) or a whole scratch
+copy of the project (``CONFORMANCE_SCRATCH_ROOT``, see ``mutants/``) is
+provably the one under test.
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ def test_every_listed_frontend_is_running(pool):
         mutant = os.environ.get("CONFORMANCE_REF_PATH")
         if frontend == "ref" and mutant:
             assert hello["module"].startswith(os.path.abspath(mutant) + os.sep), hello
+        # A scratch copy under test (the mutation harness, ``mutants/``): every front end
+        # and the library they run on come from the copy, not from the working tree.
+        scratch = os.environ.get("CONFORMANCE_SCRATCH_ROOT")
+        if scratch:
+            for key in ("module", "lib", "core"):
+                if hello.get(key):
+                    assert os.path.realpath(hello[key]).startswith(
+                        os.path.realpath(scratch) + os.sep), (key, hello)
         # Our front ends run on our libtvm_ffi.so, never on upstream's.
         assert "tvm_ffi_common" in hello["lib"], hello
 

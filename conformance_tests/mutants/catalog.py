@@ -1,0 +1,221 @@
+"""The mutants: plausible ABI bugs, each one line (or a few) of one file.
+
+Each :class:`Mutant` names the file, a regular expression that must match
+exactly once (so a mutant that no longer fits the code fails loudly), its
+replacement (literal text), the bug it stands for, and *hints*: the tests
+expected to catch it, which a run tries first (the whole suite follows if
+they do not). Areas: the reference runtime (``tvm_ffi_ref``), the Python API
+both front ends mount (``tvm_ffi_api``), the fast C runtime
+(``tvm_ffi_fast/src``) and the fast front end (``tvm_ffi_fast/src/frontend``).
+A ``.c`` mutant rebuilds the copy's ``tvm_ffi_fast._core`` (:mod:`.cbuild`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Tuple
+
+T_VALUES = "conformance_tests/test_values.py::"
+T_CONTAINERS = "conformance_tests/test_containers.py::test_container_program"
+T_CALLS = "conformance_tests/test_calls.py::test_call_program"
+T_STATE = "conformance_tests/test_runtime_state.py::"
+T_STRUCTURAL = "conformance_tests/test_structural.py::test_structural_operations_agree"
+T_DATACLASSES = "conformance_tests/test_dataclasses.py::test_dataclass_programs"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One planted bug."""
+
+    name: str
+    path: str  # relative to the project root
+    pattern: str  # a regular expression (multiline mode) that matches exactly once
+    replacement: str  # literal text
+    about: str  # the bug, in a few words
+    hints: Tuple[str, ...] = ()
+
+    @property
+    def area(self) -> str:
+        if self.path.startswith("tvm_ffi_fast/src/frontend/"):
+            return "fast front end"
+        if self.path.startswith("tvm_ffi_fast/src/"):
+            return "fast runtime"
+        if self.path.startswith("tvm_ffi_api/"):
+            return "Python API"
+        return "ref runtime" if self.path.startswith("tvm_ffi_ref/runtime/") else "ref front end"
+
+    @property
+    def needs_c_build(self) -> bool:
+        return self.path.endswith(".c")
+
+    @property
+    def where(self) -> str:
+        return self.path.split("/", 1)[1] if self.path.startswith("tvm_ffi_") else self.path
+
+
+def _m(name, path, pattern, replacement, about, *hints) -> Mutant:
+    return Mutant(name, path, pattern, replacement, about, tuple(hints))
+
+
+REF = "tvm_ffi_ref/runtime/"
+FAST = "tvm_ffi_fast/src/"
+FRONT = "tvm_ffi_fast/src/frontend/"
+
+MUTANTS: List[Mutant] = [
+    # ------------------------------------------------------------ reference runtime
+    _m("ref-small-str-8", REF + "strings.py", r"^SMALL_STR_MAX = 7$", "SMALL_STR_MAX = 8",
+       "an 8-byte str travels inline (encoding)", T_VALUES + "test_string_encoding"),
+    _m("ref-map-hash", REF + "hashing.py", r"^_STABLE_MULTIPLIER = 1099511628211$",
+       "_STABLE_MULTIPLIER = 1099511628213", "long string keys hash differently (hashing)",
+       T_CONTAINERS),
+    _m("ref-small-map-max", REF + "map_layout.py", r"^SMALL_MAX_SLOTS = 4$", "SMALL_MAX_SLOTS = 8",
+       "maps of 5 to 8 entries stay small (form threshold)", T_VALUES + "test_container_encoding"),
+    _m("ref-small-erase-swap", REF + "map_storage.py",
+       r"ctypes\.memmove\(pair, pair \+ PAIR_SIZE, \(cell\.size - i - 1\) \* PAIR_SIZE\)",
+       "ctypes.memmove(pair, pair_address(cell, cell.size - 1), PAIR_SIZE)",
+       "erasing from a small map moves the last pair into the hole (order)", T_CONTAINERS),
+    _m("ref-dense-erase-order", REF + "map_dense_table.py",
+       r"(?<=ZERO_PAIR, PAIR_SIZE\)\n        )self\.replace_in_list\(last, i\)",
+       "self.unlink(last)\n        self.push_back(i)",
+       "a dense erase that pulls a chain's last link forward appends it to the "
+       "iteration list (order)", T_CONTAINERS),
+    _m("ref-dense-load", REF + "map_dense_table.py", r"^MAX_LOAD_FACTOR = 0\.99$",
+       "MAX_LOAD_FACTOR = 0.75", "a dense table rehashes at 75% load (growth threshold)",
+       T_CONTAINERS),
+    _m("ref-list-growth", REF + "containers.py",
+       r"list_reserve\(address, max\(cell\.capacity \* LIST_GROWTH_FACTOR, ",
+       "list_reserve(address, max(cell.capacity * 3 // 2, ",
+       "a List grows by half its capacity, not double (capacity)", T_CONTAINERS),
+    _m("ref-map-keyerror-kind", REF + "maps.py",
+       r'raise FFIError\("KeyError", "key is not in Map"\)',
+       'raise FFIError("IndexError", "key is not in Map")',
+       "a missing map key raises the wrong error kind", T_CONTAINERS),
+    _m("ref-bfloat-bits", REF + "dtype.py", r'\(b"bfloat", CODE\.kDLBfloat, 16\)',
+       '(b"bfloat", CODE.kDLBfloat, 32)', '"bfloat" defaults to 32 bits (dtype field)',
+       T_STATE + "test_dtype_grammar_exhaustive"),
+    _m("ref-type-slot-offset", REF + "registry.py",
+       r"index = parent\.info\.type_index \+ parent\.allocated_slots$",
+       "index = parent.info.type_index + parent.allocated_slots + 1",
+       "a child type's index is one past its slot in the parent's run (type indices)",
+       T_STATE + "test_type_registration"),
+    _m("ref-callback-result-ref", "tvm_ffi_ref/convert.py",
+       r"(?<=_OBJECT_BEGIN:\n)            LIB\.TVMFFIObjectIncRef\(out\.v_ptr\)$",
+       "            LIB.TVMFFIObjectIncRef(out.v_ptr)\n"
+       "            LIB.TVMFFIObjectIncRef(out.v_ptr)",
+       "an object a Python callback returns to C++ gets one reference too many (counts)",
+       T_CALLS),
+    _m("ref-free-vars-region", REF + "structural_equal.py",
+       r"self\.region = REGION\.kTVMFFIDefRegionKindPattern if map_free_vars",
+       "self.region = REGION.kTVMFFIDefRegionKindPattern if not map_free_vars",
+       "structural equality maps free variables exactly when told not to", T_STRUCTURAL),
+    _m("ref-dataclass-char-order", REF + "dataclass_compare.py",
+       r"return _sign\(\(a \^ 0x80\) - \(b \^ 0x80\)\)", "return _sign(a - b)",
+       "strings order as unsigned bytes, not as signed chars (dataclass order)",
+       T_DATACLASSES),
+    _m("ref-bigint-sign-word", REF + "strings.py",
+       r"if \(value == 0 and signed >= 0\) or \(value == -1 and signed < 0\):",
+       "if value in (0, -1):",
+       "a BigInt drops the word that carries its sign (2**63 reads as negative) (encoding)",
+       T_VALUES + "test_scalar_encoding"),
+    _m("ref-compact-strides", REF + "tensors.py",
+       r"for i in range\(len\(shape\) - 1, -1, -1\):", "for i in range(len(shape)):",
+       "a tensor imported without strides gets column-major ones (DLPack fields)",
+       T_VALUES + "test_ndarray_encoding"),
+    _m("ref-seq-hash-order", REF + "structural_hash.py",
+       r"result = stable_hash_combine\(result, self\.hash\(item\)\)",
+       "result = stable_hash_combine(self.hash(item), result)",
+       "a sequence's structural hash combines its elements the wrong way round (hashing)",
+       T_STRUCTURAL),
+    _m("ref-pyclass-kw-only", REF + "pyclass.py",
+       r"if not field\.flags & FLAGS\.kTVMFFIFieldFlagBitMaskKwOnly:\n\s+positional\.append\(i\)",
+       "positional.append(i)",
+       "a keyword-only field also binds positionally (dataclass __init__)", T_DATACLASSES),
+    # ------------------------------------------------------------ the Python API, both cores
+    _m("api-torch-contiguous", "tvm_ffi_api/dlpack_exchange.py",
+       r"import_managed_tensor\(managed, True, 0, False\)",
+       "import_managed_tensor(managed, True, 0, True)",
+       "torch tensors through the exchange API must be contiguous (DLPack fields)",
+       T_VALUES + "test_ndarray_encoding"),
+    # ------------------------------------------------------------ fast C runtime
+    _m("fast-small-map-max", FAST + "map.c", r"^#define SMALL_MAX_SLOTS 4$",
+       "#define SMALL_MAX_SLOTS 8", "maps of 5 to 8 entries stay small (form threshold)",
+       T_VALUES + "test_container_encoding"),
+    _m("fast-small-erase-swap", FAST + "map.c",
+       r"memmove\(&kv\[index\], &kv\[index \+ 1\], \(m->size - index - 1\) \* sizeof\(FrKV\)\);",
+       "kv[index] = kv[m->size - 1];",
+       "erasing from a small map moves the last pair into the hole (order)", T_CONTAINERS),
+    _m("fast-dense-erase-order", FAST + "map.c", r"list_replace\(m, last, i\);",
+       "list_unlink(m, last);\n    list_push_back(m, i);",
+       "a dense erase that pulls a chain's last link forward appends it to the "
+       "iteration list (order)", T_CONTAINERS),
+    _m("fast-dense-load", FAST + "map.c", r"\(double\)m->base\.slots \* 0\.99;",
+       "(double)m->base.slots * 0.75;", "a dense table rehashes at 75% load (growth threshold)",
+       T_CONTAINERS),
+    _m("fast-list-growth", FAST + "containers.c", r"cap = seq->cell\.capacity \* 2;",
+       "cap = seq->cell.capacity * 3 / 2;", "a List grows by half its capacity (capacity)",
+       T_CONTAINERS),
+    _m("fast-map-keyerror-kind", FAST + "containers.c",
+       r'return fr_raise\("KeyError", "key is not in Map"\);',
+       'return fr_raise("IndexError", "key is not in Map");',
+       "a missing map key raises the wrong error kind", T_CONTAINERS),
+    _m("fast-string-small-7", FAST + "strings.c", r"if \(size <= SMALL_MAX\) \{",
+       "if (size < SMALL_MAX) {", "the runtime makes 7-byte strings String objects (encoding)",
+       T_STATE + "test_dtype_grammar_exhaustive"),
+    _m("fast-dtype-lanes-2", FAST + "dtype.c", r"if \(lanes > 1\) \{",
+       "if (lanes > 2) {", "a dtype of 2 lanes prints without its lanes (dtype field)",
+       T_STATE + "test_dtype_grammar_exhaustive"),
+    _m("fast-type-counter", FAST + "registry.c", r"g_type_counter \+= num_slots;",
+       "g_type_counter += child_slots;",
+       "a type allocated from the counter does not count its own index (type indices)",
+       T_STATE + "test_type_registration"),
+    _m("fast-free-vars-region", FAST + "structural_equal.c",
+       r"eq\.region = map_free_vars \? kTVMFFIDefRegionKindPattern : kTVMFFIDefRegionKindNone;",
+       "eq.region = map_free_vars ? kTVMFFIDefRegionKindNone : kTVMFFIDefRegionKindPattern;",
+       "structural equality maps free variables exactly when told not to", T_STRUCTURAL),
+    _m("fast-dataclass-char-order", FAST + "dataclass_ops.c",
+       r"signed char x = \(signed char\)a\.data\[i\], y = \(signed char\)b\.data\[i\];",
+       "unsigned char x = (unsigned char)a.data[i], y = (unsigned char)b.data[i];",
+       "strings order as unsigned bytes, not as signed chars (dataclass order)",
+       T_DATACLASSES),
+    _m("fast-compact-strides", FAST + "tensor.c", r"for \(i = ndim - 1; i >= 0; --i\) \{",
+       "for (i = 0; i < ndim; ++i) {",
+       "a tensor imported without strides gets column-major ones (DLPack fields)",
+       T_VALUES + "test_ndarray_encoding"),
+    _m("fast-seq-hash-size", FAST + "structural_hash.c",
+       r"uint64_t result = fr_hash_combine\(key_hash\(fr_type_index\(seq\)\), \(uint64_t\)n\), item;",
+       "uint64_t result = key_hash(fr_type_index(seq)), item;",
+       "a sequence's structural hash leaves out its length (hashing)", T_STRUCTURAL),
+    _m("fast-pyclass-kw-only", FAST + "pyclass.c",
+       r"if \(f->init && !f->kw_only && f->has_default == pass\) \{",
+       "if (f->init && f->has_default == pass) {",
+       "a keyword-only field also binds positionally (dataclass __init__)", T_DATACLASSES),
+    # ------------------------------------------------------------ fast front end
+    _m("front-small-str-8", FRONT + "encode.c", r"if \(size <= 7\) \{", "if (size <= 8) {",
+       "an 8-byte str or bytes travels inline (encoding)", T_VALUES + "test_string_encoding"),
+    _m("front-bool-as-int", FRONT + "decode.c",
+       r"return PyBool_FromLong\(value->v_int64 != 0\);",
+       "return PyLong_FromLongLong(value->v_int64);",
+       "a bool result decodes as an int (kinds)", T_VALUES + "test_echo_roundtrip"),
+    _m("front-device-id-16", FRONT + "encode.c",
+       r"out->v_device\.device_id = \(int32_t\)device_id;",
+       "out->v_device.device_id = (int32_t)(int16_t)device_id;",
+       "a device index is cut to 16 bits (device fields)", T_VALUES + "test_misc_encoding"),
+    _m("front-callback-result-ref", FRONT + "callback.c",
+       r"status = fx_encode_owned\(value, result\);",
+       "status = fx_encode_owned(value, result);\n"
+       "  if (status == 0 && result->type_index >= kTVMFFIStaticObjectBegin)\n"
+       "    TVMFFIObjectIncRef(result->v_obj);",
+       "an object a Python callback returns to C++ gets one reference too many (counts)",
+       T_CALLS),
+    _m("front-torch-contiguous", FRONT + "exchange.c",
+       r"handle = import_managed\(managed, 0, 0\);", "handle = import_managed(managed, 0, 1);",
+       "torch tensors through the exchange API must be contiguous (DLPack fields)",
+       T_VALUES + "test_ndarray_encoding"),
+]
+
+BY_NAME: Dict[str, Mutant] = {m.name: m for m in MUTANTS}
+assert len(BY_NAME) == len(MUTANTS), "two mutants share a name"
+
+#: The CI subset (``test_mutation.py``): one mutant of the reference runtime and one of
+#: the fast front end, each caught by a short property.
+CI_SUBSET = ["ref-small-str-8", "front-small-str-8"]
