@@ -653,268 +653,6 @@ def op_container(env: Env, programs: List[Any]) -> List[Any]:
     return [run_container(env, p) for p in programs]
 
 
-# ---- runtime state: types and dtypes --------------------------------------
-
-
-def _byte_array(env: Env, data: bytes, keep: list):
-    buffer = ctypes.create_string_buffer(data, len(data) + 1)
-    keep.append(buffer)
-    return env.abi.TVMFFIByteArray(ctypes.addressof(buffer), len(data))
-
-
-def _take_error(env: Env) -> Any:
-    handle = ctypes.c_void_p()
-    env.lib.TVMFFIErrorMoveFromRaised(ctypes.byref(handle))
-    if not handle.value:
-        return None
-    cell = env.abi.TVMFFIErrorCell.from_address(handle.value + 24)
-    kind = ctypes.string_at(cell.kind.data, cell.kind.size).decode("utf-8", "replace")
-    message = ctypes.string_at(cell.message.data, cell.message.size).decode("utf-8", "replace")
-    env.lib.TVMFFIObjectDecRef(handle)
-    return [kind, first_line(message)]
-
-
-def type_info_record(env: Env, index: int) -> Any:
-    """A ``TVMFFITypeInfo`` as plain data (pointers by what they point at)."""
-    pointer = env.lib.TVMFFIGetTypeInfo(index)
-    if not pointer:
-        return ["no-type-info", _take_error(env)]
-    info = pointer.contents
-    key = ctypes.string_at(info.type_key.data, info.type_key.size).decode()
-    ancestors = [info.type_ancestors[i].contents.type_index for i in range(info.type_depth)]
-    fields = []
-    for i in range(info.num_fields):
-        field = info.fields[i]
-        fields.append([ctypes.string_at(field.name.data, field.name.size).decode(),
-                       int(field.flags), int(field.size), int(field.alignment), int(field.offset),
-                       int(field.field_static_type_index)])
-    methods = []
-    for i in range(info.num_methods):
-        method = info.methods[i]
-        methods.append([ctypes.string_at(method.name.data, method.name.size).decode(),
-                        int(method.flags)])
-    return {"type_index": info.type_index, "type_depth": info.type_depth, "type_key": key,
-            "type_key_hash": info.type_key_hash, "ancestors": ancestors,
-            "fields": fields, "methods": methods, "has_metadata": bool(info.metadata)}
-
-
-def op_register_types(env: Env, job: Dict[str, Any]) -> Any:
-    """Runs ``TVMFFITypeGetOrAllocIndex`` for each ``(key, parent, child_slots, overflow)``.
-
-    Keys get ``job["prefix"]`` (unique per case, so earlier cases in the same
-    worker cannot interfere). ``parent`` is a position in the list (-1:
-    ``ffi.Object``); the parent's depth comes from its record. Dynamic indices
-    are reported relative to the first index the sequence allocated, since
-    the front ends' packages register different numbers of types at import
-    (upstream's core loads libtvm_ffi_testing.so); static ones as they are.
-    """
-    keep: list = []
-    indices: List[int] = []
-    out: List[Any] = []
-    prefix = job["prefix"]
-    for key, parent, child_slots, overflow in job["registrations"]:
-        if parent < 0 or parent >= len(indices) or indices[parent] < 0:
-            parent_index = 64
-        else:
-            parent_index = indices[parent]
-        parent_info = env.lib.TVMFFIGetTypeInfo(parent_index).contents
-        index = env.lib.TVMFFITypeGetOrAllocIndex(
-            ctypes.byref(_byte_array(env, (prefix + key).encode(), keep)), -1,
-            parent_info.type_depth + 1, child_slots, 1 if overflow else 0, parent_index)
-        indices.append(index)
-        out.append([key, index, _take_error(env)])
-    dynamic = [i for i in indices if i >= 128]
-    base = min(dynamic) if dynamic else 0
-
-    def rel(index: int) -> Any:
-        return ["dyn", index - base] if index >= 128 else index
-
-    for record in out:
-        record[1] = rel(record[1])
-    lookups = []
-    for key, _, _, _ in job["registrations"]:
-        found = ctypes.c_int32(-7)
-        status = env.lib.TVMFFITypeKeyToIndex(
-            ctypes.byref(_byte_array(env, (prefix + key).encode(), keep)), ctypes.byref(found))
-        lookups.append([status, rel(found.value), _take_error(env)])
-    infos = []
-    for index in sorted(set(i for i in indices if i >= 0)):
-        info = type_info_record(env, index)
-        info["type_index"] = rel(info["type_index"])
-        info["ancestors"] = [rel(a) for a in info["ancestors"]]
-        infos.append(info)
-    return {"registered": out, "lookups": lookups, "infos": infos}
-
-
-def op_type_infos(env: Env, indices: List[int]) -> Any:
-    return [type_info_record(env, i) for i in indices]
-
-
-def op_dtype_strings(env: Env, texts: List[str]) -> Any:
-    """For each string: ``api.dtype`` (name, fields) and the C API parse/print round trip."""
-    api = env.api
-    out = []
-    keep: list = []
-    for text in texts:
-        def via_api():
-            d = api.dtype(text)
-            return [str(d), int(d.type_code), int(d.bits), int(d.lanes)]
-        try:
-            api_result = ["ok", via_api()]
-        except Exception as error:  # noqa: BLE001
-            api_result = raised(error)
-        dt = env.abi.DLDataType()
-        data = text.encode("utf-8", "surrogatepass")
-        status = env.lib.TVMFFIDataTypeFromString(ctypes.byref(_byte_array(env, data, keep)),
-                                                  ctypes.byref(dt))
-        if status != 0:
-            capi = ["error", status, _take_error(env)]
-        else:
-            capi = ["ok", [dt.code, dt.bits, dt.lanes], _dtype_to_string(env, dt)]
-        out.append([api_result, capi])
-    return out
-
-
-def _dtype_to_string(env: Env, dt) -> Any:
-    result = env.abi.TVMFFIAny()
-    status = env.lib.TVMFFIDataTypeToString(ctypes.byref(dt), ctypes.byref(result))
-    if status != 0:
-        return ["error", status, _take_error(env)]
-    index = result.type_index
-    if index == 11:  # kTVMFFISmallStr
-        text = bytes(result.v_bytes)[:result.small_str_len]
-    elif index == 65:  # kTVMFFIStr
-        cell = env.abi.TVMFFIByteArray.from_address(result.v_ptr + 24)
-        text = ctypes.string_at(cell.data, cell.size)
-        env.lib.TVMFFIObjectDecRef(result.v_ptr)
-    else:
-        return ["unexpected-type-index", index]
-    return ["ok", index, text.decode("utf-8", "replace")]
-
-
-def op_dtype_triples(env: Env, triples: List[Any]) -> Any:
-    """``TVMFFIDataTypeToString`` of arbitrary (code, bits, lanes), and ``api.dtype`` back."""
-    out = []
-    for code, bits, lanes in triples:
-        dt = env.abi.DLDataType(code, bits, lanes)
-        printed = _dtype_to_string(env, dt)
-        back = None
-        if printed[0] == "ok":
-            try:
-                d = env.api.dtype(printed[2])
-                back = ["ok", int(d.type_code), int(d.bits), int(d.lanes)]
-            except Exception as error:  # noqa: BLE001
-                back = raised(error)
-        out.append([printed, back])
-    return out
-
-
-def op_decode(env: Env, cases: List[Any]) -> Any:
-    """Feeds forged results to the front end's result decoder (see ``probe.cc`` forge).
-
-    Each case is ``(raw 16 bytes, object recipe or None, status)``. The result
-    is the normalized decoded value or the exception raised, plus, for our
-    front ends, the ABI rule named by an ``ABIViolation``.
-    """
-    forge = env.probe.forge
-    out = []
-    for raw, obj_recipe, status in cases:
-        try:
-            obj = build(env, obj_recipe) if obj_recipe is not None else None
-        except Exception as error:  # noqa: BLE001
-            out.append(["build-raises"] + raised(error)[1:])
-            continue
-        try:
-            value = forge(bytes(raw), obj, status)
-        except Exception as error:  # noqa: BLE001
-            record = raised(error)
-            rule = getattr(error, "rule", None)
-            if rule is not None:
-                record.append(rule)
-            out.append(record)
-            continue
-        try:
-            out.append(["value", normalize(env, value)])
-        except Exception as error:  # noqa: BLE001
-            out.append(["normalize-raises"] + raised(error)[1:])
-        del value
-    return out
-
-
-def op_snippet(env: Env, sources: List[str]) -> List[Any]:
-    """Runs Python snippets (minimal reproductions); each assigns ``result``.
-
-    Names: ``api``, ``np``, ``probe``, ``calls``, ``TYPE_INFO(index)`` (a type
-    info record), ``FORGE(type_index, padding, payload, obj=None, status=0)``
-    (a forged result, decoded by the front end).
-    """
-    def forge(type_index, padding, payload, obj=None, status=0):
-        raw = struct.pack("<iIQ", type_index, padding, payload & ((1 << 64) - 1))
-        return env.probe.forge(raw, obj, status)
-
-    out = []
-    for source in sources:
-        scope = {"api": env.api, "np": env.np, "probe": env.probe, "calls": env.calls,
-                 "TYPE_INFO": lambda index: type_info_record(env, index), "FORGE": forge}
-        def run():
-            exec(compile(source, "<snippet>", "exec"), scope)
-            return scope["result"]
-        out.append(attempt(env, run))
-    return out
-
-
-def _quiet_crashes() -> None:
-    """In a forked child: die at once on a crash (no symbolized backtrace first)."""
-    libc = ctypes.CDLL(None)
-    libc.signal.restype = ctypes.c_void_p
-    libc.signal.argtypes = [ctypes.c_int, ctypes.c_void_p]
-    for sig in (11, 6, 7):  # SIGSEGV, SIGABRT, SIGBUS: the default action
-        libc.signal(sig, None)
-    os.environ["TVM_TRACEBACK_LIMIT"] = "0"
-
-
-def _decode_in_fork(env: Env, cases: List[Any]) -> List[Any]:
-    """``op_decode(cases)`` in a forked child: its reply, or ``["crash", ...]`` if it died."""
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: decode, report, and leave without cleanup
-        os.close(read_fd)
-        _quiet_crashes()
-        try:
-            data = pickle.dumps(op_decode(env, cases))
-        except BaseException as error:  # noqa: BLE001
-            data = pickle.dumps(["harness-raises"] + raised(error)[1:])
-        if take_faults():
-            data = pickle.dumps(["harness-fault"])
-        with os.fdopen(write_fd, "wb") as f:
-            f.write(data)
-        os._exit(0)
-    os.close(write_fd)
-    with os.fdopen(read_fd, "rb") as f:
-        data = f.read()
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
-        return ["crash", f"signal {os.WTERMSIG(status)}"]
-    if os.WEXITSTATUS(status) != 0 or not data:
-        return ["crash", f"exit status {os.WEXITSTATUS(status)}"]
-    reply = pickle.loads(data)
-    if reply == ["harness-fault"]:
-        raise fault(f"the suite's own code failed on the isolated cases {cases!r}")
-    return reply
-
-
-def op_decode_isolated(env: Env, cases: List[Any]) -> Any:
-    """``op_decode`` in a forked child of this worker, so a case that crashes the front end
-    costs a fork, not the worker: ``["crash", "signal N"]`` or ``["crash", "exit status N"]``
-    for such a case. The batch runs in one fork; only when that one dies does each case
-    get a fork of its own (forking a worker that imported torch is what costs)."""
-    together = _decode_in_fork(env, cases)
-    if together[:1] != ["crash"] and len(together) == len(cases):
-        return together
-    return [one[0] if one[:1] != ["crash"] else one
-            for one in (_decode_in_fork(env, [case]) for case in cases)]
-
-
 def op_dataclass(env: Env, programs: List[Any]) -> List[Any]:
     """For each program: a generated @py_class and steps on it (``dataclass_child.py``)."""
     from dataclass_child import run_dataclass_program
@@ -922,13 +660,24 @@ def op_dataclass(env: Env, programs: List[Any]) -> List[Any]:
     return [run_dataclass_program(env, program) for program in programs]
 
 
+def _load_worker(name: str):
+    """A sibling module of operations, loaded by path (the worker is no package)."""
+    spec = importlib.util.spec_from_file_location(f"conformance_{name}",
+                                                  os.path.join(HERE, f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The runtime-state, decoding and structural operations live in modules of their own.
+_state_worker = _load_worker("state_worker")
+type_info_record = _state_worker.type_info_record
 OPS = {name[3:]: fn for name, fn in globals().items() if name.startswith("op_")}
-# The structural properties' operations live in a module of their own, loaded by path.
-_structural_spec = importlib.util.spec_from_file_location(
-    "conformance_structural_worker", os.path.join(HERE, "structural_worker.py"))
-_structural_worker = importlib.util.module_from_spec(_structural_spec)
-_structural_spec.loader.exec_module(_structural_worker)
-OPS.update(_structural_worker.handlers(build, attempt))
+OPS.update(_state_worker.handlers(raised))
+OPS.update(_load_worker("decode_worker").handlers(
+    build=build, raised=raised, normalize=normalize, attempt=attempt,
+    type_info_record=type_info_record, fault=fault, take_faults=take_faults))
+OPS.update(_load_worker("structural_worker").handlers(build, attempt))
 
 
 def main(frontend: str, config_path: str) -> None:

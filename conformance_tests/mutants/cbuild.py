@@ -22,7 +22,6 @@ import io
 import os
 import runpy
 import shlex
-import shutil
 import subprocess
 import sysconfig
 from concurrent.futures import ThreadPoolExecutor
@@ -119,6 +118,3 @@ def remove_stale_objects(cache_dir: str, keep_newest: int = 400) -> None:
     for path in objects[:-keep_newest]:
         os.remove(path)
 
-
-def has_compiler() -> bool:
-    return shutil.which((shlex.split(sysconfig.get_config_var("CC") or "cc") or ["cc"])[0]) is not None
