@@ -33,9 +33,11 @@ import traceback
 from typing import Any, Dict, List, Optional
 
 try:
+    from .dlpack_values import make_compact_tensor
     from .harness_faults import fault, take as take_faults
     from .torch_values import make_torch_tensor, normalize_torch, split_view
 except ImportError:  # run as a script: the worker process
+    from dlpack_values import make_compact_tensor
     from harness_faults import fault, take as take_faults
     from torch_values import make_torch_tensor, normalize_torch, split_view
 
@@ -238,6 +240,8 @@ def build(env: Env, recipe: Any, registers: Optional[List[Any]] = None) -> Any:
         return api.from_dlpack(make_ndarray(np, *recipe[1:]))
     if tag == "torch":
         return make_torch_tensor(*recipe[1:])
+    if tag == "compact":
+        return make_compact_tensor(api, env.abi, np, *recipe[1:])
     if tag == "npscalar":
         return np.dtype(recipe[1]).type(recipe[2])
     if tag == "voidp":

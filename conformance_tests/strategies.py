@@ -182,6 +182,12 @@ def torch_tensor_recipes(draw, max_dims: int = 4):
 
 torch_tensors = torch_tensor_recipes()
 
+#: Compact arrays from a DLPack producer that leaves ``strides`` NULL (``dlpack_values.py``):
+#: the runtime fills the row-major strides itself.
+compact_tensors = st.builds(lambda dtype, shape, seed: ("compact", dtype, shape, seed),
+                            st.sampled_from(NDARRAY_DTYPES),
+                            st.lists(st.integers(0, 5), max_size=4), st.integers(0, 1000))
+
 # ---------------------------------------------------------------- callables
 
 
@@ -265,7 +271,7 @@ _dtype_like = st.one_of(dtypes, numpy_dtypes, st.sampled_from(SIMPLE_DTYPES + ["
     lambda s: ("str", s)), ints)
 _device_like = st.one_of(devices, st.sampled_from(["cpu", "cuda:1", "cuda", "rocm:3", "bogus:1", ""]).map(
     lambda s: ("str", s)), ints)
-_tensor_like = st.one_of(ndarrays, tensors, torch_tensors, ints, nones)
+_tensor_like = st.one_of(ndarrays, tensors, torch_tensors, compact_tensors, ints, nones)
 
 
 def _callback(depth_values):

@@ -20,11 +20,12 @@ fails for another reason does not count.
 from __future__ import annotations
 
 import os
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from .mutants import runner, scratch
 from .mutants.__main__ import default_cache
-from .mutants.catalog import BY_NAME, CI_SUBSET
+from .mutants.catalog import BY_NAME, CI_SUBSET, MUTANTS
 
 SEED = 20260101
 
@@ -45,3 +46,32 @@ def test_ci_mutants_are_killed(tmp_path, conformance_kernels):
         print(f"mutant {name}: {outcome.verdict} by {outcome.test} in {outcome.seconds:.0f} s")
         assert outcome.verdict == "killed", f"mutant {name}: {outcome.verdict}\n{outcome.detail}"
         assert outcome.test.endswith(BY_NAME[name].hints[0].split("::")[1]), outcome
+
+
+def test_every_mutant_still_applies():
+    """Each mutant's pattern matches exactly once in today's code (a drifted one fails here,
+    not silently in the on-demand run), and changes the file."""
+    import re
+
+    for mutant in MUTANTS:
+        with open(os.path.join(scratch.ROOT, mutant.path)) as f:
+            source = f.read()
+        found = re.findall(mutant.pattern, source, flags=re.M)
+        assert len(found) == 1, f"{mutant.name}: {len(found)} matches in {mutant.path}"
+        assert found[0] != mutant.replacement, mutant.name
+        assert mutant.hints, f"{mutant.name} names no test expected to catch it"
+
+
+def test_a_run_is_judged_by_why_it_failed():
+    """Only a difference from upstream (or a crashed worker) kills; a harness error does not."""
+    done = subprocess.CompletedProcess([], 1, "", "")
+    guard = runner.GUARD.split("::")[1]
+    ok = [("test_frontends::" + guard, "passed", "")]
+    killed = runner.judge(ok + [("t::test_x", "failure", "fast differs from upstream at /0")],
+                          done, 1)
+    assert (killed.verdict, killed.test) == ("killed", "t::test_x")
+    crashed = runner.judge(ok + [("t::test_y", "failure", "ref worker crashed: exit 11")], done, 1)
+    assert crashed.verdict == "killed"
+    harness = runner.judge(ok + [("t::test_z", "error", "HarnessError: unknown recipe")], done, 1)
+    assert harness.verdict == "error"
+    assert runner.judge(ok, subprocess.CompletedProcess([], 0, "", ""), 1) is None

@@ -62,7 +62,10 @@ def test_misc_encoding(pool, recipes):
 
 
 @conformance(examples=200)
-@given(BATCH(st.one_of(S.ndarrays, S.tensors, S.torch_tensors), min_size=1, max_size=4))
+@given(BATCH(st.one_of(S.ndarrays, S.tensors, S.torch_tensors, S.compact_tensors),
+             min_size=1, max_size=4))
+@example([("compact", "int32", [2, 3], 1), ("compact", "float64", [3, 1, 2], 2),
+          ("compact", "uint8", [4], 3), ("compact", "bool", [], 4)])
 def test_ndarray_encoding(pool, recipes):
     _check_dump(pool, recipes)
 
