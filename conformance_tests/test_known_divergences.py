@@ -4,7 +4,7 @@ Each entry is a bug in one of our front ends that the properties step
 around. Its reproduction runs under upstream and under every front end in
 ``config.FRONTENDS`` and must still differ from upstream's result: once the
 bug is fixed the test fails until the entry is deleted from ``known.py``, so
-that the properties cover those inputs again. The list is empty today.
+that the properties cover those inputs again.
 """
 
 from __future__ import annotations
