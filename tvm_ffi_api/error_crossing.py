@@ -56,6 +56,15 @@ class Crossing:
         self.length, self.tail = _text_state(error)
         self.reusable = reusable  # whether py_error may give the exception itself back
 
+    def __reduce__(self) -> Any:
+        # A pickled or deep-copied exception forgets its crossings (a traceback does
+        # not pickle); its next crossing takes the full conversion.
+        return (_forgotten, ())
+
+
+def _forgotten() -> None:
+    return None
+
 
 class _ThreadState(threading.local):
     def __init__(self) -> None:
