@@ -150,18 +150,23 @@ def counting(*args):
 backtrace._fake_frame = counting
 
 
+bottom = [ValueError]
+
+
 def level(n):
     if n == 0:
-        raise ValueError("the bottom")
+        raise bottom[0]("the bottom")
     return mod.call1(level, n - 1)
 
 
-for depth in (10, {depth}):
-    made[0] = 0
-    try:
-        level(depth)
-    except ValueError as error:
-        print(depth, len(traceback.extract_tb(error.__traceback__)), made[0])
+for bottom[0] in (ValueError, KeyboardInterrupt):  # raised as such, carried
+    for depth in (10, {depth}):
+        made[0] = 0
+        try:
+            level(depth)
+        except BaseException as error:
+            print(depth, len(traceback.extract_tb(error.__traceback__)), made[0],
+                  int(type(error) is bottom[0]))
 '''
 
 
@@ -171,9 +176,10 @@ def test_raising_through_nested_callbacks_is_linear_in_the_depth(stress_library,
     out = run_python(_DEEP_RAISE.format(module=stress_cases.MODULES[frontend],
                                         library=stress_library, depth=depth), timeout=300)
     rows = [tuple(int(x) for x in line.split()) for line in out.strip().splitlines()]
-    (_, shallow_frames, _), (deep, deep_frames, deep_made) = rows
-    # the traceback keeps every Python frame once: a fixed number per level
-    per_level = (deep_frames - shallow_frames) / (deep - 10)
-    assert per_level == int(per_level) and 1 <= per_level <= 8, rows
-    # and the frames are not rebuilt from text at every level (quadratic: ~depth^2 / 2)
-    assert deep_made <= 4 * deep, rows
+    for shallow, deep in (rows[0:2], rows[2:4]):  # raised as such, carried (KeyboardInterrupt)
+        assert shallow[3] == deep[3] == 1, rows  # each came back as its class
+        # the traceback keeps every Python frame once: a fixed number per level
+        per_level = (deep[1] - shallow[1]) / (deep[0] - shallow[0])
+        assert per_level == int(per_level) and 1 <= per_level <= 8, rows
+        # and the frames are not rebuilt from text at every level (quadratic: ~depth^2 / 2)
+        assert deep[2] <= 4 * deep[0], rows

@@ -168,16 +168,15 @@ class Error(Object):
         and other ``BaseException`` subclasses) gives that exception back.
         """
         carried = self._carried_exception()
+        if carried is not None:
+            return carried
         kind = self.kind
-        expected = None if carried is not None else ERROR_NAME_TO_TYPE.get(kind, RuntimeError)
+        expected = ERROR_NAME_TO_TYPE.get(kind, RuntimeError)
         back = error_crossing.incoming(self, expected)  # it crossed from here: as it left
         if back is None:
-            if carried is not None:
-                return carried
             back = make_exception(kind, self.message, self.backtrace)
             error_crossing.arrived(self, back)
-        if carried is None:
-            back.__tvm_ffi_error__ = self
+        back.__tvm_ffi_error__ = self
         return back
 
     def _carried_exception(self) -> Optional[BaseException]:
@@ -205,12 +204,16 @@ def exception_to_error(exception: BaseException) -> Error:
         original.update_backtrace(backtrace)
         return original
     if not isinstance(exception, Exception):
-        # KeyboardInterrupt, SystemExit, GeneratorExit, a BaseException of the user's: C++
-        # sees upstream's RuntimeError, but the error carries the exception itself, which
-        # Python gets back (Error.py_error). Not recorded on the exception: that would make
-        # a reference cycle through C.
-        return Error(kind_of(exception), str(exception), backtrace, wrap_pyobject(exception))
+        return _carrying_error(exception, backtrace)
     return Error(kind_of(exception), str(exception), backtrace)
+
+
+def _carrying_error(exception: BaseException, backtrace: str) -> Error:
+    # KeyboardInterrupt, SystemExit, GeneratorExit, a BaseException of the user's: C++ sees
+    # upstream's RuntimeError, but the error carries the exception itself, which Python gets
+    # back (Error.py_error). Not recorded on the exception: that would make a reference
+    # cycle through C.
+    return Error(kind_of(exception), str(exception), backtrace, wrap_pyobject(exception))
 
 
 def exception_to_error_raised(exception: BaseException) -> None:
@@ -220,14 +223,15 @@ def exception_to_error_raised(exception: BaseException) -> None:
     level up) extends the Error it crossed as by its new frames alone
     (``error_crossing.py``).
     """
-    err = error_crossing.outgoing(exception)
+    err = error_crossing.outgoing(exception, lambda text: _carrying_error(exception, text))
     if err is None:
         err = exception_to_error(exception)
-        reusable = (getattr(exception, "__tvm_ffi_error__", None) is err or
-                    not isinstance(exception, Exception))
-    else:
-        reusable = error_crossing.record_of(exception).reusable
-    error_crossing.crossed(err, exception, reusable)
+    # remembered only when it may come back as it is: made by py_error for this Error
+    # (which it holds anyway), or carried by it
+    came_as = getattr(exception, "__tvm_ffi_error__", None)
+    if (isinstance(came_as, Error) and came_as._handle == err._handle or
+            not isinstance(exception, Exception)):
+        error_crossing.crossed(err, exception)
     LIB.TVMFFIErrorSetRaised(err._handle)
 
 

@@ -21,12 +21,18 @@ is what ``py_error`` would have made (its class is the kind's, it came from
 the time. Anything unexpected (text replaced, a record forgotten) takes the
 full conversion, as before.
 
-The record lives on the exception (``__tvm_ffi_crossing__``), except for the
-exceptions an Error carries as themselves (``KeyboardInterrupt``, ...), whose
-records a thread keeps for its last few: on the exception, the Error would
-hold the exception that holds the Error, a cycle through C that Python's
-collector cannot see. While an Error is in C, its thread keeps the exception
-for its last few Errors.
+Only exceptions ``py_error`` made (or carried ones) are remembered: an
+exception a callback raised itself crosses the first time as upstream's does,
+and nothing of it is kept. Only exceptions ``py_error`` made, or carried ones, are remembered: an
+exception a callback raised itself crosses the first time as upstream's does,
+and nothing of it is kept. The record lives on the exception
+(``__tvm_ffi_crossing__``), which holds its Error anyway (``__tvm_ffi_error__``).
+An exception an Error carries as itself (``KeyboardInterrupt``, ...) must not
+hold that Error (the Error holds it: a cycle through C that Python's collector
+cannot see), so its record keeps the text instead, and each crossing makes a
+new Error of the text grown by the new frames. While an Error is in C, its
+thread keeps the exception that crossed as it, for its last two Errors: one
+that C++ code catches and drops stays alive until two more cross.
 """
 
 from __future__ import annotations
@@ -35,12 +41,13 @@ import ctypes
 import threading
 import types
 from collections import OrderedDict
-from typing import Any, List, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 from .backtrace import traceback_text_until, with_backtrace
 
-#: How many Errors in C (and carried exceptions) a thread remembers.
-_REMEMBERED = 8
+#: How many Errors in C a thread remembers the exceptions of: one is enough for an
+#: error on its way up; two let C++ code that handles one meanwhile raise another.
+_REMEMBERED = 2
 #: How many last bytes of the text show it was not replaced.
 _TAIL = 32
 
@@ -48,13 +55,15 @@ _TAIL = 32
 class Crossing:
     """What an exception and its Error were at their last crossing."""
 
-    __slots__ = ("error", "head", "length", "tail", "reusable")
+    __slots__ = ("error", "head", "length", "tail", "text")
 
-    def __init__(self, error: Any, head: Optional[types.TracebackType], reusable: bool) -> None:
-        self.error = error
+    def __init__(self, error: Any, head: Optional[types.TracebackType], carried: bool) -> None:
         self.head = head
         self.length, self.tail = _text_state(error)
-        self.reusable = reusable  # whether py_error may give the exception itself back
+        if carried:  # the text, not the Error (see the module's text)
+            self.error, self.text = None, _text(error)
+        else:
+            self.error, self.text = error, None
 
     def __reduce__(self) -> Any:
         # A pickled or deep-copied exception forgets its crossings (a traceback does
@@ -69,10 +78,14 @@ def _forgotten() -> None:
 class _ThreadState(threading.local):
     def __init__(self) -> None:
         self.in_flight: "OrderedDict[int, BaseException]" = OrderedDict()
-        self.carried: List[Tuple[BaseException, Crossing]] = []
 
 
 _state = _ThreadState()
+
+
+def _text(error: Any) -> str:
+    array = error._cell().backtrace
+    return ctypes.string_at(array.data, array.size).decode("utf-8", "replace")
 
 
 def _text_state(error: Any) -> Tuple[int, bytes]:
@@ -94,43 +107,40 @@ def _still_holds(record: Crossing) -> bool:
 
 def record_of(exception: BaseException) -> Optional[Crossing]:
     """The last crossing of ``exception``, if remembered."""
-    if isinstance(exception, Exception):
-        return getattr(exception, "__tvm_ffi_crossing__", None)
-    for carried, record in _state.carried:
-        if carried is exception:
-            return record
-    return None
+    return getattr(exception, "__tvm_ffi_crossing__", None)
 
 
 def _store(exception: BaseException, record: Crossing) -> None:
-    if isinstance(exception, Exception):
-        try:
-            exception.__tvm_ffi_crossing__ = record
-        except AttributeError:  # an exception type without a __dict__
-            pass
-        return
-    carried = [entry for entry in _state.carried if entry[0] is not exception]
-    carried.append((exception, record))
-    _state.carried = carried[-_REMEMBERED:]
+    try:
+        exception.__tvm_ffi_crossing__ = record
+    except AttributeError:  # an exception type without a __dict__
+        pass
 
 
-def outgoing(exception: BaseException) -> Optional[Any]:
-    """The Error ``exception`` crossed as last time, its backtrace extended by the frames the
-    traceback gained since; None when there is no such Error to extend."""
+def outgoing(exception: BaseException, make_carrying: Callable[[str], Any]) -> Optional[Any]:
+    """The Error ``exception`` crosses as again: the one it crossed as last time, its
+    backtrace extended by the frames the traceback gained since (for a carried exception,
+    ``make_carrying(text)`` makes a new one of the grown text); None when there is none."""
     record = record_of(exception)
-    if record is None or not _still_holds(record):
+    if record is None or (record.error is not None and not _still_holds(record)):
         return None
     text, met = traceback_text_until(exception.__traceback__, record.head)
     if not met:
         return None
+    if record.error is None:
+        return make_carrying(record.text + text)
     if text:
         record.error.append_backtrace(text)
     return record.error
 
 
-def crossed(error: Any, exception: BaseException, reusable: bool) -> None:
-    """Remembers that ``exception`` now crosses into C as ``error``."""
-    _store(exception, Crossing(error, exception.__traceback__, reusable))
+def crossed(error: Any, exception: BaseException) -> None:
+    """Remembers that ``exception`` (one ``py_error`` made for ``error``, or carried by
+    it) now crosses into C as ``error``."""
+    carried = not isinstance(exception, Exception)
+    _store(exception, Crossing(error, exception.__traceback__, carried))
+    if carried:  # py_error finds it in the Error itself
+        return
     in_flight = _state.in_flight
     in_flight[error._handle] = exception
     in_flight.move_to_end(error._handle)
@@ -140,24 +150,24 @@ def crossed(error: Any, exception: BaseException, reusable: bool) -> None:
 
 def arrived(error: Any, exception: BaseException) -> None:
     """Remembers that ``exception`` was made for ``error`` coming back (by ``py_error``)."""
-    _store(exception, Crossing(error, exception.__traceback__, True))
+    _store(exception, Crossing(error, exception.__traceback__, False))
 
 
-def incoming(error: Any, expected_class: Optional[type]) -> Optional[BaseException]:
-    """The exception ``error`` left with, if it may come back as it is: remembered, made
-    by ``py_error`` or carried, of ``expected_class`` (None: any), and the Error's text
-    only appended to since, the appended frames then added to its traceback."""
+def incoming(error: Any, expected_class: type) -> Optional[BaseException]:
+    """The exception ``error`` left with, if it may come back as it is: remembered, of
+    ``expected_class``, and the Error's text only appended to since (the appended frames
+    then added to its traceback)."""
     exception = _state.in_flight.pop(error._handle, None)
     if exception is None:
         return None
     record = record_of(exception)
-    if (record is None or not record.reusable or record.error._handle != error._handle or
-            (expected_class is not None and type(exception) is not expected_class) or
+    if (record is None or record.error._handle != error._handle or
+            type(exception) is not expected_class or
             not _still_holds(record)):
         return None
     array = error._cell().backtrace
     if array.size > record.length:  # frames C++ appended meanwhile: outer ones
         appended = ctypes.string_at(array.data + record.length, array.size - record.length)
         with_backtrace(exception, appended.decode("utf-8", "replace"))
-        _store(exception, Crossing(record.error, exception.__traceback__, True))
+        _store(exception, Crossing(record.error, exception.__traceback__, False))
     return exception
