@@ -28,6 +28,7 @@ from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
 from . import dlpack_exchange
+from .c_integers import as_c_int, narrow
 from .object import Object, ObjectConvertible, ObjectRValueRef, type_index_of
 from .string import Bytes, String
 
@@ -288,21 +289,36 @@ def _set_numpy_dtype(out, value, scope):
     out.v_dtype = abi.DLDataType(code, bits, lanes)
 
 
+def dl_data_type(code: Any, bits: Any, lanes: Any) -> abi.DLDataType:
+    """A ``DLDataType`` of a Python triple, each field range-checked (``OverflowError``).
+
+    Lanes may be negative (a scalable vector's ``-factor``, as dtypes read them)
+    and are then stored as their 16-bit two's complement.
+    """
+    lanes = narrow(lanes, "int16_t") if as_c_int(lanes) < 0 else narrow(lanes, "uint16_t")
+    return abi.DLDataType(narrow(code, "uint8_t"), narrow(bits, "uint8_t"), lanes & 0xFFFF)
+
+
+def dl_device(device_type: Any, device_id: Any) -> abi.DLDevice:
+    """A ``DLDevice`` of a Python pair, both fields range-checked as int32 (``OverflowError``)."""
+    return abi.DLDevice(narrow(device_type, "int32_t"), narrow(device_id, "int32_t"))
+
+
 def _set_data_type(out, value, scope):
     out.type_index = TI.kTVMFFIDataType
-    out.v_dtype = abi.DLDataType(value.type_code, value.bits, value.lanes)
+    out.v_dtype = dl_data_type(value.type_code, value.bits, value.lanes)
 
 
 def _set_dlpack_data_type(out, value, scope):
     code, bits, lanes = value.__dlpack_data_type__()
     out.type_index = TI.kTVMFFIDataType
-    out.v_dtype = abi.DLDataType(code, bits, lanes)
+    out.v_dtype = dl_data_type(code, bits, lanes)
 
 
 def _set_dlpack_device(out, value, scope):
     device_type, device_id = value.__dlpack_device__()
     out.type_index = TI.kTVMFFIDevice
-    out.v_device = abi.DLDevice(device_type, device_id)
+    out.v_device = dl_device(device_type, device_id)
 
 
 def _set_int_protocol(out, value, scope):

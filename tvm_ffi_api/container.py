@@ -61,6 +61,28 @@ class ContainerBase(Object):
     __slots__ = ()
 
 
+class _Held:
+    """``with _Held(container):`` one operation of several steps on a List or Dict.
+
+    Threads (and kernels) sharing a List or Dict see each of its operations
+    whole, as on Python's ``list`` and ``dict``: the runtime holds the
+    container's lock during each of its functions, a call holds its List and
+    Dict arguments, and an operation made of several steps here (``pop`` is a
+    lookup and an erase) holds it across them. A thread may hold it again.
+    """
+
+    __slots__ = ("container",)
+
+    def __init__(self, container: "ContainerBase") -> None:
+        self.container = container
+
+    def __enter__(self) -> None:
+        shortcuts.hold(self.container)
+
+    def __exit__(self, *exc_info: Any) -> None:
+        shortcuts.release(self.container)
+
+
 class _SeqBase(ContainerBase):
     """What Array and List share: the sequence cell and read access."""
 
@@ -154,9 +176,27 @@ class List(_SeqBase, MutableSequence):
     def __init__(self, input_list: Iterable[Any] = ()) -> None:
         self.__init_handle_by_constructor__(_ffi.List, *input_list)
 
+    def __getitem__(self, idx):
+        with _Held(self):  # the length and the read as one, as on a list
+            return super().__getitem__(idx)
+
+    def __iter__(self) -> Iterator[Any]:
+        # as a list iterates: by index, until the index is past the end at that moment
+        i = 0
+        while True:
+            try:
+                item = self._item(i)
+            except IndexError:
+                return
+            yield item
+            i += 1
+
     def __setitem__(self, index, value) -> None:
-        if isinstance(index, slice):
-            replacement = list(value)
+        replacement = list(value) if isinstance(index, slice) else None
+        with _Held(self):
+            if replacement is None:
+                _ffi.ListSetItem(self, normalize_index(len(self), index), value)
+                return
             start, stop, step = index.indices(len(self))
             if step != 1:
                 targets = list(range(start, stop, step))
@@ -167,11 +207,12 @@ class List(_SeqBase, MutableSequence):
                     _ffi.ListSetItem(self, i, item)
                 return
             _ffi.ListReplaceSlice(self, start, max(stop, start), type(self)(replacement))
-            return
-        _ffi.ListSetItem(self, normalize_index(len(self), index), value)
 
     def __delitem__(self, index) -> None:
-        if isinstance(index, slice):
+        with _Held(self):
+            if not isinstance(index, slice):
+                _ffi.ListErase(self, normalize_index(len(self), index))
+                return
             start, stop, step = index.indices(len(self))
             if step == 1:
                 _ffi.ListEraseRange(self, start, max(stop, start))
@@ -179,14 +220,13 @@ class List(_SeqBase, MutableSequence):
             indices = reversed(range(start, stop, step)) if step > 0 else range(start, stop, step)
             for i in indices:
                 _ffi.ListErase(self, i)
-            return
-        _ffi.ListErase(self, normalize_index(len(self), index))
 
     def insert(self, index: int, value: Any) -> None:
         """Inserts ``value`` before ``index`` (clamped like ``list.insert``)."""
-        length = len(self)
-        index = max(0, index + length) if index < 0 else min(index, length)
-        _ffi.ListInsert(self, index, value)
+        with _Held(self):
+            length = len(self)
+            index = max(0, index + length) if index < 0 else min(index, length)
+            _ffi.ListInsert(self, index, value)
 
     def append(self, value: Any) -> None:
         """Appends ``value``."""
@@ -202,10 +242,11 @@ class List(_SeqBase, MutableSequence):
 
     def pop(self, index: int = -1) -> Any:
         """Removes and returns the element at ``index`` (the last by default)."""
-        length = len(self)
-        if length == 0:
-            raise IndexError("pop from empty list")
-        return _ffi.ListPop(self, normalize_index(length, index))
+        with _Held(self):
+            length = len(self)
+            if length == 0:
+                raise IndexError("pop from empty list")
+            return _ffi.ListPop(self, normalize_index(length, index))
 
     def extend(self, values: Iterable[Any]) -> None:
         """Appends every value of ``values``.
@@ -214,8 +255,15 @@ class List(_SeqBase, MutableSequence):
         upstream does: the capacity grows to exactly the new size, where
         appending one by one would double it.
         """
-        end = len(self)
-        self[end:end] = values
+        values = list(values)
+        with _Held(self):
+            end = len(self)
+            self[end:end] = values
+
+    def remove(self, value: Any) -> None:
+        """Removes the first element equal to ``value`` (``ValueError`` when there is none)."""
+        with _Held(self):
+            del self[self.index(value)]
 
 
 # ------------------------------------------------------------------- maps
@@ -372,21 +420,33 @@ class Dict(_MapBase, MutableMapping):
         _ffi.DictSetItem(self, key, value)
 
     def __delitem__(self, key: Any) -> None:
-        if _ffi.DictCount(self, key) == 0:
-            raise KeyError(key)
-        _ffi.DictErase(self, key)
+        with _Held(self):
+            if _ffi.DictCount(self, key) == 0:
+                raise KeyError(key)
+            _ffi.DictErase(self, key)
 
     def pop(self, key: Any, *default: Any) -> Any:
         """Removes ``key`` and returns its value (or ``default`` when absent)."""
         if len(default) > 1:
             raise TypeError(f"pop expected at most 2 arguments, got {1 + len(default)}")
-        value = shortcuts.map_lookup(self, key, MISSING, mutable=True)
-        if value is MISSING:
-            if default:
-                return default[0]
-            raise KeyError(key)
-        _ffi.DictErase(self, key)
-        return value
+        with _Held(self):
+            value = shortcuts.map_lookup(self, key, MISSING, mutable=True)
+            if value is MISSING:
+                if default:
+                    return default[0]
+                raise KeyError(key)
+            _ffi.DictErase(self, key)
+            return value
+
+    def popitem(self) -> Any:
+        """Removes and returns a ``(key, value)`` pair (``KeyError`` when empty)."""
+        with _Held(self):
+            return super().popitem()
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        """``self[key]``, set to ``default`` first when absent."""
+        with _Held(self):
+            return super().setdefault(key, default)
 
     def clear(self) -> None:
         """Removes every entry."""
@@ -394,8 +454,10 @@ class Dict(_MapBase, MutableMapping):
 
     def update(self, other: Mapping) -> None:  # type: ignore[override]
         """Sets every pair of the mapping ``other``."""
-        for key, value in other.items():
-            self[key] = value
+        pairs = list(other.items())
+        with _Held(self):
+            for key, value in pairs:
+                self[key] = value
 
 
 register_class(TI.kTVMFFIArray, Array)

@@ -18,6 +18,7 @@ from tvm_ffi_common.capi import LIB
 
 from . import device as _device_module
 from .api_convert import convert_func
+from .c_integers import narrow as _narrow
 from .cany import CAny, to_py_class_value as _to_py_class_value
 from .container import MISSING, ContainerBase as CContainerBase
 from .device import Device, DLDeviceType
@@ -90,7 +91,7 @@ def _shape_obj_get_py_tuple(obj: Object) -> Tuple[int, ...]:
 
 def _env_get_current_stream(device_type: int, device_id: int) -> int:
     """The current stream of a device as an integer (0 when none)."""
-    return LIB.TVMFFIEnvGetStream(device_type, device_id) or 0
+    return LIB.TVMFFIEnvGetStream(_narrow(device_type, "int"), _narrow(device_id, "int")) or 0
 
 
 def _convert_torch_dtype_to_ffi_dtype(torch_dtype: Any) -> _dtype:

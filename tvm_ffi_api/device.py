@@ -11,6 +11,8 @@ from typing import Any, Optional, Union
 
 from tvm_ffi_common.abi import DLDeviceType  # the same enum users import from the package
 
+from .c_integers import narrow
+
 _TYPE_TO_NAME = {
     DLDeviceType.kDLCPU: "cpu", DLDeviceType.kDLCUDA: "cuda",
     DLDeviceType.kDLCUDAHost: "cuda_host", DLDeviceType.kDLCUDAManaged: "cuda_managed",
@@ -54,8 +56,9 @@ class Device:
             index = index.item()
         if not isinstance(index, Integral):
             raise TypeError(f"Invalid device index: {index}")
-        self._type = int(device_type)
-        self._index = int(index)
+        # checked as upstream stores them, in a DLDevice's two int32 fields
+        self._type = narrow(device_type, "int32_t")
+        self._index = narrow(index, "int32_t")
 
     @classmethod
     def _from_pair(cls, device_type: int, index: int) -> "Device":

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Dict, Tuple
 from tvm_ffi_common import abi
 
 from . import shortcuts
+from .c_integers import narrow
 
 TI = abi.TVMFFITypeIndex
 
@@ -57,40 +58,6 @@ def parse(text: str) -> Tuple[int, int, int]:
     """``(code, bits, lanes)`` of a dtype string; raises what the runtime raises."""
     code, bits, lanes = shortcuts.dtype_from_string(text)
     return code, bits, lanes_as_int16(lanes)
-
-
-def _as_c_int(value: Any) -> int:
-    # How Cython turns a Python value into a C integer: ints as they are, other
-    # numbers through their __int__ (so 4.0 is 4), anything else is a TypeError.
-    if isinstance(value, int):
-        return int(value)  # a bool (or other int subclass) is stored as its number
-    to_int = getattr(type(value), "__int__", None)
-    if to_int is None:
-        raise TypeError("an integer is required")
-    result = to_int(value)
-    if not isinstance(result, int):
-        raise TypeError(f"__int__ returned non-int (type {type(result).__name__})")
-    return result
-
-
-def _as_uint8(value: Any) -> int:
-    value = _as_c_int(value)
-    if value < 0:
-        raise OverflowError("can't convert negative value to uint8_t")
-    if value >= 1 << 64:
-        raise OverflowError("Python int too large to convert to C unsigned long")
-    if value > 0xFF:
-        raise OverflowError("value too large to convert to uint8_t")
-    return value
-
-
-def _as_int16(value: Any) -> int:
-    value = _as_c_int(value)
-    if not -(1 << 63) <= value < 1 << 63:
-        raise OverflowError("Python int too large to convert to C long")
-    if not -0x8000 <= value <= 0x7FFF:
-        raise OverflowError("value too large to convert to int16_t")
-    return value
 
 
 def format_triple(code: int, bits: int, lanes: int) -> str:
@@ -248,7 +215,8 @@ def dtype_from_python_triple(code: Any, bits: Any, lanes: Any) -> dtype:
     Raises ``TypeError`` for a non-number and ``OverflowError`` (with Cython's
     words) for a value that does not fit ``uint8`` (code, bits) or ``int16`` (lanes).
     """
-    return dtype_from_tuple(_as_uint8(code), _as_uint8(bits), _as_int16(lanes))
+    return dtype_from_tuple(narrow(code, "uint8_t"), narrow(bits, "uint8_t"),
+                            narrow(lanes, "int16_t"))
 
 
 #: The NumPy dtypes upstream accepts, by name, with their ``(code, bits, lanes)``;

@@ -6,25 +6,31 @@ the registered name of its exact class (unregistered classes travel as
 "RuntimeError") and whose message is ``str(exception)``. Coming in, an Error
 becomes an instance of the class registered for its kind (``RuntimeError``
 when none is), raised with the error's backtrace appended to the traceback.
+A ``BaseException`` that is no ``Exception`` (``KeyboardInterrupt``,
+``SystemExit``, ...) travels as upstream's ``RuntimeError`` but carries the
+exception itself (an OpaquePyObject as the error's extra context), and comes
+back to Python as itself; upstream turns it into a ``RuntimeError``.
 
-The backtrace text lists frames most recent first, one per line in the form
-``  File "<file>", line <n>, in <function>``, which is how every runtime and
-kernel library writes it, so frames from C++ and from Python interleave.
+The backtrace text and the traceback frames it becomes are ``backtrace.py``'s;
+an exception crossing many nested callbacks keeps its traceback from one
+crossing to the next (``error_crossing.py``), so that raising through N levels
+takes time linear in N.
 """
 
 from __future__ import annotations
 
 import ctypes
-import re
-import sys
-import types
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Union
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
-from .object import Object, register_class, wrap_owned
+from . import error_crossing
+from .backtrace import (parse_backtrace, traceback_to_backtrace,  # noqa: F401 - re-exported
+                        with_backtrace)
+from .object import Object, register_class, type_index_of, wrap_owned
 from .object_methods import new_object
+from .pyobject import unwrap_pyobject, wrap_pyobject
 
 TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
@@ -60,64 +66,14 @@ def register_error(name_or_cls: Union[str, type, None] = None, cls: Optional[typ
 for _builtin in (RuntimeError, ValueError, TypeError, AttributeError, KeyError, IndexError,
                  AssertionError, MemoryError):
     register_error(_builtin.__name__, _builtin)
+# Not upstream's: a callback nested too deep (recursion limit, C stack) must come back as
+# what it is, and RecursionError is a RuntimeError, so code catching upstream's still does.
+register_error("RecursionError", RecursionError)
 
 
 def kind_of(error: BaseException) -> str:
     """The kind an exception travels as: its exact class's registered name, else RuntimeError."""
     return ERROR_TYPE_TO_NAME.get(type(error), "RuntimeError")
-
-
-_FRAME_LINE = re.compile(r'File "(.+?)", line (\d+), in (.+)')
-
-
-def parse_backtrace(backtrace: str) -> List[Tuple[str, int, str]]:
-    """``(file, line, function)`` of every frame line in a backtrace, in text order."""
-    frames = []
-    for line in backtrace.split("\n"):
-        match = _FRAME_LINE.match(line.strip())
-        if match:
-            frames.append((match.group(1), int(match.group(2)), match.group(3)))
-    return frames
-
-
-def traceback_to_backtrace(tb: Optional[types.TracebackType]) -> str:
-    """A Python traceback as backtrace text (most recent frame first)."""
-    lines = []
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        lines.append(f'  File "{code.co_filename}", line {tb.tb_lineno}, in {code.co_name}\n')
-        tb = tb.tb_next
-    return "".join(reversed(lines))
-
-
-_code_cache: Dict[Tuple[str, int, str], types.CodeType] = {}
-
-
-def _fake_frame(filename: str, lineno: int, func: str) -> types.FrameType:
-    # A frame whose code claims the foreign location, so Python's traceback
-    # printer shows C++ frames like Python ones.
-    key = (filename, lineno, func)
-    code = _code_cache.get(key)
-    if code is None:
-        code = compile("_getframe()", filename, "eval").replace(co_name=func,
-                                                              co_firstlineno=lineno)
-        _code_cache[key] = code
-    scope = {"_getframe": sys._getframe}
-    return eval(code, scope, scope)  # noqa: S307 - evaluates our own one-liner
-
-
-def with_backtrace(error: BaseException, backtrace: str) -> BaseException:
-    """``error`` with the backtrace's frames appended to its traceback."""
-    tb = error.__traceback__
-    try:
-        for filename, lineno, func in parse_backtrace(backtrace):
-            frame = _fake_frame(filename, lineno, func)
-            tb = types.TracebackType(tb, frame, frame.f_lasti, lineno)
-        return error.with_traceback(tb)
-    except (ValueError, SyntaxError):  # an unusable frame description: keep what we have
-        return error
-    finally:
-        del tb
 
 
 def make_exception(kind: str, message: str, backtrace: str) -> BaseException:
@@ -134,13 +90,20 @@ class Error(Object):
 
     __slots__ = ()
 
-    def __init__(self, kind: str, message: str, backtrace: str = "") -> None:
+    def __init__(self, kind: str, message: str, backtrace: str = "",
+                 _extra_context: Optional[Object] = None) -> None:
         super().__init__()
         parts = [kind.encode(), message.encode(), backtrace.encode()]
         arrays = [abi.TVMFFIByteArray(ctypes.cast(ctypes.c_char_p(p), ctypes.c_void_p), len(p))
                   for p in parts]
         handle = ctypes.c_void_p()
-        if LIB.TVMFFIErrorCreate(*(ctypes.byref(a) for a in arrays), ctypes.byref(handle)):
+        if _extra_context is None:
+            status = LIB.TVMFFIErrorCreate(*(ctypes.byref(a) for a in arrays), ctypes.byref(handle))
+        else:
+            status = LIB.TVMFFIErrorCreateWithCauseAndExtraContext(
+                *(ctypes.byref(a) for a in arrays), None, _extra_context._handle,
+                ctypes.byref(handle))
+        if status:
             raise MemoryError("could not create an Error object")
         self._handle = handle.value
 
@@ -179,10 +142,16 @@ class Error(Object):
 
     def update_backtrace(self, backtrace: str) -> None:
         """Replaces the stored backtrace."""
+        self._update_backtrace(backtrace, abi.TVMFFIBacktraceUpdateMode.kTVMFFIBacktraceUpdateModeReplace)
+
+    def append_backtrace(self, backtrace: str) -> None:
+        """Appends to the stored backtrace (outer frames: the text lists the most recent first)."""
+        self._update_backtrace(backtrace, abi.TVMFFIBacktraceUpdateMode.kTVMFFIBacktraceUpdateModeAppend)
+
+    def _update_backtrace(self, backtrace: str, mode: int) -> None:
         data = backtrace.encode()
         array = abi.TVMFFIByteArray(ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p), len(data))
-        self._cell().update_backtrace(self._handle, ctypes.byref(array),
-                                      abi.TVMFFIBacktraceUpdateMode.kTVMFFIBacktraceUpdateModeReplace)
+        self._cell().update_backtrace(self._handle, ctypes.byref(array), mode)
 
     def __reduce__(self) -> Any:
         # By value: an error is its three strings (extra_context, which may hold
@@ -192,10 +161,30 @@ class Error(Object):
         return (Error, (self.kind, self.message, self.backtrace))
 
     def py_error(self) -> BaseException:
-        """The Python exception this error stands for (its class chosen by kind)."""
-        exception = make_exception(self.kind, self.message, self.backtrace)
-        exception.__tvm_ffi_error__ = self
-        return exception
+        """The Python exception this error stands for (its class chosen by kind).
+
+        An error that carries the very exception a Python callback raised
+        (:func:`exception_to_error`, for ``KeyboardInterrupt``, ``SystemExit``
+        and other ``BaseException`` subclasses) gives that exception back.
+        """
+        carried = self._carried_exception()
+        if carried is not None:
+            return carried
+        kind = self.kind
+        expected = ERROR_NAME_TO_TYPE.get(kind, RuntimeError)
+        back = error_crossing.incoming(self, expected)  # it crossed from here: as it left
+        if back is None:
+            back = make_exception(kind, self.message, self.backtrace)
+            error_crossing.arrived(self, back)
+        back.__tvm_ffi_error__ = self
+        return back
+
+    def _carried_exception(self) -> Optional[BaseException]:
+        handle = self._cell().extra_context
+        if not handle or type_index_of(handle) != TI.kTVMFFIOpaquePyObject:
+            return None
+        value = unwrap_pyobject(handle)
+        return value if isinstance(value, BaseException) else None
 
 
 register_class(TI.kTVMFFIError, Error)
@@ -214,12 +203,35 @@ def exception_to_error(exception: BaseException) -> Error:
     if isinstance(original, Error) and original._handle:
         original.update_backtrace(backtrace)
         return original
+    if not isinstance(exception, Exception):
+        return _carrying_error(exception, backtrace)
     return Error(kind_of(exception), str(exception), backtrace)
 
 
+def _carrying_error(exception: BaseException, backtrace: str) -> Error:
+    # KeyboardInterrupt, SystemExit, GeneratorExit, a BaseException of the user's: C++ sees
+    # upstream's RuntimeError, but the error carries the exception itself, which Python gets
+    # back (Error.py_error). Not recorded on the exception: that would make a reference
+    # cycle through C.
+    return Error(kind_of(exception), str(exception), backtrace, wrap_pyobject(exception))
+
+
 def exception_to_error_raised(exception: BaseException) -> None:
-    """Leaves ``exception`` as this thread's raised error (a Python callback failed)."""
-    err = exception_to_error(exception)
+    """Leaves ``exception`` as this thread's raised error (a Python callback failed).
+
+    An exception that crossed before (it came back from C and goes out again, one
+    level up) extends the Error it crossed as by its new frames alone
+    (``error_crossing.py``).
+    """
+    err = error_crossing.outgoing(exception, lambda text: _carrying_error(exception, text))
+    if err is None:
+        err = exception_to_error(exception)
+    # remembered only when it may come back as it is: made by py_error for this Error
+    # (which it holds anyway), or carried by it
+    came_as = getattr(exception, "__tvm_ffi_error__", None)
+    if (isinstance(came_as, Error) and came_as._handle == err._handle or
+            not isinstance(exception, Exception)):
+        error_crossing.crossed(err, exception)
     LIB.TVMFFIErrorSetRaised(err._handle)
 
 

@@ -11,10 +11,15 @@ import ctypes
 from typing import Any, Union
 
 from tvm_ffi_common.capi import LIB
+
+from .c_integers import narrow
 from .device import Device
 
 
 def _set_stream(device_type: int, device_id: int, stream: int) -> int:
+    # checked as upstream's (int, int, uint64_t) parameters: ctypes would truncate
+    device_type, device_id = narrow(device_type, "int"), narrow(device_id, "int")
+    stream = narrow(stream, "uint64_t")
     previous = ctypes.c_void_p()
     if LIB.TVMFFIEnvSetStream(device_type, device_id, stream or None, ctypes.byref(previous)):
         from .function import raise_last_error

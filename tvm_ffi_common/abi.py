@@ -905,6 +905,17 @@ RUNTIME_FUNCTIONS: List[CFunction] = [
     _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_module_lookup_from_imports",
         ("TVMFFIObjectHandle", "module"), ("const char*", "name"),
         ("TVMFFIObjectHandle*", "out")),
+    _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_object_lock", ("TVMFFIObjectHandle", "obj")),
+    _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_object_try_lock",
+        ("TVMFFIObjectHandle", "obj")),
+    _fn("tvm_ffi_runtime.h", "void", "tvm_ffi_runtime_object_unlock",
+        ("TVMFFIObjectHandle", "obj")),
+    _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_object_held", ("TVMFFIObjectHandle", "obj")),
+    _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_stack_low"),
+    _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_refuse_deeper_callback"),
+    _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_checked_callback_function",
+        ("void*", "self"), ("TVMFFISafeCallType", "callback"), ("void (*)(void*)", "release"),
+        ("TVMFFIObjectHandle*", "out")),
 ]
 
 

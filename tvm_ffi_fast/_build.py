@@ -59,6 +59,7 @@ FRONTEND_SOURCES = [
     "function",  # the packed call (vectorcall) and global lookups
     "scope",  # what outlives a call: references made for it, its framework context
     "encode",  # Python values -> TVMFFIAny, in tvm_ffi_ref.convert's order
+    "nested",  # lists, tuples and dicts as Arrays and Maps, walked without recursion
     "decode",  # TVMFFIAny -> Python values; the type index -> class table
     "rules",  # the calling-convention checks on every result
     "errors",  # raised errors <-> Python exceptions
@@ -70,6 +71,7 @@ FRONTEND_SOURCES = [
     "globals",  # the ffi.* functions the core calls
     "pyapi",  # the module's functions, called by tvm_ffi_fast's Python modules
     "fields",  # reflected fields read and written, the field converter callback
+    "holds",  # the container locks: calls holding their List/Dict arguments, hold/release
 ]
 
 ffibuilder = FFI()

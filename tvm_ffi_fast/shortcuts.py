@@ -50,6 +50,13 @@ seq_size = _frontend.seq_size
 #: List ``container``, as a Python value (through the DLPack exchange table it remembers).
 seq_item = _frontend.seq_item
 
+#: ``hold(container)``: waits until no other thread holds the List or Dict ``container``, then
+#: holds it (the container locks of ``tvm_ffi_runtime.h``; nothing for other objects).
+hold = _frontend.hold
+
+#: ``release(container)``: undoes one ``hold(container)``.
+release = _frontend.release
+
 #: ``import_managed_tensor(managed, versioned, require_alignment, require_contiguous)``: an
 #: owned Tensor handle taking over the DLPack managed tensor at ``managed``; on failure the
 #: caller still owns ``managed`` (the producer's deleter has not run).

@@ -65,8 +65,8 @@ from tvm_ffi_common import abi
 from . import shortcuts
 from tvm_ffi_common.capi import LIB
 from . import dlpack_exchange
-from .arg_setters import (PYTHON_SETTERS, CallScope, argument_kind, set_made_object,
-                          set_object, set_object_kind_arg)
+from .arg_setters import (PYTHON_SETTERS, CallScope, argument_kind, dl_data_type, dl_device,
+                          set_made_object, set_object, set_object_kind_arg)
 from .object import Object, type_index_of, wrap_owned
 from .device import Device
 from .string import Bytes, String
@@ -154,13 +154,12 @@ def _set_float(out, value, scope):
 
 def _set_dtype(out, value, scope):
     out.type_index = TI.kTVMFFIDataType
-    code, bits, lanes = value._tvm_ffi_dtype_tuple
-    out.v_dtype = abi.DLDataType(code, bits, lanes)
+    out.v_dtype = dl_data_type(*value._tvm_ffi_dtype_tuple)
 
 
 def _set_device(out, value, scope):
     out.type_index = TI.kTVMFFIDevice
-    out.v_device = abi.DLDevice(value.dlpack_device_type(), value.index)
+    out.v_device = dl_device(value.dlpack_device_type(), value.index)
 
 
 def _set_native_str(out, value, scope):
@@ -195,17 +194,90 @@ def _set_bytes(out, value, scope):
 
 
 def _set_sequence(out, value, scope):
-    from .container import Array
-
-    # the elements' framework context becomes the call's (shortcuts passes it up)
-    set_made_object(out, Array._adopt(shortcuts.new_array_handle(list(value), scope)), scope)
+    # the elements' framework context becomes the call's (passed up to scope)
+    _set_made_handle(out, construct_nested("ffi.Array", list(value), scope), scope)
 
 
 def _set_dict(out, value, scope):
-    from .container import Map
+    _set_made_handle(out, shortcuts.new_map_handle(list(value.items()), False, scope), scope)
 
-    handle = shortcuts.new_map_handle(list(value.items()), False, scope)
-    set_made_object(out, Map._adopt(handle), scope)
+
+def _set_made_handle(out, handle: int, scope: CallScope) -> None:
+    # an object made for the call: passed borrowed, released with the scope
+    scope.owned.append(handle)
+    set_object(out, handle)
+
+
+# ------------------------------------------------------------ nested containers
+
+
+#: Containers converted level by level (exact types, as the fast core): their constructor.
+_NESTED_CONSTRUCTORS = {list: "ffi.Array", tuple: "ffi.Array", dict: "ffi.Map"}
+
+
+class _Level:
+    """One container being converted: its items, their encodings so far, its scope."""
+
+    __slots__ = ("source", "constructor", "items", "packed", "next", "scope")
+
+    def __init__(self, source: Any, constructor: str, items: List[Any]) -> None:
+        self.source, self.constructor, self.items = source, constructor, items
+        self.packed = (abi.TVMFFIAny * len(items))()
+        self.next = 0
+        self.scope = CallScope()
+
+
+def _nested_level(item: Any) -> Optional[_Level]:
+    constructor = _NESTED_CONSTRUCTORS.get(type(item))
+    if constructor is None:
+        return None
+    items = [x for kv in item.items() for x in kv] if type(item) is dict else list(item)
+    return _Level(item, constructor, items)
+
+
+def construct_nested(constructor: str, items: List[Any], context: Optional[CallScope]) -> int:
+    """An owned handle of the container ``constructor`` (``ffi.Array``, ``ffi.Map``,
+    ``ffi.Dict``) makes of ``items``, converted as call arguments.
+
+    Lists, tuples and dicts among them nest as deep as they go (upstream converts
+    a list nested 20,000 deep): they are walked with a stack of levels, not by
+    recursion, in the order a recursive conversion takes, and one that contains
+    itself is a ``RecursionError``. Each level's temporaries are released once
+    its container exists; their framework context passes up, finally to
+    ``context``.
+    """
+    path = [_Level(None, constructor, items)]
+    on_path = set()
+    try:
+        while True:
+            level = path[-1]
+            if level.next < len(level.items):
+                item = level.items[level.next]
+                nested = _nested_level(item)
+                if nested is None:
+                    set_arg(level.packed[level.next], item, level.scope)
+                    level.next += 1
+                    continue
+                if id(item) in on_path:
+                    raise RecursionError("maximum recursion depth exceeded while converting a "
+                                         "container to TVM FFI: the container contains itself")
+                on_path.add(id(item))
+                path.append(nested)
+                continue
+            handle = shortcuts.construct_packed(level.constructor, level.packed)
+            path.pop()
+            on_path.discard(id(level.source))
+            parent = path[-1].scope if path else context
+            level.scope.close()
+            if parent is not None:
+                parent.inherit(level.scope)
+            if not path:
+                return handle
+            _set_made_handle(path[-1].packed[path[-1].next], handle, path[-1].scope)
+            path[-1].next += 1
+    finally:
+        for level in path:
+            level.scope.close()
 
 
 def _set_void_p(out, value, scope):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
@@ -117,18 +117,43 @@ class Function(Object):
         try:
             packed = pack_args(args, scope)
             result = abi.TVMFFIAny()
-            if scope.device_type == -1 and not scope.exchange_api:
-                status = safe_call(self._handle, packed, len(args), ctypes.byref(result))
-            else:  # the caller's framework: its stream and allocator serve the call
-                environment = dlpack_exchange.CallEnvironment(scope)
-                try:
-                    environment.enter()
+            held = _hold_containers(packed)
+            try:
+                if scope.device_type == -1 and not scope.exchange_api:
                     status = safe_call(self._handle, packed, len(args), ctypes.byref(result))
-                finally:
-                    environment.leave()
+                else:  # the caller's framework: its stream and allocator serve the call
+                    environment = dlpack_exchange.CallEnvironment(scope)
+                    try:
+                        environment.enter()
+                        status = safe_call(self._handle, packed, len(args), ctypes.byref(result))
+                    finally:
+                        environment.leave()
+            finally:
+                for handle in reversed(held):
+                    LIB.tvm_ffi_runtime_object_unlock(handle)
         finally:
             scope.close()
         return finish_call(status, result, scope.exchange_api)
+
+
+_LOCKED_TYPES = (TI.kTVMFFIList, TI.kTVMFFIDict)
+
+
+def _hold_containers(packed: "ctypes.Array[abi.TVMFFIAny]") -> List[int]:
+    """Holds the List and Dict arguments of a call for the whole call, in address order.
+
+    Header code in a kernel may mutate or iterate its List/Dict argument in place;
+    held, that is one operation among the threads sharing the container, as each
+    operation of the runtime's is (``tvm_ffi_runtime.h``, container locks). ctypes
+    releases the GIL while a lock is waited for.
+    """
+    handles = sorted({value.v_ptr for value in packed if value.type_index in _LOCKED_TYPES})
+    for i, handle in enumerate(handles):
+        if LIB.tvm_ffi_runtime_object_lock(handle) != 0:
+            for taken in reversed(handles[:i]):
+                LIB.tvm_ffi_runtime_object_unlock(taken)
+            raise MemoryError("out of memory holding a call's containers")
+    return handles
 
 
 Function.__from_extern_c__ = staticmethod(from_extern_c)
@@ -145,11 +170,22 @@ _callbacks_lock = threading.Lock()
 _next_callback_id = [1]
 
 
+#: Python frames a callback needs free to convert its arguments, result or error.
+_CALLBACK_HEADROOM = 48
+
+
+def _reach(frames: int) -> int:
+    return frames if frames <= 0 else _reach(frames - 1)
+
+
 @abi.TVMFFISafeCallType
 @interrupts.user_callback_entry
 def _python_safe_call(handle, args, num_args, result):
     # ``handle`` is our callback id (the ``self`` given to TVMFFIFunctionCreate).
     try:
+        # Refused near the recursion limit, while there is room to report it: there
+        # converting the error would fail too, and ctypes would swallow that.
+        _reach(_CALLBACK_HEADROOM)
         func, exchange_api = _callbacks[handle]
         values = [borrowed_to_python(args[i], exchange_api, strict=True)
                   for i in range(num_args)]
@@ -192,8 +228,10 @@ def wrap_callable(func: Callable, exchange_api: int = 0) -> Function:
         _next_callback_id[0] += 1
         _callbacks[callback_id] = (func, exchange_api)
     handle = ctypes.c_void_p()
-    if LIB.TVMFFIFunctionCreate(callback_id, _python_safe_call, _python_deleter,
-                                ctypes.byref(handle)):
+    # checked: a ctypes callback that cannot even start (at the recursion limit) returns 0
+    # with no result, which the checked Function turns into a RecursionError
+    if LIB.tvm_ffi_runtime_checked_callback_function(callback_id, _python_safe_call,
+                                                     _python_deleter, ctypes.byref(handle)):
         with _callbacks_lock:
             _callbacks.pop(callback_id, None)
         raise_last_error()

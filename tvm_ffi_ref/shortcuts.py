@@ -60,49 +60,54 @@ def store_str_or_bytes(out: abi.TVMFFIAny, data: bytes, is_str: bool, scope) -> 
         scope.owned.append(out.v_ptr)
 
 
-def _construct(name: str, values: Sequence[Any], context, make_directly) -> int:
-    """An owned handle from the constructor global ``name`` given ``values`` as arguments.
+def _make_map(packed, mutable: bool) -> int:
+    pairs = [(packed[i], packed[i + 1]) for i in range(0, len(packed), 2)]
+    return (maps.dict_from_pairs if mutable else maps.map_from_pairs)(pairs)
 
-    The arguments' framework context (``CallScope.inherit``) passes up to
-    ``context``, the scope of the call a list or dict argument is converted for.
-    """
-    from .convert import CallScope, pack_args
 
-    scope = CallScope()
-    try:
-        packed = pack_args(values, scope)
-        if ENABLED:
-            try:
-                return make_directly(packed)
-            except FFIError as exc:
-                _raise(exc)
-        func = _global(name)
-        result = abi.TVMFFIAny()
-        if func._safe_call(func._handle, packed, len(values), ctypes.byref(result)):
-            from .function import raise_last_error
+#: The runtime's constructor of each container global, called directly when it serves.
+_MAKERS = {
+    "ffi.Array": containers.array_from_anys,
+    "ffi.Map": lambda packed: _make_map(packed, False),
+    "ffi.Dict": lambda packed: _make_map(packed, True),
+}
 
-            raise_last_error()
-        return result.v_ptr
-    finally:
-        scope.close()
-        if context is not None:
-            context.inherit(scope)
+
+def construct_packed(name: str, packed: "ctypes.Array[abi.TVMFFIAny]") -> int:
+    """An owned handle from the constructor global ``name`` (``ffi.Array``, ``ffi.Map``,
+    ``ffi.Dict``) given the already converted arguments ``packed``."""
+    if ENABLED:
+        try:
+            return _MAKERS[name](packed)
+        except FFIError as exc:
+            _raise(exc)
+    func = _global(name)
+    result = abi.TVMFFIAny()
+    if func._safe_call(func._handle, packed, len(packed), ctypes.byref(result)):
+        from .function import raise_last_error
+
+        raise_last_error()
+    return result.v_ptr
 
 
 def new_array_handle(values: Sequence[Any], context=None) -> int:
-    """An owned Array handle holding ``values`` (converted as call arguments)."""
-    return _construct("ffi.Array", values, context, containers.array_from_anys)
+    """An owned Array handle holding ``values`` (converted as call arguments).
+
+    The elements' framework context passes up to ``context``, the scope of the
+    call a list argument is converted for. Nested lists, tuples and dicts
+    convert without recursion (``convert.construct_nested``).
+    """
+    from .convert import construct_nested
+
+    return construct_nested("ffi.Array", values, context)
 
 
 def new_map_handle(items: List[Tuple[Any, Any]], mutable: bool, context=None) -> int:
     """An owned Map (or, when ``mutable``, Dict) handle holding ``items``."""
+    from .convert import construct_nested
+
     flat = [x for kv in items for x in kv]
-
-    def make_directly(packed):
-        pairs = [(packed[i], packed[i + 1]) for i in range(0, len(packed), 2)]
-        return (maps.dict_from_pairs if mutable else maps.map_from_pairs)(pairs)
-
-    return _construct("ffi.Dict" if mutable else "ffi.Map", flat, context, make_directly)
+    return construct_nested("ffi.Dict" if mutable else "ffi.Map", flat, context)
 
 
 def map_lookup(container: Any, key: Any, missing: Any, mutable: bool) -> Any:
@@ -122,14 +127,18 @@ def map_lookup(container: Any, key: Any, missing: Any, mutable: bool) -> Any:
     from .convert import CallScope, borrowed_to_python, set_arg
 
     scope = CallScope()
+    held = False
     try:
         view = abi.TVMFFIAny()
         set_arg(view, key, scope)
+        held = mutable and hold(container)  # as the runtime's own DictGetItem holds it
         value = maps.map_lookup(handle, view)
         return missing if value is None else borrowed_to_python(value, exchange_api)
     except FFIError as exc:
         _raise(exc)
     finally:
+        if held:
+            LIB.tvm_ffi_runtime_object_unlock(handle)
         scope.close()
 
 
@@ -144,12 +153,48 @@ def seq_size(handle: int) -> int:
 
 def seq_item(container: Any, index: int) -> Any:
     """Element ``index`` (``0 <= index < size``) of the Array or List ``container``, read in
-    place (through the DLPack exchange table the container remembers, if any)."""
+    place (through the DLPack exchange table the container remembers, if any).
+
+    A List is held meanwhile (another thread may pop the element): an index the
+    List no longer has is an ``IndexError``.
+    """
     from .convert import borrowed_to_python
 
-    cell = abi.TVMFFISeqCell.from_address(container._handle + _CELL_OFFSET)
-    return borrowed_to_python(abi.TVMFFIAny.from_address(cell.data + index * _ANY_SIZE),
-                              container._dlpack_exchange_api)
+    handle = container._handle
+    held = hold(container)
+    try:
+        cell = abi.TVMFFISeqCell.from_address(handle + _CELL_OFFSET)
+        if not 0 <= index < cell.size:
+            raise IndexError(f"Index out of range. size: {cell.size}, got index {index}")
+        return borrowed_to_python(abi.TVMFFIAny.from_address(cell.data + index * _ANY_SIZE),
+                                  container._dlpack_exchange_api)
+    finally:
+        if held:
+            LIB.tvm_ffi_runtime_object_unlock(handle)
+
+
+def hold(container: Any) -> bool:
+    """Waits until no other thread holds the List or Dict ``container``, then holds it
+    (``tvm_ffi_runtime.h``'s container locks; ctypes releases the GIL while it waits).
+
+    Returns whether it holds it: other objects are not locked.
+    """
+    handle = container._handle
+    if not handle or abi.TVMFFIObject.from_address(handle).type_index not in _LOCKED_TYPES:
+        return False
+    if LIB.tvm_ffi_runtime_object_lock(handle) != 0:
+        raise MemoryError("out of memory holding a container")
+    return True
+
+
+def release(container: Any) -> None:
+    """Undoes one :func:`hold` of ``container`` (nothing for objects that are not locked)."""
+    handle = container._handle
+    if handle and abi.TVMFFIObject.from_address(handle).type_index in _LOCKED_TYPES:
+        LIB.tvm_ffi_runtime_object_unlock(handle)
+
+
+_LOCKED_TYPES = (abi.TVMFFITypeIndex.kTVMFFIList, abi.TVMFFITypeIndex.kTVMFFIDict)
 
 
 def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,

@@ -287,6 +287,53 @@ TVM_FFI_DLL int tvm_ffi_runtime_module_lookup_from_imports(TVMFFIObjectHandle mo
                                                            const char* name,
                                                            TVMFFIObjectHandle* out);
 
+/*
+ * Container locks (object_lock.c). Upstream leaves List and Dict to external
+ * synchronization; here every operation on one holds its lock: each runtime
+ * container function holds the List and Dict it was given, a front end holds
+ * one across the steps of a Python-level operation and holds the List and
+ * Dict arguments of a call for the whole call. Nothing is written into the
+ * object.
+ *
+ * tvm_ffi_runtime_object_lock waits until no other thread holds obj, then
+ * holds it; a thread may hold an object again (each lock needs its unlock).
+ * 0, or -1 when out of memory (nothing raised). try_lock does not wait: 0
+ * when it now holds obj, 1 when another thread does (nothing changes), -1
+ * out of memory. unlock releases one hold of this thread's (nothing when it
+ * holds none). held says whether this thread holds obj. NULL is never held.
+ * A thread holding the Python GIL must not wait here (try, then wait with
+ * the GIL released): the holder may be calling back into Python.
+ */
+TVM_FFI_DLL int tvm_ffi_runtime_object_lock(TVMFFIObjectHandle obj);
+TVM_FFI_DLL int tvm_ffi_runtime_object_try_lock(TVMFFIObjectHandle obj);
+TVM_FFI_DLL void tvm_ffi_runtime_object_unlock(TVMFFIObjectHandle obj);
+TVM_FFI_DLL int tvm_ffi_runtime_object_held(TVMFFIObjectHandle obj);
+
+/* Whether objects of this type index are the mutable containers locked as above. */
+static inline int tvm_ffi_runtime_locks_type(int32_t type_index) {
+  return type_index == kTVMFFIList || type_index == kTVMFFIDict;
+}
+
+/*
+ * Whether the calling thread has less C stack left than a safe margin
+ * (stack_room.c): callback entries then refuse to nest deeper, with
+ * tvm_ffi_runtime_refuse_deeper_callback (a RecursionError raised, -1).
+ */
+TVM_FFI_DLL int tvm_ffi_runtime_stack_low(void);
+TVM_FFI_DLL int tvm_ffi_runtime_refuse_deeper_callback(void);
+
+/*
+ * A Function over a callback that may fail before it even starts, as a ctypes
+ * callback does at Python's recursion limit (it returns 0 with the result
+ * unwritten): such a call fails with a RecursionError, and so does one made
+ * with the C stack nearly exhausted (checked_callback.c). release(self) runs
+ * when the Function dies; on failure the caller keeps self.
+ */
+TVM_FFI_DLL int tvm_ffi_runtime_checked_callback_function(void* self,
+                                                          TVMFFISafeCallType callback,
+                                                          void (*release)(void* self),
+                                                          TVMFFIObjectHandle* out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

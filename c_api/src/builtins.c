@@ -56,6 +56,7 @@ typedef struct {
   TVMFFIObject header;
   TVMFFIErrorCell cell;
   char* backtrace_storage; /* separately allocated so it can be replaced */
+  size_t backtrace_capacity; /* bytes it has room for, NUL excluded (appends amortized) */
   char text[];             /* kind NUL message NUL */
 } BuiltinError;
 
@@ -67,20 +68,30 @@ static char* copy_bytes(const char* data, size_t size) {
   return out;
 }
 
+/*
+ * Appending grows the storage geometrically: an error crossing N nested callbacks gets a
+ * few frames appended at each, and copying the whole text every time would be O(N^2).
+ */
 static void builtin_error_update_backtrace(TVMFFIObjectHandle self,
                                            const TVMFFIByteArray* backtrace,
                                            int32_t update_mode) {
   BuiltinError* err = (BuiltinError*)self;
   size_t keep = update_mode == kTVMFFIBacktraceUpdateModeAppend ? err->cell.backtrace.size : 0;
-  char* storage = (char*)malloc(keep + backtrace->size + 1);
-  if (storage == NULL) return; /* keep the old backtrace rather than lose the error */
-  if (keep != 0) memcpy(storage, err->cell.backtrace.data, keep);
+  size_t size = keep + backtrace->size;
+  char* storage = err->backtrace_storage;
+  if (keep == 0 || size > err->backtrace_capacity) {
+    size_t capacity = keep == 0 ? size : size * 2;
+    storage = (char*)malloc(capacity + 1);
+    if (storage == NULL) return; /* keep the old backtrace rather than lose the error */
+    if (keep != 0) memcpy(storage, err->cell.backtrace.data, keep);
+    free(err->backtrace_storage);
+    err->backtrace_storage = storage;
+    err->backtrace_capacity = capacity;
+  }
   if (backtrace->size != 0) memcpy(storage + keep, backtrace->data, backtrace->size);
-  storage[keep + backtrace->size] = '\0';
-  free(err->backtrace_storage);
-  err->backtrace_storage = storage;
+  storage[size] = '\0';
   err->cell.backtrace.data = storage;
-  err->cell.backtrace.size = keep + backtrace->size;
+  err->cell.backtrace.size = size;
 }
 
 static void builtin_error_deleter(void* self, int flags) {
@@ -118,6 +129,7 @@ static int builtin_error_create_with_cause(const TVMFFIByteArray* kind,
     free(err);
     return -1;
   }
+  err->backtrace_capacity = backtrace->size;
   err->header.combined_ref_count = STRONG_ONE | WEAK_ONE;
   err->header.type_index = kTVMFFIError;
   err->header.__padding = 0;

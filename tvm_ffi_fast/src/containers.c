@@ -450,42 +450,68 @@ static int map_get_item_or_missing(void* ctx, const FrArg* a, TVMFFIAny* rv) {
 /*
  * The iterator functor: 0 -> current key, 1 -> current value, else advance
  * (false at end). Like upstream's it borrows the map: the caller keeps the map
- * alive and unchanged while iterating (so the map's reference count, which a
- * kernel may read, is upstream's).
+ * alive while iterating (so the map's reference count, which a kernel may
+ * read, is upstream's). Unlike upstream's it survives the map changing under
+ * it, which another thread may do to a Dict: each call holds the Dict, and
+ * once the map's size or storage differs from when the functor was made (or
+ * its position no longer names an entry) every call raises Python's
+ * RuntimeError instead of reading freed or moved entries.
  */
 typedef struct {
   void* map;
   uint64_t position;
+  uint64_t size; /* what the map was when the functor was made */
+  const void* data;
+  uint64_t slots;
 } FrMapIter;
 
 static void map_iter_free(void* p) { free(p); }
 
-static int map_iter_call(void* ctx, const FrArg* a, TVMFFIAny* rv) {
-  FrMapIter* it = (FrMapIter*)ctx;
-  int64_t command = a[0].value.v_int64;
-  if (command == 0 || command == 1) {
-    FrKV* kv;
-    if (it->position == fr_map_end(it->map)) {
-      return fr_raise("IndexError", "map iterator is past the end of the map");
-    }
-    kv = fr_map_entry(it->map, it->position);
-    *rv = fr_any_copy(command == 0 ? &kv->key : &kv->value);
+static int map_iter_step(FrMapIter* it, int64_t command, TVMFFIAny* rv) {
+  const FrMapBase* m = (const FrMapBase*)it->map;
+  FrKV* kv;
+  if (m->size != it->size || m->data != it->data || m->slots != it->slots) {
+    return fr_raise("RuntimeError", "dictionary changed size during iteration");
+  }
+  if (!fr_map_position_valid(it->map, it->position)) {
+    return fr_raise("RuntimeError", "dictionary keys changed during iteration");
+  }
+  if (command != 0 && command != 1) {
+    it->position = fr_map_next(it->map, it->position);
+    *rv = fr_any_bool(it->position != fr_map_end(it->map));
     return 0;
   }
-  it->position = fr_map_next(it->map, it->position);
-  *rv = fr_any_bool(it->position != fr_map_end(it->map));
+  if (it->position == fr_map_end(it->map)) {
+    return fr_raise("IndexError", "map iterator is past the end of the map");
+  }
+  kv = fr_map_entry(it->map, it->position);
+  *rv = fr_any_copy(command == 0 ? &kv->key : &kv->value);
   return 0;
+}
+
+static int map_iter_call(void* ctx, const FrArg* a, TVMFFIAny* rv) {
+  FrMapIter* it = (FrMapIter*)ctx;
+  int locks = tvm_ffi_runtime_locks_type(((TVMFFIObject*)it->map)->type_index);
+  int status;
+  if (locks && tvm_ffi_runtime_object_lock(it->map) != 0) return fr_raise_oom();
+  status = map_iter_step(it, a[0].value.v_int64, rv);
+  if (locks) tvm_ffi_runtime_object_unlock(it->map);
+  return status;
 }
 
 static const FrBuiltin kMapIterSpec = {"", map_iter_call, NULL, 1, {FR_T_INT}, FR_T_ANY};
 
 static int map_iter_functor(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   FrMapIter* it = (FrMapIter*)malloc(sizeof(FrMapIter));
+  const FrMapBase* m = (const FrMapBase*)a[0].value.v_obj;
   void* f;
   (void)ctx;
   if (it == NULL) return fr_raise_oom();
   it->map = a[0].value.v_obj;
   it->position = fr_map_begin(it->map);
+  it->size = m->size;
+  it->data = m->data;
+  it->slots = m->slots;
   f = fr_typed_function_new(&kMapIterSpec, it, map_iter_free);
   if (f == NULL) {
     map_iter_free(it);

@@ -112,6 +112,8 @@ FR_HIDDEN uint64_t fr_map_begin(const void* map);
 FR_HIDDEN uint64_t fr_map_next(const void* map, uint64_t position);
 FR_HIDDEN uint64_t fr_map_end(const void* map);
 FR_HIDDEN FrKV* fr_map_entry(const void* map, uint64_t position);
+/* Whether position still names an entry (or the end) of map: false once it changed under it. */
+FR_HIDDEN int fr_map_position_valid(const void* map, uint64_t position);
 
 /* Registers the container global functions (ffi.Array, ffi.Map, ...). */
 FR_HIDDEN int fr_containers_register_globals(void);

@@ -403,6 +403,49 @@ static void typed_closure_deleter(void* p) {
 }
 
 /*
+ * The List and Dict a typed built-in works on (its List/Dict parameters) are
+ * held while it runs, so that each container function is atomic among threads
+ * (tvm_ffi_runtime.h, container locks); several are taken in address order.
+ */
+static int is_held_param(FrTypeCode code) {
+  return code == FR_T_LIST || code == FR_T_DICT || code == FR_T_LIST_REF ||
+         code == FR_T_DICT_REF;
+}
+
+static void* held_param(const FrBuiltin* spec, const FrArg* args, int i) {
+  if (!is_held_param(spec->params[i])) return NULL;
+  if (args[i].value.type_index < kTVMFFIStaticObjectBegin) return NULL;
+  return args[i].value.v_obj;
+}
+
+static int hold_containers(const FrBuiltin* spec, const FrArg* args) {
+  void* order[FR_MAX_PARAMS];
+  int n = 0, i, j;
+  for (i = 0; i < spec->num_params; ++i) {
+    void* obj = held_param(spec, args, i);
+    if (obj == NULL) continue;
+    for (j = n; j > 0 && order[j - 1] > obj; --j) order[j] = order[j - 1];
+    order[j] = obj;
+    ++n;
+  }
+  for (i = 0; i < n; ++i) {
+    if (tvm_ffi_runtime_object_lock(order[i]) != 0) {
+      while (--i >= 0) tvm_ffi_runtime_object_unlock(order[i]);
+      return fr_raise_oom();
+    }
+  }
+  return 0;
+}
+
+static void release_containers(const FrBuiltin* spec, const FrArg* args) {
+  int i;
+  for (i = 0; i < spec->num_params; ++i) {
+    void* obj = held_param(spec, args, i);
+    if (obj != NULL) tvm_ffi_runtime_object_unlock(obj);
+  }
+}
+
+/*
  * The safe_call of typed built-ins: the closure sits in the function object
  * itself. Arguments convert last first: upstream's conversions are the
  * arguments of a C++ call, which its compiler evaluates right to left, so
@@ -426,7 +469,11 @@ static int typed_call(void* handle, const TVMFFIAny* args, int32_t num_args, TVM
       return ok < 0 ? -1 : raise_arg_type(spec, i, &args[i]);
     }
   }
-  status = spec->fn(c->ctx, converted, rv);
+  status = hold_containers(spec, converted);
+  if (status == 0) {
+    status = spec->fn(c->ctx, converted, rv);
+    release_containers(spec, converted);
+  }
   for (i = 0; i < spec->num_params; ++i) {
     if (converted[i].owned) fr_any_release(&converted[i].value);
   }

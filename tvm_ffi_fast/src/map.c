@@ -929,6 +929,16 @@ uint64_t fr_map_next(const void* map, uint64_t position) {
   return item_at((const FrDenseMap*)m, position)->next;
 }
 
+int fr_map_position_valid(const void* map, uint64_t position) {
+  const FrMapBase* m = (const FrMapBase*)map;
+  uint8_t meta;
+  if (fr_map_is_small(m)) return position <= m->size;
+  if (position == FR_MAP_END) return 1;
+  if (position >= m->slots || m->data == NULL) return 0;
+  meta = *meta_at((const FrDenseMap*)m, position);
+  return meta != META_EMPTY && meta != META_PROTECTED;
+}
+
 FrKV* fr_map_entry(const void* map, uint64_t position) {
   const FrMapBase* m = (const FrMapBase*)map;
   if (fr_map_is_small(m)) return &small_entries(m)[position];

@@ -13,7 +13,7 @@ slot holds one owned reference.
 from __future__ import annotations
 
 import ctypes
-from typing import Optional
+from typing import Dict, Optional
 
 from tvm_ffi_common import abi
 from . import memory
@@ -30,24 +30,41 @@ def _cell(address: int) -> abi.TVMFFIErrorCell:
     return abi.TVMFFIErrorCell.from_address(memory.cell_address(address))
 
 
-def _set_backtrace(address: int, text: bytes) -> None:
+#: Backtrace block address -> the bytes it has room for (NUL excluded).
+_capacity: Dict[int, int] = {}
+
+
+def _set_backtrace(address: int, text: bytes, keep: int = 0) -> None:
+    """The backtrace becomes its first ``keep`` bytes followed by ``text``.
+
+    Appending grows the block geometrically: an error crossing N nested
+    callbacks gets a few frames appended at each, and copying the whole text
+    every time would take O(N^2).
+    """
     cell = _cell(address)
     old = cell.backtrace.data
-    block = memory.malloc(len(text) + 1)
-    ctypes.memmove(block, text, len(text))
+    size = keep + len(text)
+    block = old
+    if not old or keep == 0 or size > _capacity.get(old, 0):
+        capacity = size * 2 if keep else size
+        block = memory.malloc(capacity + 1)
+        _capacity[block] = capacity
+        if keep:
+            ctypes.memmove(block, old, keep)
+    ctypes.memmove(block + keep, text, len(text))
+    ctypes.memset(block + size, 0, 1)
     cell.backtrace.data = block
-    cell.backtrace.size = len(text)
-    if old:
+    cell.backtrace.size = size
+    if old and old != block:
+        _capacity.pop(old, None)
         memory.free(old)
 
 
 @abi.TVMFFIErrorUpdateBacktrace
 def _update_backtrace(address, backtrace, mode):
-    cell = _cell(address)
     new = ctypes.string_at(backtrace.contents.data, backtrace.contents.size)
-    if mode == MODE.kTVMFFIBacktraceUpdateModeAppend:
-        new = ctypes.string_at(cell.backtrace.data, cell.backtrace.size) + new
-    _set_backtrace(address, new)
+    keep = _cell(address).backtrace.size if mode == MODE.kTVMFFIBacktraceUpdateModeAppend else 0
+    _set_backtrace(address, new, keep)
 
 
 def _destroy_error(address: int) -> None:
@@ -56,6 +73,7 @@ def _destroy_error(address: int) -> None:
         if owned:
             memory.dec_ref(owned)
     if cell.backtrace.data:
+        _capacity.pop(cell.backtrace.data, None)
         memory.free(cell.backtrace.data)
 
 

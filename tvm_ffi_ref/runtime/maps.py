@@ -90,6 +90,7 @@ from typing import Optional, Sequence, Tuple
 
 from tvm_ffi_common import abi
 from . import anyvalue, memory
+from .container_locks import hold_all, release_all
 from .containers import ANY_SIZE, check_type, owned_copy, seq_items
 from .functions import def_global, new_python_function, set_object
 from .map_dense_table import DenseTable
@@ -252,32 +253,50 @@ def new_forward_iter(address: int) -> int:
     """A Function stepping through a map: ``f(0)`` key, ``f(1)`` value, ``f(2)`` advance.
 
     ``f(2)`` returns whether an entry remains. Like upstream's functor it holds
-    no reference to the map: the caller keeps the map alive and unchanged
-    while iterating. Owned function address.
+    no reference to the map: the caller keeps the map alive while iterating.
+    Unlike upstream's, it survives the map changing under it, which another
+    thread may do to a Dict: each call holds the Dict, and once the map's size
+    or storage differs from when the functor was made, or its position no
+    longer names an entry, every call raises Python's ``RuntimeError``
+    instead of reading freed or moved entries. Owned function address.
     """
     cell = map_cell(address)
     small = is_small(cell)
+    made_as = (cell.size, cell.data, cell.slots)
     state = {"index": 0 if small else cell.iter_list_head}
     end = cell.size if small else INVALID_INDEX
+    locked = memory.type_index_of(address) == TI.kTVMFFIDict
+
+    def check(index: int) -> None:
+        now = map_cell(address)
+        if (now.size, now.data, now.slots) != made_as:
+            raise FFIError("RuntimeError", "dictionary changed size during iteration")
+        if not small and index != INVALID_INDEX and (
+                index >= now.slots or DenseTable(address).is_empty(index)):
+            raise FFIError("RuntimeError", "dictionary keys changed during iteration")
 
     def step(args, result):
         _ITER_SIGNATURE.check_count(args)
         command = _ITER_SIGNATURE.convert(args, 0, [], [])
-        index = state["index"]
-        if command == 0:
-            _return_copy(result, borrow(_item_address(address, index)))
-        elif command == 1:
-            _return_copy(result, borrow(_item_address(address, index) + ANY_SIZE))
-        else:
-            if small:
-                size = map_cell(address).size
-                index = index + 1 if index + 1 < size else size
-            elif index != INVALID_INDEX:
-                index = DenseTable(address).item(index).next
-            state["index"] = index
-            result.type_index = TI.kTVMFFIBool
-            result.zero_padding = 0
-            result.v_int64 = int(index != end)
+        held = hold_all([address] if locked else [])
+        try:
+            index = state["index"]
+            check(index)
+            if command == 0:
+                _return_copy(result, borrow(_item_address(address, index)))
+            elif command == 1:
+                _return_copy(result, borrow(_item_address(address, index) + ANY_SIZE))
+            else:
+                if small:
+                    index = index + 1 if index + 1 < end else end
+                elif index != INVALID_INDEX:
+                    index = DenseTable(address).item(index).next
+                state["index"] = index
+                result.type_index = TI.kTVMFFIBool
+                result.zero_padding = 0
+                result.v_int64 = int(index != end)
+        finally:
+            release_all(held)
 
     return new_python_function(step)
 

@@ -55,6 +55,7 @@ from typing import Callable, Dict, List, Sequence
 
 from tvm_ffi_common import abi
 from . import anyvalue, memory
+from .container_locks import HELD_PARAMS, hold_all, release_all
 from .functions import PACKED_METADATA, def_global, new_python_function
 from .registry import TYPES
 from .slots import FFIError
@@ -225,7 +226,11 @@ class Signature:
         raise ValueError(f"{self.text}: {param!r} is a result type, not a parameter type")
 
     def packed(self, impl) -> Callable[[Sequence[abi.TVMFFIAny], abi.TVMFFIAny], None]:
-        """The packed form of ``impl(result, *converted_args)``: check, convert, call, release."""
+        """The packed form of ``impl(result, *converted_args)``: check, convert, call, release.
+
+        The List and Dict the function works on (its ``ffi.List``/``ffi.Dict``
+        parameters) are held while it runs (``container_locks.py``).
+        """
 
         def call(args, result):
             self.check_count(args)
@@ -234,7 +239,13 @@ class Signature:
             try:
                 values = [self.convert(args, i, owned_objects, owned_anys)
                           for i in reversed(range(len(args)))]
-                impl(result, *reversed(values))
+                values.reverse()
+                held = hold_all(value for param, value in zip(self.params, values)
+                                if param in HELD_PARAMS and value)
+                try:
+                    impl(result, *values)
+                finally:
+                    release_all(held)
             finally:
                 for value in owned_anys:
                     anyvalue.dec_ref_any(value)

@@ -8,6 +8,8 @@
  * it), so it takes the GIL itself. Arguments arrive borrowed and become
  * Python values (decode.c); the result is written back owned (encode.c); an
  * exception (any BaseException, as in tvm_ffi_ref) becomes the raised error.
+ * A callback entered with the C stack nearly exhausted refuses with a
+ * RecursionError (tvm_ffi_runtime_stack_low) instead of overflowing it.
  *
  * A callback made with a DLPack exchange table (convert_func's tensor_cls)
  * has a small closure as self instead, the callable and the table, and its
@@ -24,10 +26,13 @@ typedef struct {
 
 static int run_callback(PyObject* callable, const DLPackExchangeAPI* api, const TVMFFIAny* args,
                         int32_t num_args, TVMFFIAny* result) {
-  PyGILState_STATE gil = PyGILState_Ensure();
+  PyGILState_STATE gil;
   PyObject *stack[FX_STACK_ARGS], **values = stack, *value;
   int32_t decoded = 0, i;
   int status = -1;
+  /* callbacks nested thousands deep (recursion limit raised) must not run off the C stack */
+  if (FX_UNLIKELY(tvm_ffi_runtime_stack_low())) return tvm_ffi_runtime_refuse_deeper_callback();
+  gil = PyGILState_Ensure();
   if (num_args > FX_STACK_ARGS) {
     values = (PyObject**)PyMem_Malloc(sizeof(PyObject*) * (size_t)num_args);
     if (values == NULL) {
@@ -66,9 +71,9 @@ static int closure_safe_call(void* self, const TVMFFIAny* args, int32_t num_args
   return run_callback(closure->callable, closure->api, args, num_args, result);
 }
 
-static void py_deleter(void* self) {
+void fx_drop_pyobject(void* self) {
   PyGILState_STATE gil;
-  /* after (or during) interpreter shutdown the callable is gone with everything else */
+  /* after (or during) interpreter shutdown the object is gone with everything else */
   if (!Py_IsInitialized() || FX_FINALIZING()) return;
   gil = PyGILState_Ensure();
   Py_DECREF((PyObject*)self);
@@ -77,7 +82,7 @@ static void py_deleter(void* self) {
 
 static void closure_deleter(void* self) {
   FxClosure* closure = (FxClosure*)self;
-  py_deleter(closure->callable);
+  fx_drop_pyobject(closure->callable);
   PyMem_RawFree(closure);
 }
 
@@ -87,7 +92,7 @@ void* fx_function_from_callable(PyObject* callable, const DLPackExchangeAPI* api
   int status;
   Py_INCREF(callable);
   if (api == NULL) {
-    status = TVMFFIFunctionCreate(callable, py_safe_call, py_deleter, &handle);
+    status = TVMFFIFunctionCreate(callable, py_safe_call, fx_drop_pyobject, &handle);
   } else {
     /* raw memory: the deleter may run on any thread, without the GIL */
     closure = (FxClosure*)PyMem_RawMalloc(sizeof(FxClosure));

@@ -53,7 +53,7 @@ static int encode_object_argument(PyObject* value, TVMFFIAny* out, FxScope* scop
 }
 
 /* An object made for this call: passed borrowed, released by the scope after it. */
-static int encode_made(void* handle, TVMFFIAny* out, FxScope* scope) {
+int fx_encode_made(void* handle, TVMFFIAny* out, FxScope* scope) {
   if (handle == NULL) return -1;
   encode_object_handle(handle, out);
   return fx_scope_own(scope, handle);
@@ -177,15 +177,57 @@ static int encode_bytes_like(PyObject* value, TVMFFIAny* out, FxScope* scope) {
   return status;
 }
 
-static int as_long(PyObject* item, long* out) {
-  *out = PyLong_AsLong(item);
-  return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+/*
+ * item as a C integer field of type ctype, in [lowest, highest]; an OverflowError in
+ * Cython's words otherwise (tvm_ffi_api/c_integers.py states the rule), never wrapped.
+ */
+static int narrow(PyObject* item, long long lowest, long long highest, const char* ctype,
+                  long long* out) {
+  int overflow = 0;
+  long long value = PyLong_AsLongLongAndOverflow(item, &overflow);
+  if (value == -1 && overflow == 0 && PyErr_Occurred()) return -1;
+  if (lowest >= 0 && (overflow < 0 || (overflow == 0 && value < 0))) {
+    PyErr_Format(PyExc_OverflowError, "can't convert negative value to %s", ctype);
+    return -1;
+  }
+  if (overflow != 0 && lowest < 0) {
+    PyErr_SetString(PyExc_OverflowError, "Python int too large to convert to C long");
+    return -1;
+  }
+  if (overflow != 0) { /* beyond int64, non-negative: does it fit an unsigned long? */
+    PyLong_AsUnsignedLongLong(item);
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      PyErr_SetString(PyExc_OverflowError, "Python int too large to convert to C unsigned long");
+      return -1;
+    }
+  }
+  if (overflow != 0 || value < lowest || value > highest) {
+    PyErr_Format(PyExc_OverflowError, "value too large to convert to %s", ctype);
+    return -1;
+  }
+  *out = value;
+  return 0;
 }
+
+/* DLDataType.lanes: a uint16, or a scalable vector's negative factor (as int16). */
+static int narrow_lanes(PyObject* item, long long* out) {
+  int overflow = 0;
+  long long value = PyLong_AsLongLongAndOverflow(item, &overflow);
+  if (value == -1 && overflow == 0 && PyErr_Occurred()) return -1;
+  if (overflow < 0 || (overflow == 0 && value < 0)) {
+    return narrow(item, -0x8000, 0x7FFF, "int16_t", out);
+  }
+  return narrow(item, 0, 0xFFFF, "uint16_t", out);
+}
+
+#define FX_INT32_MIN (-0x7FFFFFFFLL - 1)
+#define FX_INT32_MAX 0x7FFFFFFFLL
 
 /* dtype: its (code, bits, lanes), as kTVMFFIDataType. */
 static int encode_dtype(PyObject* value, TVMFFIAny* out) {
   PyObject *triple = PyObject_GetAttr(value, fx_names.dtype_tuple), *items;
-  long code, bits, lanes;
+  long long code, bits, lanes;
   int status = -1;
   if (triple == NULL) return -1;
   items = PySequence_Fast(triple, "a dtype tuple must be (code, bits, lanes)");
@@ -193,9 +235,9 @@ static int encode_dtype(PyObject* value, TVMFFIAny* out) {
   if (items == NULL) return -1;
   if (PySequence_Fast_GET_SIZE(items) != 3) {
     PyErr_Format(PyExc_ValueError, "too many values to unpack (expected 3)");
-  } else if (as_long(PySequence_Fast_GET_ITEM(items, 0), &code) == 0 &&
-             as_long(PySequence_Fast_GET_ITEM(items, 1), &bits) == 0 &&
-             as_long(PySequence_Fast_GET_ITEM(items, 2), &lanes) == 0) {
+  } else if (narrow(PySequence_Fast_GET_ITEM(items, 0), 0, 0xFF, "uint8_t", &code) == 0 &&
+             narrow(PySequence_Fast_GET_ITEM(items, 1), 0, 0xFF, "uint8_t", &bits) == 0 &&
+             narrow_lanes(PySequence_Fast_GET_ITEM(items, 2), &lanes) == 0) {
     out->type_index = kTVMFFIDataType;
     out->v_dtype.code = (uint8_t)code;
     out->v_dtype.bits = (uint8_t)bits;
@@ -218,9 +260,11 @@ static int encode_device(PyObject* value, TVMFFIAny* out) {
                    : exact ? PyObject_GetAttr(value, fx_names.type_)
                          : PyObject_CallMethodNoArgs(value, fx_names.dlpack_device_type);
   PyObject* index = type ? PyObject_GetAttr(value, exact ? fx_names.index_ : fx_names.index) : NULL;
-  long device_type, device_id;
+  long long device_type, device_id;
   int status = -1;
-  if (index != NULL && as_long(type, &device_type) == 0 && as_long(index, &device_id) == 0) {
+  if (index != NULL &&
+      narrow(type, FX_INT32_MIN, FX_INT32_MAX, "int32_t", &device_type) == 0 &&
+      narrow(index, FX_INT32_MIN, FX_INT32_MAX, "int32_t", &device_id) == 0) {
     out->type_index = kTVMFFIDevice;
     out->v_device.device_type = (DLDeviceType)device_type;
     out->v_device.device_id = (int32_t)device_id;
@@ -268,142 +312,6 @@ static int encode_void_p(PyObject* value, TVMFFIAny* out) {
   return 0;
 }
 
-/* ------------------------------------------------------------ containers */
-
-#define FX_STACK_ARGS 16
-
-/*
- * Encodes items into args with a scope of their own, calls a constructor, releases the
- * scope; what the items reveal of their framework passes up to the parent call's scope.
- */
-void* fx_construct(FxGlobal which, PyObject* const* items, Py_ssize_t n, FxScope* parent) {
-  TVMFFIAny stack[FX_STACK_ARGS], *args = stack, result;
-  FxScope scope;
-  void *func, *made = NULL;
-  Py_ssize_t i;
-  if (n > INT32_MAX) {
-    PyErr_SetString(PyExc_OverflowError, "too many elements for one TVM FFI call");
-    return NULL;
-  }
-  if (n > FX_STACK_ARGS) {
-    args = (TVMFFIAny*)PyMem_Malloc(sizeof(TVMFFIAny) * (size_t)n);
-    if (args == NULL) return PyErr_NoMemory(), NULL;
-  }
-  fx_scope_init(&scope, NULL);
-  if (Py_EnterRecursiveCall(" while converting a container to TVM FFI")) goto done;
-  for (i = 0; i < n; ++i) {
-    if (fx_encode(items[i], &args[i], &scope) < 0) goto leave;
-  }
-  func = fx_global(which);
-  if (func == NULL) goto leave;
-  fx_any_clear(&result);
-  if (fx_call_runtime(func, args, (int32_t)n, &result) < 0) goto leave;
-  if (result.type_index < kTVMFFIStaticObjectBegin) {
-    PyErr_SetString(PyExc_RuntimeError, "a container constructor returned no object");
-    goto leave;
-  }
-  made = result.v_ptr;
-leave:
-  Py_LeaveRecursiveCall();
-done:
-  if (parent != NULL) fx_scope_inherit(parent, &scope);
-  if (fx_scope_close(&scope) < 0 && made != NULL) {
-    fx_decref(made);
-    made = NULL;
-  }
-  if (args != stack) PyMem_Free(args);
-  return made;
-}
-
-void* fx_new_array(PyObject* const* items, Py_ssize_t n, FxScope* parent) {
-  return fx_construct(FX_G_ARRAY, items, n, parent);
-}
-
-void* fx_new_map(PyObject* const* flat, Py_ssize_t n_flat, int mutable_, FxScope* parent) {
-  return fx_construct(mutable_ ? FX_G_DICT : FX_G_MAP, flat, n_flat, parent);
-}
-
-/* tuple/list: an Array of list(value) (a snapshot: converting may run Python code). */
-static int encode_sequence(PyObject* value, TVMFFIAny* out, FxScope* scope) {
-  PyObject* items;
-  void* handle;
-  if (PyTuple_CheckExact(value)) {
-    items = value;
-    Py_INCREF(items);
-  } else if (PyList_CheckExact(value)) {
-    items = PyList_AsTuple(value);
-  } else {
-    items = PySequence_List(value);
-  }
-  if (items == NULL) return -1;
-  handle = fx_new_array(PySequence_Fast_ITEMS(items), PySequence_Fast_GET_SIZE(items), scope);
-  Py_DECREF(items);
-  return encode_made(handle, out, scope);
-}
-
-PyObject* fx_flatten_pairs(PyObject* pairs) {
-  PyObject *items = PySequence_Fast(pairs, "expected a sequence of pairs"), *flat, *x;
-  Py_ssize_t i, n;
-  if (items == NULL) return NULL;
-  n = PySequence_Fast_GET_SIZE(items);
-  flat = PyList_New(0);
-  for (i = 0; flat != NULL && i < n; ++i) {
-    PyObject* pair = PySequence_Fast_GET_ITEM(items, i);
-    PyObject* iterator;
-    if (PyTuple_CheckExact(pair) && PyTuple_GET_SIZE(pair) == 2) {
-      if (PyList_Append(flat, PyTuple_GET_ITEM(pair, 0)) < 0 ||
-          PyList_Append(flat, PyTuple_GET_ITEM(pair, 1)) < 0) {
-        Py_CLEAR(flat);
-      }
-      continue;
-    }
-    iterator = PyObject_GetIter(pair);
-    if (iterator == NULL) {
-      Py_CLEAR(flat);
-      break;
-    }
-    while ((x = PyIter_Next(iterator)) != NULL) {
-      int appended = PyList_Append(flat, x);
-      Py_DECREF(x);
-      if (appended < 0) break;
-    }
-    Py_DECREF(iterator);
-    if (PyErr_Occurred()) Py_CLEAR(flat);
-  }
-  Py_DECREF(items);
-  return flat;
-}
-
-/* dict: a Map of the pairs of list(value.items()), flattened as ffi.Map takes them. */
-static int encode_dict(PyObject* value, TVMFFIAny* out, FxScope* scope) {
-  PyObject* flat;
-  void* handle;
-  if (PyDict_CheckExact(value)) {
-    Py_ssize_t pos = 0, i = 0;
-    PyObject *key, *item;
-    flat = PyTuple_New(PyDict_GET_SIZE(value) * 2);
-    if (flat == NULL) return -1;
-    while (PyDict_Next(value, &pos, &key, &item)) {
-      Py_INCREF(key);
-      Py_INCREF(item);
-      PyTuple_SET_ITEM(flat, i++, key);
-      PyTuple_SET_ITEM(flat, i++, item);
-    }
-  } else {
-    PyObject *items = PyObject_CallMethodNoArgs(value, fx_names.items), *pairs;
-    if (items == NULL) return -1;
-    pairs = PySequence_List(items);
-    Py_DECREF(items);
-    if (pairs == NULL) return -1;
-    flat = fx_flatten_pairs(pairs);
-    Py_DECREF(pairs);
-    if (flat == NULL) return -1;
-  }
-  handle = fx_new_map(PySequence_Fast_ITEMS(flat), PySequence_Fast_GET_SIZE(flat), 0, scope);
-  Py_DECREF(flat);
-  return encode_made(handle, out, scope);
-}
-
 /* ------------------------------------------------------------ dispatch */
 
 static PyObject* kind_cache;
@@ -423,7 +331,7 @@ static int encode_producer(PyObject* value, TVMFFIAny* out, FxScope* scope) {
   const DLTensor* tensor;
   PyObject* stream;
   int found;
-  if (encode_made(handle, out, scope) < 0) return -1;
+  if (fx_encode_made(handle, out, scope) < 0) return -1;
   tensor = FX_CELL(handle, DLTensor);
   if (tensor->device.device_type == kDLCPU || scope->device_type == -1) return 0;
   found = fx_has_attr(value, fx_names.env_stream);
@@ -481,13 +389,13 @@ static int encode_kind(long kind, PyObject* value, TVMFFIAny* out, FxScope* scop
     case FX_KIND_BYTES:
       return encode_bytes_like(value, out, scope);
     case FX_KIND_SEQUENCE:
-      return encode_sequence(value, out, scope);
+      return fx_encode_sequence(value, out, scope);
     case FX_KIND_DICT:
-      return encode_dict(value, out, scope);
+      return fx_encode_dict(value, out, scope);
     case FX_KIND_VOID_P:
       return encode_void_p(value, out);
     case FX_KIND_CALLABLE:
-      return encode_made(fx_function_from_callable(value, NULL), out, scope);
+      return fx_encode_made(fx_function_from_callable(value, NULL), out, scope);
     default:
       PyErr_Format(PyExc_SystemError, "unknown argument kind %ld", kind);
       return -1;
@@ -589,8 +497,8 @@ int fx_encode(PyObject* value, TVMFFIAny* out, FxScope* scope) {
   if (type == &PyBytes_Type) {
     return encode_text(PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value), 0, out, scope);
   }
-  if (type == &PyList_Type || type == &PyTuple_Type) return encode_sequence(value, out, scope);
-  if (type == &PyDict_Type) return encode_dict(value, out, scope);
+  if (type == &PyList_Type || type == &PyTuple_Type) return fx_encode_sequence(value, out, scope);
+  if (type == &PyDict_Type) return fx_encode_dict(value, out, scope);
   return encode_chosen(value, out, scope);
 }
 

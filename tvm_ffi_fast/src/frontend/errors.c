@@ -26,6 +26,20 @@ static int kind_is(void* error, const char* kind) {
   return text->size == n && memcmp(text->data, kind, n) == 0;
 }
 
+/*
+ * The exception an Error carries as itself (error.py's Error.py_error states the rule: an
+ * OpaquePyObject extra context holding an exception), borrowed; NULL when none. Looked at
+ * here, without Python code, because it is how a callback that failed at the recursion
+ * limit comes back, where any Python frame would fail again.
+ */
+static PyObject* carried_exception(void* error) {
+  void* extra = FX_CELL(error, TVMFFIErrorCell)->extra_context;
+  PyObject* value;
+  if (extra == NULL || fx_header_index(extra) != kTVMFFIOpaquePyObject) return NULL;
+  value = *(PyObject**)FX_CELL(extra, TVMFFIOpaqueObjectCell);
+  return value != NULL && PyExceptionInstance_Check(value) ? value : NULL;
+}
+
 PyObject* fx_raise_last_error(void) {
   PyObject *error, *exception;
   TVMFFIObjectHandle handle = NULL;
@@ -40,6 +54,14 @@ PyObject* fx_raise_last_error(void) {
     fx_decref(handle);
     return NULL;
   }
+  if (handle != NULL && fx_header_index(handle) == kTVMFFIError &&
+      (exception = carried_exception(handle)) != NULL) {
+    Py_INCREF(exception);
+    fx_decref(handle);
+    PyErr_SetObject((PyObject*)Py_TYPE(exception), exception);
+    Py_DECREF(exception);
+    return NULL;
+  }
   error = handle == NULL ? (Py_INCREF(Py_None), Py_None) : fx_wrap_owned(handle, kTVMFFIError);
   if (error == NULL) return NULL;
   if (error == Py_None) {
@@ -49,6 +71,12 @@ PyObject* fx_raise_last_error(void) {
                               "slot (TVMFFIErrorSetRaised)");
   }
   exception = PyObject_CallMethodNoArgs(error, fx_names.py_error);
+  if (exception == NULL && kind_is(handle, "RecursionError")) {
+    /* no room left for py_error's Python frames: the error is a RecursionError all the same */
+    const TVMFFIByteArray* message = &FX_CELL(handle, TVMFFIErrorCell)->message;
+    PyErr_Clear();
+    PyErr_Format(PyExc_RecursionError, "%.*s", (int)message->size, message->data);
+  }
   Py_DECREF(error);
   if (exception == NULL) return NULL;
   /* PyErr_SetObject keeps the exception's own __traceback__ (the backtrace frames) */
@@ -70,6 +98,48 @@ PyObject* fx_raise_status(int status) {
                             status);
 }
 
+/*
+ * When converting in Python fails too (the callback failed at the recursion limit, or out of
+ * memory): an Error made here, of the exception's class name, carrying the exception itself
+ * as an OpaquePyObject (as the shared error.py carries a BaseException), so that it comes
+ * back to Python as itself.
+ */
+static void raise_carrying(PyObject* value) {
+  const char* kind = Py_TYPE(value)->tp_name;
+  const char* dot = strrchr(kind, '.');
+  PyObject* text = PyObject_Str(value);
+  const char* message = text == NULL ? NULL : PyUnicode_AsUTF8AndSize(text, NULL);
+  TVMFFIByteArray kind_bytes, message_bytes, backtrace = {"", 0};
+  TVMFFIObjectHandle opaque = NULL, error = NULL;
+  if (message == NULL) {
+    PyErr_Clear();
+    message = "";
+  }
+  if (dot != NULL) kind = dot + 1;
+  kind_bytes.data = kind;
+  kind_bytes.size = strlen(kind);
+  message_bytes.data = message;
+  message_bytes.size = strlen(message);
+  Py_INCREF(value);
+  if (TVMFFIObjectCreateOpaque(value, kTVMFFIOpaquePyObject, fx_drop_pyobject, &opaque) != 0) {
+    Py_DECREF(value);
+    opaque = NULL;
+    TVMFFIErrorMoveFromRaised(&error); /* drop what the failure raised */
+    if (error != NULL) fx_decref(error);
+    error = NULL;
+  }
+  if (TVMFFIErrorCreateWithCauseAndExtraContext(&kind_bytes, &message_bytes, &backtrace, NULL,
+                                                opaque, &error) == 0) {
+    TVMFFIErrorSetRaised(error);
+    fx_decref(error);
+  } else {
+    TVMFFIErrorSetRaisedFromCStr("RuntimeError",
+                                 "a Python callback failed and its error could not be converted");
+  }
+  if (opaque != NULL) fx_decref(opaque);
+  Py_XDECREF(text);
+}
+
 void fx_error_to_raised(void) {
   PyObject *type, *value, *traceback, *hook, *done = NULL;
   PyErr_Fetch(&type, &value, &traceback);
@@ -78,10 +148,15 @@ void fx_error_to_raised(void) {
   hook = fx_hook(FX_HOOK_ERROR_RAISED);
   if (hook != NULL && value != NULL) done = PyObject_CallOneArg(hook, value);
   if (done == NULL) {
-    /* could not even describe the error: report that much, never return -1 with nothing */
+    /* could not convert it in Python: carry it as it is, never return -1 with nothing */
     PyErr_Clear();
-    TVMFFIErrorSetRaisedFromCStr("RuntimeError",
-                                 "a Python callback failed and its error could not be converted");
+    if (value != NULL) {
+      raise_carrying(value);
+    } else {
+      TVMFFIErrorSetRaisedFromCStr("RuntimeError",
+                                   "a Python callback failed and its error could not be "
+                                   "converted");
+    }
   }
   Py_XDECREF(done);
   Py_XDECREF(type);

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/extra/c_env_api.h>
+#include <tvm_ffi_runtime.h> /* the container locks and stack checks of libtvm_ffi.so */
 
 #define FX_HIDDEN __attribute__((visibility("hidden")))
 #define FX_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -296,6 +297,12 @@ FX_HIDDEN void* fx_new_array(PyObject* const* items, Py_ssize_t n, FxScope* pare
 FX_HIDDEN void* fx_new_map(PyObject* const* flat, Py_ssize_t n_flat, int mutable_,
                            FxScope* parent);
 FX_HIDDEN PyObject* fx_kind_cache(void);
+/* An object made for a call, passed borrowed and owned by the scope (NULL handle: -1). */
+FX_HIDDEN int fx_encode_made(void* handle, TVMFFIAny* out, FxScope* scope);
+
+/* nested.c: lists, tuples and dicts (nested to any depth) as Arrays and Maps */
+FX_HIDDEN int fx_encode_sequence(PyObject* value, TVMFFIAny* out, FxScope* scope);
+FX_HIDDEN int fx_encode_dict(PyObject* value, TVMFFIAny* out, FxScope* scope);
 /* [k0, v0, k1, v1, ...] of a list of pairs, as `[x for kv in pairs for x in kv]`. */
 FX_HIDDEN PyObject* fx_flatten_pairs(PyObject* pairs);
 
@@ -450,6 +457,19 @@ typedef struct {
   PyObject* empty_tuple;   /* () */
 } FxNames;
 FX_HIDDEN extern FxNames fx_names;
+
+/* callback.c: drops a reference C owned to a Python object (a deleter: any thread, any time). */
+FX_HIDDEN void fx_drop_pyobject(void* self);
+
+/* holds.c: the container locks. fx_hold waits (GIL released) until this thread holds obj;
+ * -1 + MemoryError. fx_safe_call_holding: the call with its List and Dict arguments held (the
+ * GIL released). fx_copy_list_element: element index of an Array or List, copied (owned) under
+ * the List's lock; IndexError when out of range. */
+FX_HIDDEN int fx_hold(void* obj);
+FX_HIDDEN void fx_release(void* obj);
+FX_HIDDEN int fx_safe_call_holding(void* func, TVMFFIAny* args, int32_t n, TVMFFIAny* result);
+FX_HIDDEN int fx_copy_list_element(void* list, Py_ssize_t index, TVMFFIAny* out);
+FX_HIDDEN extern PyMethodDef fx_hold_methods[];
 
 /* pyapi.c: the module's functions (what tvm_ffi_fast's Python modules call). */
 FX_HIDDEN extern PyMethodDef fx_module_methods[];

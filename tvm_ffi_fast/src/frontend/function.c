@@ -5,7 +5,8 @@
  * calls the function's safe_call with the function object itself as handle
  * (what TVMFFIFunctionCall does, minus one hop) with the GIL released, as
  * upstream does by default and as ctypes does for the reference front end,
- * releases what the encoding made for the call, then checks the status and
+ * (the List and Dict arguments held for the whole call: holds.c), releases
+ * what the encoding made for the call, then checks the status and
  * result against the calling convention (rules.c) and decodes the result
  * (decode.c) or raises the error (errors.c): tvm_ffi_ref's Function.__call__
  * and finish_call, step for step. When the arguments brought a framework's
@@ -55,7 +56,7 @@ static int call_in_environment(void* handle, TVMFFIAny* packed, int32_t n, TVMFF
   int status = fx_environment_enter(&env, scope);
   if (status == 0) {
     Py_BEGIN_ALLOW_THREADS;
-    status = fx_safe_call(handle, packed, n, result);
+    status = fx_safe_call_holding(handle, packed, n, result);
     Py_END_ALLOW_THREADS;
   }
   (void)fx_environment_leave(&env, scope);
@@ -97,7 +98,7 @@ PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t n
   fx_any_clear(&result);
   if (FX_LIKELY(scope.device_type == -1 && scope.exchange_api == NULL)) {
     Py_BEGIN_ALLOW_THREADS;
-    status = fx_safe_call(handle, packed, (int32_t)n, &result);
+    status = fx_safe_call_holding(handle, packed, (int32_t)n, &result);
     Py_END_ALLOW_THREADS;
   } else {
     status = call_in_environment(handle, packed, (int32_t)n, &result, &scope);

@@ -173,7 +173,10 @@ static int init_module(void) {
       goto fail;
     }
   }
-  if (PyModule_AddFunctions(module, fx_field_methods) < 0) goto fail;
+  if (PyModule_AddFunctions(module, fx_field_methods) < 0 ||
+      PyModule_AddFunctions(module, fx_hold_methods) < 0) {
+    goto fail;
+  }
   if (fx_object_types_init(module) < 0 || fx_tensor_type_init(module) < 0 ||
       fx_dlpack_init(module) < 0 ||
       add_constants(module) < 0) {

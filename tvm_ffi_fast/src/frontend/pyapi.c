@@ -315,7 +315,12 @@ static PyObject* map_lookup(PyObject* self, PyObject* const* given, Py_ssize_t n
   status = fx_encode(args[1], &packed[1], &scope);
   if (status == 0) {
     fx_any_clear(&result);
-    status = fx_call_runtime(func, packed, 2, &result);
+    /* the runtime holds the Dict too; taken here first, so that waiting releases the GIL */
+    status = mutable_ ? fx_hold(map) : 0;
+    if (status == 0) {
+      status = fx_call_runtime(func, packed, 2, &result);
+      if (mutable_) fx_release(map);
+    }
   }
   if (fx_scope_close(&scope) < 0 || status < 0) {
     if (status == 0) fx_any_clear(&result); /* (never owned anything: lookups copy) */
@@ -342,7 +347,7 @@ static PyObject* seq_size(PyObject* self, PyObject* arg) {
 
 static PyObject* seq_item(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   void* handle;
-  const TVMFFISeqCell* cell;
+  TVMFFIAny element;
   Py_ssize_t index;
   (void)self;
   if (check_nargs("seq_item", nargs, 2, 2) < 0 ||
@@ -351,15 +356,9 @@ static PyObject* seq_item(PyObject* self, PyObject* const* args, Py_ssize_t narg
   }
   index = PyLong_AsSsize_t(args[1]);
   if (index == -1 && PyErr_Occurred()) return NULL;
-  cell = FX_CELL(handle, TVMFFISeqCell);
-  /* callers pass an index in range; a sequence C++ shrank meanwhile must not be overread */
-  if (index < 0 || index >= cell->size) {
-    PyErr_Format(PyExc_IndexError, "Index out of range. size: %lld, got index %zd",
-                 (long long)cell->size, index);
-    return NULL;
-  }
-  return fx_decode_borrowed_api((const TVMFFIAny*)cell->data + index,
-                                ((FxObject*)args[0])->exchange_api, 0);
+  /* copied under a List's lock: another thread may pop the element right after */
+  if (fx_copy_list_element(handle, index, &element) < 0) return NULL;
+  return fx_decode_owned_api(&element, ((FxObject*)args[0])->exchange_api, 0);
 }
 
 static PyObject* dltensor(PyObject* self, PyObject* arg) {
