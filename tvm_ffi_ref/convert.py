@@ -108,10 +108,10 @@ def _set_dlpack(out, value, scope):
     from .tensor import from_dlpack
 
     tensor = from_dlpack(value)
+    device_type, device_id = tensor.__dlpack_device__()
     set_made_object(out, tensor, scope)
     # Upstream's rule for a producer not on the CPU, once the call already has a device:
     # one that names its stream (``__tvm_ffi_env_stream__``) makes it the call's.
-    device_type, device_id = tensor.__dlpack_device__()
     if (device_type != abi.DLDeviceType.kDLCPU and scope.device_type != -1 and
             hasattr(value, "__tvm_ffi_env_stream__")):
         scope.device_type, scope.device_id = device_type, device_id

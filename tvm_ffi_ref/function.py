@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
-from . import dlpack_exchange, rules
+from . import dlpack_exchange, releases, rules
 from .convert import CallScope, borrowed_to_python, pack_args, to_owned_any, to_python
 from .error import Error, exception_to_error_raised
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
@@ -107,6 +107,8 @@ class Function(Object):
         self._safe_call = _safe_call_of(self._handle)
 
     def __call__(self, *args: Any) -> Any:
+        if releases.pending:  # references of collected wrappers (see releases.py)
+            releases.drain()
         try:
             safe_call = self._safe_call
         except AttributeError:

@@ -1,7 +1,8 @@
 """Python wrappers of TVM FFI objects.
 
 An :class:`Object` owns exactly one strong reference to the object at
-``handle`` (the address of its header) and drops it when garbage collected.
+``handle`` (the address of its header) and drops it when garbage collected
+(through ``releases``: never from inside a finalizer where collection is not prompt).
 Which Python class wraps an object is decided by its type index: classes
 registered with :func:`register_object` for a type key, or, for a type nobody
 registered, a class made on first sight from the runtime's type record,
@@ -17,6 +18,7 @@ from typing import Any, Dict, Optional, Type
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
+from . import releases
 from .object_methods import ObjectMethods
 from .object_protocols import ObjectConvertible, ObjectRValueRef
 from .type_info import TYPE_CLASSES, class_for_type_index, type_info, type_key, type_key_to_index
@@ -85,7 +87,7 @@ class Object(ObjectMethods):
         handle = getattr(self, "_handle", None)
         if handle and not sys.is_finalizing():
             self._handle = None
-            LIB.TVMFFIObjectDecRef(handle)
+            releases.release(handle)
 
     @property
     def _dlpack_exchange_api(self) -> int:
@@ -166,3 +168,4 @@ def wrap_owned(handle: int, type_index: Optional[int] = None) -> Any:
 
 
 register_class(TI.kTVMFFIObject, Object)
+releases.configure(LIB.TVMFFIObjectDecRef)

@@ -114,7 +114,7 @@ def _failure_value(slot: abi.CFunction):
         return None
     if slot.restype in ("int", "int32_t"):
         return -1
-    return None  # NULL pointer
+    return 0  # NULL pointer
 
 
 def _report(kind: str, message: str) -> None:
@@ -127,6 +127,8 @@ def _report(kind: str, message: str) -> None:
 def _wrap(slot: abi.CFunction, fn: Callable):
     failure = _failure_value(slot)
     returns_status = slot.restype in ("int", "int32_t")
+    # None is NULL; PyPy's ctypes takes only an int for a pointer a callback returns
+    returns_pointer = slot.restype != "void" and not returns_status
     name = slot.name
     required = [(i, param) for i, (_, param) in enumerate(slot.params)
                 if param in REQUIRED_POINTERS.get(name, ())]
@@ -140,7 +142,7 @@ def _wrap(slot: abi.CFunction, fn: Callable):
                 if not args[i]:
                     raise FFIError("ValueError", f"{name}: {param} must not be NULL")
             result = fn(*args)
-            if returns_status and result is None:
+            if result is None and (returns_status or returns_pointer):
                 return 0
             return result
         except ErrorAlreadyRaised:
