@@ -23,6 +23,7 @@ so the upstream worker never loads our library, and its sibling
 from __future__ import annotations
 
 import ctypes
+import gc
 import importlib.util
 import json
 import os
@@ -87,14 +88,15 @@ class Env:
         mutant = os.environ.get("CONFORMANCE_REF_PATH")
         if frontend == "ref" and mutant:
             sys.path.insert(0, mutant)
+        package = frontend[len("pypy-"):] if frontend.startswith("pypy-") else frontend
         if frontend == "upstream":
             import tvm_ffi as api
             lib_path = os.path.join(os.path.dirname(api.__file__), "lib", "libtvm_ffi.so")
-        elif frontend == "ref":
+        elif package == "ref":
             import tvm_ffi_ref as api
             from tvm_ffi_common import libinfo
             lib_path = libinfo.library_path()
-        elif frontend == "fast":
+        elif package == "fast":
             import tvm_ffi_fast as api
             from tvm_ffi_common import libinfo
             lib_path = libinfo.library_path()
@@ -383,7 +385,8 @@ def attempt(env: Env, thunk) -> Any:
 def op_hello(env: Env, payload: Any) -> Any:
     name = getattr(env.api, "runtime_name", None)
     return {"frontend": env.frontend, "module": os.path.abspath(env.api.__file__),
-            "runtime": name() if callable(name) else "upstream", "lib": env.lib_path}
+            "runtime": name() if callable(name) else "upstream", "lib": env.lib_path,
+            "interpreter": sys.implementation.name}
 
 
 def op_dump(env: Env, recipes: List[Any]) -> List[Any]:
@@ -476,6 +479,8 @@ def is_ffi_object(env: Env, value: Any) -> bool:
 
 
 def _counts(env: Env, registers: List[Any]) -> List[Any]:
+    if sys.implementation.name != "cpython":  # wrappers dropped so far are garbage: collect
+        gc.collect()  # them (their references go at the next call, the probe's below)
     objects = [r for r in registers if is_ffi_object(env, r)]
     return json.loads(str(env.probe.strong_counts(*objects))) if objects else []
 

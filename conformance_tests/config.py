@@ -9,10 +9,29 @@ Example budgets: each property names its CI budget (``examples=``); the
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import List
 
-#: Front ends compared with upstream, bit for bit.
-FRONTENDS: List[str] = ["ref", "fast"]
+#: Front ends compared with upstream, bit for bit: "ref" and "fast", or, run by PyPy,
+#: "pypy-ref" and "pypy-fast" (``CONFORMANCE_FRONTENDS=pypy-ref,pypy-fast`` with
+#: ``TVM_FFI_PYPY`` naming the PyPy; .ci/run does so). Upstream always runs on CPython.
+FRONTENDS: List[str] = [name for name in os.environ.get("CONFORMANCE_FRONTENDS", "").split(",")
+                        if name] or ["ref", "fast"]
+
+#: Each front end's package.
+PACKAGES = {"ref": "tvm_ffi_ref", "fast": "tvm_ffi_fast", "pypy-ref": "tvm_ffi_ref",
+            "pypy-fast": "tvm_ffi_fast"}
+
+
+def interpreter(frontend: str) -> str:
+    """The Python that runs a worker: ``$TVM_FFI_PYPY`` for the "pypy-*" front ends."""
+    if not frontend.startswith("pypy-"):
+        return sys.executable
+    if not os.environ.get("TVM_FFI_PYPY"):
+        raise RuntimeError(f"front end {frontend!r} needs TVM_FFI_PYPY: a PyPy interpreter "
+                           "with this project installed")
+    return os.environ["TVM_FFI_PYPY"]
 
 #: The oracle, always run (in its own worker processes).
 ORACLE = "upstream"

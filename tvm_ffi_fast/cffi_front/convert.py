@@ -130,10 +130,16 @@ def _enc_int(p, value, scope):
 
 
 def _enc_text(p, data: bytes, is_str: int, scope) -> None:
-    if _str_or_bytes(data, len(data), is_str, p):
+    size = len(data)
+    if size <= 7:  # inline and NUL-padded, as TVMFFIStringFromByteArray makes it
+        p.type_index = _SMALL_STR if is_str else _SMALL_BYTES
+        p.small_str_len = size
+        p.v_int64 = 0
+        p.v_bytes = data
+        return
+    if _str_or_bytes(data, size, is_str, p):
         _raise_last_error()
-    if p.type_index >= _OBJECT_BEGIN:
-        scope.owned.append(p.v_int64)
+    scope.owned.append(p.v_int64)
 
 
 def _enc_str(p, value, scope):
@@ -265,11 +271,7 @@ def encode(p: Any, value: Any, scope: CallScope) -> None:
         p.v_float64 = value
         return
     elif cls is str:
-        data = value.encode("utf-8")
-        if _str_or_bytes(data, len(data), 1, p):
-            _raise_last_error()
-        if p.type_index >= _OBJECT_BEGIN:
-            scope.owned.append(p.v_int64)
+        _enc_text(p, value.encode("utf-8"), 1, scope)
         return
     encoder = _ENCODERS.get(cls)
     if encoder is None:

@@ -27,7 +27,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
-from . import interrupts
+from . import interrupts, memory
 
 #: The name this runtime installs under.
 RUNTIME_NAME = "tvm_ffi_ref"
@@ -136,6 +136,8 @@ def _wrap(slot: abi.CFunction, fn: Callable):
     @interrupts.callback_entry
     def call(*args):
         try:
+            if memory.released:
+                memory.drain_released()
             for observer in observers:
                 observer(name, args)
             for i, param in required:
