@@ -13,11 +13,14 @@ import os
 import sys
 from typing import List
 
-#: Front ends compared with upstream, bit for bit: "ref" and "fast", or, run by PyPy,
-#: "pypy-ref" and "pypy-fast" (``CONFORMANCE_FRONTENDS=pypy-ref,pypy-fast`` with
-#: ``TVM_FFI_PYPY`` naming the PyPy; .ci/run does so). Upstream always runs on CPython.
+#: Front ends compared with upstream, bit for bit: "ref" and "fast", or those listed by
+#: ``CONFORMANCE_FRONTENDS=a,b``, such as "pypy-ref" and "pypy-fast": the same two run by the
+#: PyPy ``TVM_FFI_PYPY`` names (.ci/run's PyPy job). Upstream, the oracle, runs on CPython.
 FRONTENDS: List[str] = [name for name in os.environ.get("CONFORMANCE_FRONTENDS", "").split(",")
                         if name] or ["ref", "fast"]
+
+#: Whether every worker can make torch tensors (torch has no PyPy build).
+TORCH_IN_WORKERS = not any(name.startswith("pypy-") for name in FRONTENDS)
 
 #: Each front end's package.
 PACKAGES = {"ref": "tvm_ffi_ref", "fast": "tvm_ffi_fast", "pypy-ref": "tvm_ffi_ref",

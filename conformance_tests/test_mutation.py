@@ -60,7 +60,8 @@ def make_mutant(directory: str, relative: str, pattern: str, replacement: str) -
 
 def run_suite_against(mutant_dir: str, test_id: str, kernel_dir: str, report: str):
     env = dict(os.environ, CONFORMANCE_REF_PATH=mutant_dir, CONFORMANCE_KERNEL_DIR=kernel_dir,
-               CONFORMANCE_GENERATED_ONLY="1", CONFORMANCE_NO_DATABASE="1")
+               CONFORMANCE_GENERATED_ONLY="1", CONFORMANCE_NO_DATABASE="1",
+               CONFORMANCE_FRONTENDS="ref,fast")  # the mutant is CPython's "ref" worker
     command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                f"--junitxml={report}", GUARD, test_id]
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)

@@ -15,6 +15,7 @@ name ``api`` in a fresh interpreter:
 * ``"fast-over-ref"`` -- the other way round: ``tvm_ffi_ref`` serves the C
   API and the fast front end (whose core only ever uses the C ABI) is under
   test;
+* ``"fast-cffi"`` -- ``tvm_ffi_fast`` over its cffi core (the one PyPy runs) on CPython;
 * ``"pypy-ref"``, ``"pypy-fast"`` -- ``tvm_ffi_ref`` and ``tvm_ffi_fast`` run by
   PyPy (``pypy_interpreter()``: ``$TVM_FFI_PYPY``, a PyPy with this project
   installed), held to upstream run by CPython as every other front end is.
@@ -144,6 +145,7 @@ FRONTEND_IMPORTS: Dict[str, str] = {
     "fast-over-ref": "import tvm_ffi_ref\nimport tvm_ffi_fast as api",
     "pypy-ref": "import tvm_ffi_ref as api",
     "pypy-fast": "import tvm_ffi_fast as api",
+    "fast-cffi": "import os\nos.environ['TVM_FFI_FAST_CORE'] = 'cffi'\nimport tvm_ffi_fast as api",
 }
 
 #: The environment variable naming the PyPy interpreter of the "pypy-*" front ends.

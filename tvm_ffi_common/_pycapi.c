@@ -11,6 +11,8 @@
 #include <Python.h>
 
 #include <dlpack/dlpack.h>
+#include <pthread.h>
+#include <stdlib.h>
 
 static int address_of(PyObject* value, void** out) {
   if (value == Py_None) {
@@ -174,6 +176,61 @@ static void dlpack_capsule_destructor(PyObject* capsule) {
   PyErr_Restore(type, value, traceback);
 }
 
+/*
+ * Deferred deleters. On PyPy a C function that frees an object from inside its C API
+ * emulation (a NumPy array's or a capsule's dealloc, run during garbage collection) cannot
+ * call back into Python: the callback never gets the interpreter. A runtime written in Python
+ * hands out DEFERRED_DELETER instead of a deleter of its own: it only queues the pointer (under
+ * a plain mutex, never calling anything), and take_deferred() hands the queue to Python code
+ * that runs the real deleter at a safe point.
+ */
+static pthread_mutex_t deferred_mutex = PTHREAD_MUTEX_INITIALIZER;
+static void** deferred = NULL;
+static size_t deferred_size = 0, deferred_capacity = 0;
+
+static void deferred_deleter(void* pointer) {
+  pthread_mutex_lock(&deferred_mutex);
+  if (deferred_size == deferred_capacity) {
+    size_t capacity = deferred_capacity ? 2 * deferred_capacity : 64;
+    void** grown = realloc(deferred, capacity * sizeof(void*));
+    if (grown == NULL) { /* out of memory: the pointer leaks rather than crash */
+      pthread_mutex_unlock(&deferred_mutex);
+      return;
+    }
+    deferred = grown;
+    deferred_capacity = capacity;
+  }
+  deferred[deferred_size++] = pointer;
+  pthread_mutex_unlock(&deferred_mutex);
+}
+
+static PyObject* take_deferred(PyObject* self, PyObject* unused) {
+  PyObject* out = PyList_New(0);
+  size_t i, size;
+  void** taken;
+  (void)self;
+  (void)unused;
+  if (out == NULL) return NULL;
+  pthread_mutex_lock(&deferred_mutex);
+  taken = deferred;
+  size = deferred_size;
+  deferred = NULL;
+  deferred_size = deferred_capacity = 0;
+  pthread_mutex_unlock(&deferred_mutex);
+  for (i = 0; i < size; ++i) {
+    PyObject* address = PyLong_FromVoidPtr(taken[i]);
+    if (address == NULL || PyList_Append(out, address) != 0) {
+      Py_XDECREF(address);
+      Py_DECREF(out);
+      free(taken);
+      return NULL;
+    }
+    Py_DECREF(address);
+  }
+  free(taken);
+  return out;
+}
+
 static PyMethodDef methods[] = {
     {"capsule_new", capsule_new, METH_VARARGS, NULL},
     {"capsule_is_valid", capsule_is_valid, METH_VARARGS, NULL},
@@ -187,6 +244,7 @@ static PyMethodDef methods[] = {
     {"decref", decref, METH_O, NULL},
     {"err_occurred", err_occurred, METH_NOARGS, NULL},
     {"check_signals", check_signals, METH_NOARGS, NULL},
+    {"take_deferred", take_deferred, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "tvm_ffi_common._pycapi",
@@ -208,6 +266,7 @@ PyMODINIT_FUNC PyInit__pycapi(void) {
   if (m == NULL) return NULL;
   if (add_address(m, "RELEASE_REFERENCE", (void*)release_reference) < 0 ||
       add_address(m, "DLPACK_CAPSULE_DESTRUCTOR", (void*)dlpack_capsule_destructor) < 0 ||
+      add_address(m, "DEFERRED_DELETER", (void*)deferred_deleter) < 0 ||
       add_address(m, "PyErr_CheckSignals", (void*)PyErr_CheckSignals) < 0 ||
       add_address(m, "PyGILState_Ensure", (void*)PyGILState_Ensure) < 0 ||
       add_address(m, "PyGILState_Release", (void*)PyGILState_Release) < 0) {

@@ -49,6 +49,13 @@ py_decref = _pycapi.decref
 #: :func:`new_reference` gave C: the deleter of opaque objects and keep-alive handles.
 RELEASE_REFERENCE: int = _pycapi.RELEASE_REFERENCE
 
+#: A C deleter (``void(void*)``) that only queues its argument, for :func:`take_deferred`: what
+#: a runtime written in Python hands out where PyPy may call it from inside a C API object's
+#: dealloc, which cannot call back into Python (a NumPy array freeing a DLPack tensor).
+DEFERRED_DELETER: int = _pycapi.DEFERRED_DELETER
+#: ``take_deferred()``: the pointers :data:`DEFERRED_DELETER` queued (the queue is emptied).
+take_deferred = _pycapi.take_deferred
+
 #: ``PyErr_Occurred()``: raises the exception pending in the interpreter, if any.
 err_occurred = _pycapi.err_occurred
 #: ``PyErr_CheckSignals()``: runs pending signal handlers, raising what one raises.

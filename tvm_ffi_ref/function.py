@@ -32,7 +32,7 @@ from .convert import CallScope, borrowed_to_python, pack_args, to_owned_any, to_
 from .error import Error, exception_to_error_raised
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
 from .object import Object, register_class
-from .runtime import interrupts
+from .runtime import interrupts, tensors
 
 TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
@@ -109,6 +109,8 @@ class Function(Object):
     def __call__(self, *args: Any) -> Any:
         if releases.pending:  # references of collected wrappers (see releases.py)
             releases.drain()
+        if tensors.DEFER_EXPORT_DELETERS:  # DLPack exports released during a collection
+            tensors.drain_deferred_exports()
         try:
             safe_call = self._safe_call
         except AttributeError:
