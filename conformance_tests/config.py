@@ -28,7 +28,11 @@ PACKAGES = {"ref": "tvm_ffi_ref", "fast": "tvm_ffi_fast", "pypy-ref": "tvm_ffi_r
 
 
 def interpreter(frontend: str) -> str:
-    """The Python that runs a worker: ``$TVM_FFI_PYPY`` for the "pypy-*" front ends."""
+    """The Python that runs a worker: ``$TVM_FFI_PYPY`` for the "pypy-*" front ends; for
+    upstream, ``$TVM_FFI_ORACLE_PYTHON`` when set (a CPython whose NumPy is PyPy's version, so
+    that the arrays NumPy exports are the same bytes on both sides), else this one."""
+    if frontend == ORACLE and os.environ.get("TVM_FFI_ORACLE_PYTHON"):
+        return os.environ["TVM_FFI_ORACLE_PYTHON"]
     if not frontend.startswith("pypy-"):
         return sys.executable
     if not os.environ.get("TVM_FFI_PYPY"):
