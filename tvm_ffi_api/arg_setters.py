@@ -195,6 +195,23 @@ def set_object_kind_arg(out, value, scope):
         dlpack_exchange.note_container(scope, exchange_api, value._handle)
 
 
+def dlpack_argument(value: Any, scope: "CallScope") -> Any:
+    """The Tensor a DLPack producer argument becomes (``from_dlpack``), made for the call.
+
+    Upstream's rule for a producer not on the CPU, once the call already has a device: one
+    that names its stream (``__tvm_ffi_env_stream__``) makes it the call's.
+    """
+    from .tensor import from_dlpack
+
+    tensor = from_dlpack(value)
+    device_type, device_id = tensor.__dlpack_device__()
+    if (device_type != abi.DLDeviceType.kDLCPU and scope.device_type != -1 and
+            hasattr(value, "__tvm_ffi_env_stream__")):
+        scope.device_type, scope.device_id = device_type, device_id
+        scope.stream = value.__tvm_ffi_env_stream__()
+    return tensor
+
+
 def set_made_object(out, obj, scope):
     """Writes ``obj``, a wrapper made just for this call, whose reference the scope takes over
     (the wrapper is left empty): the object is released when the call ends, whenever the

@@ -45,6 +45,11 @@ def release(handle: int) -> None:
         pending.append(handle)
 
 
+def decref_now(handle: int) -> None:
+    """Drops a reference at once (ordinary code, not a finalizer)."""
+    _decref[0](handle)
+
+
 def drain() -> None:
     """Drops every queued reference (called by ordinary code, never by a finalizer)."""
     decref = _decref[0]

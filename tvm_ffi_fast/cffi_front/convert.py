@@ -210,16 +210,7 @@ def _enc_callable(p, value, scope):
 
 
 def _enc_dlpack(p, value, scope):
-    from .tensor import from_dlpack
-
-    tensor = from_dlpack(value)
-    device_type, device_id = tensor.__dlpack_device__()
-    _enc_made(p, tensor, scope)
-    # upstream's rule for a non-CPU producer once the call has a device (tvm_ffi_ref/convert.py)
-    if (device_type != abi.DLDeviceType.kDLCPU and scope.device_type != -1 and
-            hasattr(value, "__tvm_ffi_env_stream__")):
-        scope.device_type, scope.device_id = device_type, device_id
-        scope.stream = value.__tvm_ffi_env_stream__()
+    _enc_made(p, arg_setters.dlpack_argument(value, scope), scope)
 
 
 def _exchange_encoder(address: int) -> Callable:

@@ -27,7 +27,7 @@ from . import dlpack_exchange, releases, rules
 from ._core import ffi, lib
 from .convert import (CallScope, address_of, decode_borrowed, decode_owned, encode,
                       encode_owned, result_is_sound, result_violation)
-from .error import Error, exception_to_error_raised
+from .error import Error, exception_to_error_raised, raise_taken_error
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
 from .object import Object, register_class, wrap_owned
 
@@ -74,16 +74,7 @@ def take_last_error() -> Optional[Error]:
 
 def raise_last_error() -> None:
     """Raises the Python exception for this thread's raised error."""
-    err = take_last_error()
-    if err is None:
-        raise rules.missing_error_violation()
-    if err.kind == "EnvErrorAlreadySet":  # the error is Python's own, e.g. Ctrl-C
-        from .shortcuts import take_pending_signal_error
-
-        pending = take_pending_signal_error()
-        if pending is not None:
-            raise pending
-    raise err.py_error()
+    raise_taken_error(take_last_error())
 
 
 def _finish(status: int, result: Any, exchange_api: int, raw: bool = False) -> Any:

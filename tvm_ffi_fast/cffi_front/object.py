@@ -2,8 +2,9 @@
 
 The interface of every core's ``object`` module (``tvm_ffi_ref/object.py``
 states its meaning). Here everything is plain Python that PyPy's JIT
-compiles: a wrapper is an instance with a ``_handle`` slot (the object's
-address, an int), made without running ``__init__``; the runtime is reached
+compiles: a wrapper is an instance of the shared ``object_wrapper.Object``
+with a ``_handle`` slot (the object's address, an int), made here without
+running ``__init__``; the runtime is reached
 through ``tvm_ffi_fast._core``, the out-of-line cffi module, whose calls the
 JIT turns into direct C calls.
 
@@ -20,13 +21,13 @@ class by :func:`register_class` (the *wrap mode*): a plain wrapper, a
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Dict, Optional, Tuple
 
 from tvm_ffi_common import abi
 
-from . import object_methods, releases
+from . import releases
 from ._core import ffi, lib
+from .object_wrapper import Object, TensorBase  # noqa: F401 - the interface
 from .object_protocols import ObjectConvertible, ObjectRValueRef  # noqa: F401 - the interface
 from .type_info import TYPE_CLASSES, class_for_type_index, type_info, type_key, type_key_to_index  # noqa: F401,E501
 
@@ -49,103 +50,6 @@ def incref(handle: int) -> None:
 def type_index_of(handle: int) -> int:
     """The type index stored in an object's header."""
     return _cast("TVMFFIObject*", handle).type_index
-
-
-class Object(object_methods.ObjectMethods):
-    """Base class of every TVM FFI object seen from Python (identity semantics unless a
-    subclass defines value semantics, as containers do)."""
-
-    __slots__ = ("_handle", "_exchange_api", "__weakref__")
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> "Object":
-        self = super().__new__(cls)
-        self._handle = None  # every wrapper starts empty, however it is made
-        self._exchange_api = 0
-        return self
-
-    def __init__(self) -> None:
-        pass  # subclasses construct through __init_handle_by_constructor__
-
-    @classmethod
-    def _adopt(cls, handle: int) -> "Object":
-        """A wrapper taking over one owned reference to ``handle``."""
-        obj = cls.__new__(cls)
-        obj._handle = handle
-        return obj
-
-    def __init_handle_by_constructor__(self, fconstructor: Any, *args: Any) -> None:
-        """Initialises this wrapper with the object ``fconstructor(*args)`` returns (an object
-        it held before is released afterwards, so the new one never reuses its address)."""
-        old, self._handle = self._handle, None
-        try:
-            result = fconstructor(*args)
-            if not isinstance(result, Object):
-                raise TypeError(f"constructor returned {type(result).__name__}, not an object")
-            self.__move_handle_from__(result)
-        finally:
-            if old:
-                decref(old)
-
-    def __move_handle_from__(self, other: "Object") -> None:
-        """Takes ``other``'s reference, leaving ``other`` empty."""
-        self._handle, other._handle = other._handle, None
-
-    def __del__(self) -> None:
-        handle = self._handle
-        if handle and not sys.is_finalizing():
-            self._handle = None
-            releases.release(handle)
-
-    @property
-    def _dlpack_exchange_api(self) -> int:
-        """The DLPack exchange table a container result remembers (an address, 0: none)."""
-        try:  # the slot itself: a subclass's __getattr__ (Module's) must not see the miss
-            return _EXCHANGE_API_SLOT.__get__(self, type(self))
-        except AttributeError:
-            return 0
-
-    @_dlpack_exchange_api.setter
-    def _dlpack_exchange_api(self, address: int) -> None:
-        self._exchange_api = address
-
-    def __chandle__(self) -> int:
-        """The object's address (0 when empty)."""
-        return self._handle or 0
-
-    @property
-    def id_(self) -> int:
-        """Alias of :meth:`__chandle__`."""
-        return self._handle or 0
-
-    @property
-    def type_index(self) -> int:
-        """The runtime type index of the object."""
-        return type_index_of(self._handle)
-
-    def same_as(self, other: object) -> bool:
-        """Whether ``other`` wraps the very same object."""
-        return isinstance(other, Object) and self._handle == other._handle
-
-    is_ = same_as
-
-    def __eq__(self, other: object) -> bool:
-        return self.same_as(other)
-
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
-
-    def __hash__(self) -> int:
-        return hash(self._handle)
-
-
-_EXCHANGE_API_SLOT = Object.__dict__["_exchange_api"]
-
-
-class TensorBase(Object):
-    """The base of ``tensor.Tensor``: an Object that may instead view a borrowed DLTensor
-    (``_view``, its address); ``tensor.TensorMethods`` reads the fields."""
-
-    __slots__ = ("_view",)
 
 
 # --------------------------------------------------------------- class registry
