@@ -109,7 +109,7 @@ def test_the_cffi_core_passes_the_corpus_on_cpython(corpus_libs):
 def test_the_cffi_core_is_the_one_imported():
     code = ("import os; os.environ['TVM_FFI_FAST_CORE'] = 'cffi'\n"
             "import tvm_ffi_fast, tvm_ffi_fast.object as o\n"
-            "print(tvm_ffi_fast.CORE, os.path.basename(os.path.dirname(o.__file__)))")
+            "print(tvm_ffi_fast._CORE, os.path.basename(os.path.dirname(o.__file__)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.split() == ["cffi", "cffi_front"], done.stderr
 
@@ -119,6 +119,6 @@ def test_the_cffi_core_is_the_one_imported():
                            "corpus and conformance properties under PyPy")
 def test_both_front_ends_import_under_pypy():
     code = ("import sys, tvm_ffi_fast, tvm_ffi_ref\n"
-            "print(sys.implementation.name, tvm_ffi_fast.CORE, tvm_ffi_ref.runtime_name())")
+            "print(sys.implementation.name, tvm_ffi_fast._CORE, tvm_ffi_ref.runtime_name())")
     done = subprocess.run([pypy_interpreter(), "-c", code], capture_output=True, text=True)
     assert done.stdout.split() == ["pypy", "cffi", "tvm_ffi_fast"], done.stderr

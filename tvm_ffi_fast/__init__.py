@@ -20,7 +20,7 @@ How the package is put together
    ``object.py``, ``convert.py``, ``function.py`` and ``shortcuts.py``.
    On PyPy, whose emulation of the CPython API is slow and partial, the core
    is ``cffi_front/`` instead: the same four modules written in Python over
-   the cffi module, for PyPy's JIT (:data:`CORE` says which core runs;
+   the cffi module, for PyPy's JIT (:data:`_CORE` says which core runs;
    ``TVM_FFI_FAST_CORE=cffi`` picks the cffi core on CPython too).
 
 3. **The API, shared with tvm_ffi_ref.** Everything else (containers,
@@ -47,9 +47,9 @@ from tvm_ffi_common import libinfo as _libinfo  # noqa: E402 - ``libinfo`` is up
 
 #: The core under the API: "compiled" (``src/frontend``, over the CPython API) or "cffi"
 #: (``cffi_front/``, Python over cffi: the one PyPy runs).
-CORE = ("compiled" if platform.python_implementation() == "CPython"
+_CORE = ("compiled" if platform.python_implementation() == "CPython"
         and os.environ.get("TVM_FFI_FAST_CORE", "compiled") != "cffi" else "cffi")
-if CORE == "cffi":  # its four modules come first, before this folder's
+if _CORE == "cffi":  # its four modules come first, before this folder's
     __path__.insert(0, os.path.join(__path__[0], "cffi_front"))  # noqa: F821
 tvm_ffi_api.mount(__path__)  # noqa: F821 - __path__ is the package's own
 
@@ -65,10 +65,10 @@ if _INSTALL_STATUS not in (0, 1):
         "tvm_ffi_fast: libtvm_ffi.so refused the fast runtime's table "
         f"(status {_INSTALL_STATUS}); the library and the extension were built apart"
     )
-if CORE == "compiled" and _clib.tvm_ffi_fast_frontend_init() != 0:
+if _CORE == "compiled" and _clib.tvm_ffi_fast_frontend_init() != 0:
     raise ImportError("tvm_ffi_fast: the compiled front end could not be initialised "
                       "(the Python error was printed above)")
-if CORE == "cffi":  # kernels check for Ctrl-C through the interpreter (the compiled core's
+if _CORE == "cffi":  # kernels check for Ctrl-C through the interpreter (the compiled core's
     from tvm_ffi_common import pycapi as _pycapi  # module init does the same)
 
     for _name in ("PyErr_CheckSignals", "PyGILState_Ensure", "PyGILState_Release"):

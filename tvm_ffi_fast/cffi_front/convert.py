@@ -223,6 +223,7 @@ def _exchange_encoder(address: int) -> Callable:
 
 def _python_setter(setter: Callable) -> Callable:
     def encode_in_python(p, value, scope):
+        _set_pod(p, _NONE, 0)  # the slot may be a reused one: a setter writes only its fields
         setter(abi.TVMFFIAny.from_address(address_of(p)), value, scope)
 
     return encode_in_python
@@ -419,6 +420,13 @@ def result_violation(p: Any) -> Optional[rules.ABIViolation]:
 
 def encode_owned(value: Any, p: Any) -> None:
     """Writes ``value`` into ``p`` as an owned value (a callback's result)."""
+    cls = type(value)
+    if cls is int and _INT64_MIN <= value <= _INT64_MAX:
+        _set_pod(p, _INT, value)
+        return
+    if cls is float or value is None:
+        encode(p, value, None)  # nothing of theirs needs a scope
+        return
     scope = CallScope()
     try:
         encode(p, value, scope)
