@@ -200,7 +200,8 @@ def _enc_dict(p, value, scope):
 
 
 def _enc_void_p(p, value, scope):
-    _set_pod(p, _OPAQUE_PTR, value.value or 0)
+    _set_pod(p, _OPAQUE_PTR, 0)
+    p.v_uint64 = value.value or 0  # an address may have the top bit set
 
 
 def _enc_callable(p, value, scope):
@@ -284,7 +285,7 @@ def _pod_value(p: Any, index: int) -> Any:
     if index == _SMALL_BYTES:
         return ffi.unpack(p.v_bytes, p.small_str_len)
     if index == _OPAQUE_PTR:
-        return ctypes.c_void_p(p.v_int64 or None)
+        return ctypes.c_void_p(p.v_uint64 or None)
     if index == _DTYPE:
         from .dtype import dtype_from_tuple
 
