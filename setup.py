@@ -13,6 +13,8 @@ Besides the Python packages this builds, with a C compiler (C++ for one library)
 * ``tvm_ffi_common/lib/libtvm_ffi_check_fault.so``, tvm-ffi-check's fault
   reporter (``tvm_ffi_check/fault_report.c``),
 * ``tvm_ffi_fast._core``, the cffi extension, linked against the former,
+* ``tvm_ffi_common._pycapi``, the Python C API calls of ``tvm_ffi_common.pycapi`` (an
+  extension module, so that they work on CPython and PyPy alike),
 
 and copies ``c_api/include`` into ``tvm_ffi_common/include`` for kernel authors,
 and ``tvm_ffi_abi_dropin.pth`` into ``site-packages`` (see ``DROPIN_PTH``).
@@ -24,7 +26,7 @@ import shlex
 import shutil
 import subprocess
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 from setuptools.command.editable_wheel import editable_wheel
@@ -114,17 +116,61 @@ def build_fault_reporter(lib_dir):
                   os.path.join(lib_dir, FAULT_REPORTER)])
 
 
+#: Each C library -> what it is built from (the headers of c_api/include count for all).
+LIBRARY_INPUTS = {
+    "libtvm_ffi.so": (build_libtvm_ffi, ["c_api/src"]),
+    "libtvm_ffi_broken_kernels.so": (build_example_kernels, ["examples/kernels"]),
+    "libtvm_ffi_testing.so": (build_testing_library, ["c_api/testing"]),
+    FAULT_REPORTER: (build_fault_reporter, ["tvm_ffi_check/fault_report.c"]),
+}
+
+
+def _newest_input(paths):
+    newest = 0.0
+    for path in [os.path.join(ROOT, p) for p in paths + ["c_api/include", "setup.py"]]:
+        for folder, _, files in os.walk(path) if os.path.isdir(path) else [("", [], [path])]:
+            newest = max([newest] + [os.path.getmtime(os.path.join(folder, f)) for f in files])
+    return newest
+
+
+def build_c_libraries(lib_dir):
+    """Builds each C library unless it is newer than everything it is built from (a second
+    interpreter's editable install, PyPy's, then compiles only its own extensions)."""
+    for name, (build, inputs) in LIBRARY_INPUTS.items():
+        output = os.path.join(lib_dir, name)
+        if not os.path.exists(output) or os.path.getmtime(output) < _newest_input(inputs):
+            build(lib_dir)
+
+
+def _compile_in_parallel(compile_sources):
+    """A ``CCompiler.compile`` that compiles the sources one per core (the fast runtime is some
+    thirty C files)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def compile_all(sources, *args, **kwargs):
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            objects = pool.map(lambda source: compile_sources([source], *args, **kwargs), sources)
+            return [obj for part in objects for obj in part]
+
+    return compile_all
+
+
 class BuildExtWithCLibraries(build_ext):
     """build_ext that first builds the plain C libraries the extension links to."""
+
+    def build_extension(self, ext):
+        serial = self.compiler.compile
+        self.compiler.compile = _compile_in_parallel(serial)
+        try:
+            super().build_extension(ext)
+        finally:
+            self.compiler.compile = serial
 
     def run(self):
         package_dir = os.path.join(ROOT if self.inplace else self.build_lib, "tvm_ffi_common")
         lib_dir = os.path.join(package_dir, "lib")
         os.makedirs(lib_dir, exist_ok=True)
-        build_libtvm_ffi(lib_dir)
-        build_example_kernels(lib_dir)
-        build_testing_library(lib_dir)
-        build_fault_reporter(lib_dir)
+        build_c_libraries(lib_dir)
         if not self.inplace:
             shutil.copytree(INCLUDE_DIR, os.path.join(package_dir, "include"), dirs_exist_ok=True)
         for ext in self.extensions:
@@ -170,8 +216,14 @@ class EditableWheelWithDropIn(editable_wheel):
         write_dropin_pth(installation_dir)
 
 
+#: tvm_ffi_common.pycapi's extension: capsules, references handed to C, the signal check.
+PYCAPI_EXTENSION = Extension("tvm_ffi_common._pycapi", sources=["tvm_ffi_common/_pycapi.c"],
+                             include_dirs=[INCLUDE_DIR],
+                             extra_compile_args=["-Werror=implicit-function-declaration"])
+
 setup(
     cmdclass={"build_ext": BuildExtWithCLibraries, "build_py": BuildPyWithDropIn,
               "editable_wheel": EditableWheelWithDropIn},
+    ext_modules=[PYCAPI_EXTENSION],
     cffi_modules=["tvm_ffi_fast/_build.py:ffibuilder"],
 )

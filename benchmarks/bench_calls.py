@@ -1,6 +1,12 @@
 """Times the same calls under tvm_ffi_ref, tvm_ffi_fast and upstream tvm_ffi.
 
     python benchmarks/bench_calls.py [--json FILE] [--repeat N] [--frontends ...]
+    pypy3 benchmarks/bench_calls.py --cpython PYTHON   # PyPy-fast against upstream on CPython
+
+The front ends "pypy-fast" and "pypy-ref" are ours run by PyPy (``--pypy`` names it, or the
+interpreter running this script when it is PyPy); "upstream", "fast" and "ref" run on CPython
+(``--cpython`` names one with upstream's package installed, or this interpreter when it is
+CPython). Run by PyPy, the script compares pypy-fast with upstream by default.
 
 Each front end runs in its own process (one runtime per process) against the
 same kernel library, compiled from ``bench_kernels.cc`` against upstream's
@@ -28,7 +34,9 @@ import tempfile
 from typing import Dict, List, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FRONTENDS = {"upstream": "tvm_ffi", "fast": "tvm_ffi_fast", "ref": "tvm_ffi_ref"}
+FRONTENDS = {"upstream": "tvm_ffi", "fast": "tvm_ffi_fast", "ref": "tvm_ffi_ref",
+             "pypy-fast": "tvm_ffi_fast", "pypy-ref": "tvm_ffi_ref"}
+ON_PYPY = sys.implementation.name == "pypy"
 
 #: (name, iterations per round) in table order.
 SHAPES = [
@@ -71,12 +79,20 @@ TORCH_SHAPES = [
 ]
 
 
-def build_kernels() -> str:
+def upstream_dir(cpython: str) -> str:
+    """Where upstream's package is installed for the CPython ``cpython`` (found, not imported)."""
+    done = subprocess.run([cpython, "-c", "import importlib.util as u; s = u.find_spec('tvm_ffi'); "
+                           "print(list(s.submodule_search_locations)[0] if s else '')"],
+                          capture_output=True, text=True)
+    if done.returncode != 0 or not done.stdout.strip():
+        sys.exit(f"upstream apache-tvm-ffi is needed (for its headers and as the baseline) by "
+                 f"{cpython}: pip install -e '.[test]'")
+    return done.stdout.strip()
+
+
+def build_kernels(cpython: str) -> str:
     """Compiles bench_kernels.cc against upstream's headers once; returns the library path."""
-    spec = importlib.util.find_spec("tvm_ffi")
-    if spec is None:
-        sys.exit("upstream apache-tvm-ffi is needed for its headers: pip install -e '.[test]'")
-    upstream = list(spec.submodule_search_locations)[0]
+    upstream = upstream_dir(cpython)
     with open(os.path.join(HERE, "bench_kernels.cc")) as f:
         source = f.read()
     digest = hashlib.sha1(source.encode()).hexdigest()[:12]
@@ -204,10 +220,10 @@ def _torch_bodies(api, mod) -> Dict[str, object]:
 # ------------------------------------------------------------------ driver
 
 
-def measure(frontend: str, library: str, repeat: int) -> Optional[Dict[str, float]]:
-    """Runs the worker for one front end in a fresh interpreter."""
+def measure(frontend: str, library: str, repeat: int, python: str) -> Optional[Dict[str, float]]:
+    """Runs the worker for one front end in a fresh interpreter (``python``)."""
     done = subprocess.run(
-        [sys.executable, __file__, "--worker", FRONTENDS[frontend], "--library", library,
+        [python, __file__, "--worker", FRONTENDS[frontend], "--library", library,
          "--repeat", str(repeat)],
         capture_output=True, text=True)
     if done.returncode != 0:
@@ -234,7 +250,7 @@ def table(results: Dict[str, Optional[Dict[str, float]]]) -> Dict:
         row = {"shape": name}
         for frontend, values in results.items():
             row[f"{frontend}_ns"] = None if values is None else values.get(name)
-        for frontend in ("fast", "ref"):
+        for frontend in [f for f in results if f != "upstream"]:
             mine = results.get(frontend)
             if base and mine and name in base and name in mine:
                 row[f"{frontend}/upstream"] = mine[name] / base[name]
@@ -242,7 +258,7 @@ def table(results: Dict[str, Optional[Dict[str, float]]]) -> Dict:
     summary = {}
     groups = (("", lambda name: True), (" (torch rows)", lambda name: name in torch_names),
               (" (other rows)", lambda name: name not in torch_names))
-    for frontend in ("fast", "ref"):
+    for frontend in [f for f in results if f != "upstream"]:
         for label, member in groups:
             ratios = [r[f"{frontend}/upstream"] for r in rows
                       if f"{frontend}/upstream" in r and member(r["shape"])]
@@ -254,8 +270,8 @@ def table(results: Dict[str, Optional[Dict[str, float]]]) -> Dict:
 
 def print_table(report: Dict, frontends: List[str]) -> None:
     """The report as a fixed-width table."""
-    cols = [f"{f}_ns" for f in frontends] + [c for c in ("fast/upstream", "ref/upstream")
-                                             if any(c in r for r in report["rows"])]
+    cols = [f"{f}_ns" for f in frontends] + [f"{f}/upstream" for f in frontends
+                                             if any(f"{f}/upstream" in r for r in report["rows"])]
     width = max(len(r["shape"]) for r in report["rows"])
     print(f"{'shape':<{width}}  " + "  ".join(f"{c:>14}" for c in cols))
     for row in report["rows"]:
@@ -274,15 +290,26 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="also write the table as JSON to this file")
     parser.add_argument("--repeat", type=int, default=5, help="rounds per shape (best is kept)")
-    parser.add_argument("--frontends", nargs="+", default=list(FRONTENDS), choices=list(FRONTENDS))
+    parser.add_argument("--frontends", nargs="+", choices=list(FRONTENDS),
+                        default=["upstream", "pypy-fast"] if ON_PYPY else ["upstream", "fast", "ref"])
+    parser.add_argument("--cpython", default=None if ON_PYPY else sys.executable,
+                        help="the CPython (with upstream installed) of upstream, fast and ref")
+    parser.add_argument("--pypy", default=sys.executable if ON_PYPY else None,
+                        help="the PyPy (with this project installed) of pypy-fast and pypy-ref")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--library", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         print(json.dumps(run_worker(args.worker, args.library, args.repeat)))
         return 0
-    library = build_kernels()
-    results = {f: measure(f, library, args.repeat) for f in args.frontends}
+    if args.cpython is None:
+        parser.error("run by PyPy, --cpython names the CPython that runs upstream")
+    if any(f.startswith("pypy-") for f in args.frontends) and args.pypy is None:
+        parser.error("--pypy names the PyPy that runs the pypy-* front ends")
+    library = build_kernels(args.cpython)
+    results = {f: measure(f, library, args.repeat,
+                          args.pypy if f.startswith("pypy-") else args.cpython)
+               for f in args.frontends}
     report = table(results)
     print_table(report, args.frontends)
     if args.json:

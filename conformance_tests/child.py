@@ -23,6 +23,7 @@ so the upstream worker never loads our library, and its sibling
 from __future__ import annotations
 
 import ctypes
+import gc
 import importlib.util
 import json
 import os
@@ -91,14 +92,15 @@ class Env:
         mutant = os.environ.get("CONFORMANCE_REF_PATH")
         if frontend == "ref" and mutant:
             sys.path.insert(0, mutant)
+        package = frontend[len("pypy-"):] if frontend.startswith("pypy-") else frontend
         if frontend == "upstream":
             import tvm_ffi as api
             lib_path = os.path.join(os.path.dirname(api.__file__), "lib", "libtvm_ffi.so")
-        elif frontend == "ref":
+        elif package == "ref":
             import tvm_ffi_ref as api
             from tvm_ffi_common import libinfo
             lib_path = libinfo.library_path()
-        elif frontend == "fast":
+        elif package == "fast":
             import tvm_ffi_fast as api
             from tvm_ffi_common import libinfo
             lib_path = libinfo.library_path()
@@ -122,7 +124,13 @@ class Env:
         self.calls = self.kernels.get("calls")
 
     def dump(self, *values: Any) -> Any:
-        """The probe's JSON report of ``values`` as the front end passes them."""
+        """The probe's JSON report of ``values`` as the front end passes them.
+
+        Where collection is not prompt (PyPy), wrappers made while building the values are
+        garbage still holding references: collected first, so the counts are the values' own.
+        """
+        if sys.implementation.name != "cpython":
+            gc.collect()
         return json.loads(str(self.probe.dump(*values)))
 
 
@@ -406,7 +414,8 @@ def op_hello(env: Env, payload: Any) -> Any:
     core = sys.modules.get("tvm_ffi_fast._core")  # the fast runtime's compiled extension
     return {"frontend": env.frontend, "module": os.path.abspath(env.api.__file__),
             "runtime": name() if callable(name) else "upstream", "lib": env.lib_path,
-            "core": os.path.abspath(core.__file__) if core is not None else None}
+            "core": os.path.abspath(core.__file__) if core is not None else None,
+            "interpreter": sys.implementation.name}
 
 
 def op_dump(env: Env, recipes: List[Any]) -> List[Any]:
@@ -499,6 +508,8 @@ def is_ffi_object(env: Env, value: Any) -> bool:
 
 
 def _counts(env: Env, registers: List[Any]) -> List[Any]:
+    if sys.implementation.name != "cpython":  # wrappers dropped so far are garbage: collect
+        gc.collect()  # them (their references go at the next call, the probe's below)
     objects = [r for r in registers if is_ffi_object(env, r)]
     return json.loads(str(env.probe.strong_counts(*objects))) if objects else []
 

@@ -9,10 +9,36 @@ Example budgets: each property names its CI budget (``examples=``); the
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import List
 
-#: Front ends compared with upstream, bit for bit.
-FRONTENDS: List[str] = ["ref", "fast"]
+#: Front ends compared with upstream, bit for bit: "ref" and "fast", or those listed by
+#: ``CONFORMANCE_FRONTENDS=a,b``, such as "pypy-ref" and "pypy-fast": the same two run by the
+#: PyPy ``TVM_FFI_PYPY`` names (.ci/run's PyPy job). Upstream, the oracle, runs on CPython.
+FRONTENDS: List[str] = [name for name in os.environ.get("CONFORMANCE_FRONTENDS", "").split(",")
+                        if name] or ["ref", "fast"]
+
+#: Whether every worker can make torch tensors (torch has no PyPy build).
+TORCH_IN_WORKERS = not any(name.startswith("pypy-") for name in FRONTENDS)
+
+#: Each front end's package.
+PACKAGES = {"ref": "tvm_ffi_ref", "fast": "tvm_ffi_fast", "pypy-ref": "tvm_ffi_ref",
+            "pypy-fast": "tvm_ffi_fast"}
+
+
+def interpreter(frontend: str) -> str:
+    """The Python that runs a worker: ``$TVM_FFI_PYPY`` for the "pypy-*" front ends; for
+    upstream, ``$TVM_FFI_ORACLE_PYTHON`` when set (a CPython whose NumPy is PyPy's version, so
+    that the arrays NumPy exports are the same bytes on both sides), else this one."""
+    if frontend == ORACLE and os.environ.get("TVM_FFI_ORACLE_PYTHON"):
+        return os.environ["TVM_FFI_ORACLE_PYTHON"]
+    if not frontend.startswith("pypy-"):
+        return sys.executable
+    if not os.environ.get("TVM_FFI_PYPY"):
+        raise RuntimeError(f"front end {frontend!r} needs TVM_FFI_PYPY: a PyPy interpreter "
+                           "with this project installed")
+    return os.environ["TVM_FFI_PYPY"]
 
 #: The oracle, always run (in its own worker processes).
 ORACLE = "upstream"

@@ -14,6 +14,8 @@ import struct
 
 from hypothesis import strategies as st
 
+from . import config
+
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 # ---------------------------------------------------------------- scalars
@@ -180,7 +182,8 @@ def torch_tensor_recipes(draw, max_dims: int = 4):
     return ("torch", draw(st.sampled_from(TORCH_DTYPES))) + draw(_layouts(max_dims))
 
 
-torch_tensors = torch_tensor_recipes()
+#: No torch tensors when PyPy runs the front ends: torch has no PyPy build.
+torch_tensors = torch_tensor_recipes() if config.TORCH_IN_WORKERS else st.nothing()
 
 #: Compact arrays from a DLPack producer that leaves ``strides`` NULL (``dlpack_values.py``):
 #: the runtime fills the row-major strides itself.

@@ -13,15 +13,19 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from . import config
 from . import strategies as S
 from .profiles import conformance
+
+#: The worker that runs the reference ("ref", or "pypy-ref" when PyPy runs the suite).
+REFERENCE = next(f for f in config.FRONTENDS if config.PACKAGES[f] == "tvm_ffi_ref")
 
 
 @conformance(examples=200)
 @given(st.lists(st.one_of(S.values, S.nested, S.numpy_dtypes, S.exceptions, S.void_pointers,
                           S.numpy_scalars, S.opaques, S.ndarrays), min_size=1, max_size=6))
 def test_explain_describes_every_generated_value(pool, recipes):
-    replies = pool.workers["ref"].request("explain", recipes)
+    replies = pool.workers[REFERENCE].request("explain", recipes)
     for recipe, reply in zip(recipes, replies):
         if reply[0] == "build-raises":
             continue  # not a value (the recipe itself is refused the same way everywhere)

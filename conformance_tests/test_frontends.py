@@ -15,17 +15,16 @@ import os
 
 from . import config
 
-KNOWN_FRONTENDS = {"ref": "tvm_ffi_ref", "fast": "tvm_ffi_fast"}
-
-
 def test_every_listed_frontend_is_running(pool):
     assert config.FRONTENDS, "no front end is listed for comparison"
     for frontend in config.FRONTENDS:
-        assert frontend in KNOWN_FRONTENDS, f"unknown front end {frontend!r}"
+        assert frontend in config.PACKAGES, f"unknown front end {frontend!r}"
         hello = pool.workers[frontend].hello
         assert hello["frontend"] == frontend
         package = os.path.basename(os.path.dirname(hello["module"]))
-        assert package == KNOWN_FRONTENDS[frontend], hello
+        assert package == config.PACKAGES[frontend], hello
+        expected = "pypy" if frontend.startswith("pypy-") else "cpython"
+        assert hello["interpreter"] == expected, hello
         mutant = os.environ.get("CONFORMANCE_REF_PATH")
         if frontend == "ref" and mutant:
             assert hello["module"].startswith(os.path.abspath(mutant) + os.sep), hello

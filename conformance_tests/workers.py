@@ -21,6 +21,7 @@ import tempfile
 import time
 from typing import Any, Dict, List, Optional
 
+from . import config
 from .child import read_message, write_message
 
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
@@ -60,7 +61,7 @@ class Worker:
         self.stderr_file = open(self.stderr_path, "ab")
         self.stderr_offset = self.stderr_file.tell()
         self.process = subprocess.Popen(
-            [sys.executable, CHILD, self.frontend, self.config_path],
+            [config.interpreter(self.frontend), CHILD, self.frontend, self.config_path],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr_file, bufsize=0,
             cwd=self.workdir)
         status, payload = self._read(timeout=REQUEST_TIMEOUT) or ("crash", None)

@@ -94,8 +94,14 @@ class KernelBuilder:
 
 @pytest.fixture(scope="session")
 def kernels(tmp_path_factory, upstream_dir) -> KernelBuilder:
-    """Builds test kernel libraries: ``kernels.build(name, source, language="c++")``."""
-    return KernelBuilder(str(tmp_path_factory.mktemp("kernels")), upstream_dir)
+    """Builds test kernel libraries: ``kernels.build(name, source, language="c++")``.
+
+    ``TVM_FFI_KERNEL_DIR=dir`` keeps them in ``dir`` (cached by source) for a later session:
+    .ci/run's PyPy job reuses the ones its CPython run built."""
+    directory = os.environ.get("TVM_FFI_KERNEL_DIR")
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    return KernelBuilder(directory or str(tmp_path_factory.mktemp("kernels")), upstream_dir)
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,11 @@ name ``api`` in a fresh interpreter:
   the reference front end's C-ABI-only paths;
 * ``"fast-over-ref"`` -- the other way round: ``tvm_ffi_ref`` serves the C
   API and the fast front end (whose core only ever uses the C ABI) is under
-  test.
+  test;
+* ``"fast-cffi"`` -- ``tvm_ffi_fast`` over its cffi core (the one PyPy runs) on CPython;
+* ``"pypy-ref"``, ``"pypy-fast"`` -- ``tvm_ffi_ref`` and ``tvm_ffi_fast`` run by
+  PyPy (``pypy_interpreter()``: ``$TVM_FFI_PYPY``, a PyPy with this project
+  installed), held to upstream run by CPython as every other front end is.
 
 One subprocess per front end runs a whole corpus of cases (``run_frontend``):
 a shared *setup* snippet first, then every case, each result written to a
@@ -139,7 +143,29 @@ FRONTEND_IMPORTS: Dict[str, str] = {
     "fast": "import tvm_ffi_fast as api",
     "ref-over-fast": "import tvm_ffi_fast\nimport tvm_ffi_ref as api",
     "fast-over-ref": "import tvm_ffi_ref\nimport tvm_ffi_fast as api",
+    "pypy-ref": "import tvm_ffi_ref as api",
+    "pypy-fast": "import tvm_ffi_fast as api",
+    "fast-cffi": "import os\nos.environ['TVM_FFI_FAST_CORE'] = 'cffi'\nimport tvm_ffi_fast as api",
 }
+
+#: The environment variable naming the PyPy interpreter of the "pypy-*" front ends.
+PYPY_ENV = "TVM_FFI_PYPY"
+
+
+def pypy_interpreter() -> Optional[str]:
+    """The PyPy that runs the "pypy-*" front ends (``$TVM_FFI_PYPY``), or None when unset."""
+    return os.environ.get(PYPY_ENV) or None
+
+
+def interpreter(frontend: str) -> str:
+    """The Python that runs ``frontend``: PyPy for the "pypy-*" front ends, else this one."""
+    if not frontend.startswith("pypy-"):
+        return sys.executable
+    pypy = pypy_interpreter()
+    if pypy is None:
+        raise RuntimeError(f"front end {frontend!r} needs ${PYPY_ENV}: a PyPy interpreter with "
+                           "this project installed (.ci/run makes one)")
+    return pypy
 
 #: Seconds one case may run before the child interpreter is stopped.
 CASE_TIMEOUT = 60
@@ -454,7 +480,7 @@ def run_frontend(frontend: str, cases: Sequence[Tuple[str, str]], *, setup: str 
                            "case_timeout": case_timeout}, f)
             stderr = ""
             try:
-                done = subprocess.run([sys.executable, os.path.abspath(__file__), job_path],
+                done = subprocess.run([interpreter(frontend), os.path.abspath(__file__), job_path],
                                       capture_output=True, text=True, timeout=timeout, cwd=workdir)
                 returncode: Any = done.returncode
                 stderr = done.stderr

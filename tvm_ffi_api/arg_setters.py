@@ -196,10 +196,30 @@ def set_object_kind_arg(out, value, scope):
         dlpack_exchange.note_container(scope, exchange_api, value._handle)
 
 
+def dlpack_argument(value: Any, scope: "CallScope") -> Any:
+    """The Tensor a DLPack producer argument becomes (``from_dlpack``), made for the call.
+
+    Upstream's rule for a producer not on the CPU, once the call already has a device: one
+    that names its stream (``__tvm_ffi_env_stream__``) makes it the call's.
+    """
+    from .tensor import from_dlpack
+
+    tensor = from_dlpack(value)
+    device_type, device_id = tensor.__dlpack_device__()
+    if (device_type != abi.DLDeviceType.kDLCPU and scope.device_type != -1 and
+            hasattr(value, "__tvm_ffi_env_stream__")):
+        scope.device_type, scope.device_id = device_type, device_id
+        scope.stream = value.__tvm_ffi_env_stream__()
+    return tensor
+
+
 def set_made_object(out, obj, scope):
-    """Writes ``obj``, a wrapper made just for this call, and keeps it until the call ends."""
-    scope.keep.append(obj)
-    set_object(out, obj._handle)
+    """Writes ``obj``, a wrapper made just for this call, whose reference the scope takes over
+    (the wrapper is left empty): the object is released when the call ends, whenever the
+    interpreter collects the wrapper."""
+    handle, obj._handle = obj._handle, None
+    scope.owned.append(handle)
+    set_object(out, handle)
 
 
 # -------------------------------------------------------------- the rare kinds
@@ -245,10 +265,10 @@ def _set_torch_fallback(out, value, scope):
     torch = sys.modules["torch"]
     is_cuda = value.is_cuda
     tensor = from_dlpack(torch.utils.dlpack.to_dlpack(value))
+    device = tensor.device
     set_made_object(out, tensor, scope)
     scope.exchange_api = dlpack_exchange.TORCH_FALLBACK_ADDRESS
     if is_cuda and scope.device_type == -1:
-        device = tensor.device
         scope.device_type, scope.device_id = device.dlpack_device_type(), device.index
         scope.stream = torch._C._cuda_getCurrentRawStream(device.index)
 
@@ -346,7 +366,12 @@ def _set_value_protocol(out, value, scope):
 def _set_exception(out, value, scope):
     from .error import exception_to_error
 
-    set_made_object(out, exception_to_error(value), scope)
+    error = exception_to_error(value)
+    if error is getattr(value, "__tvm_ffi_error__", None):  # the Error it came from: borrowed
+        scope.keep.append(error)
+        set_object_arg(out, error, scope)
+    else:
+        set_made_object(out, error, scope)
 
 
 def _set_object_convertible(out, value, scope):

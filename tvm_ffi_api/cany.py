@@ -11,7 +11,8 @@ from typing import Any
 
 from tvm_ffi_common import abi
 
-from .convert import borrowed_to_python, release_any, to_owned_any
+from . import releases
+from .convert import borrowed_to_python, to_owned_any
 from .string import Bytes, String
 
 TI = abi.TVMFFITypeIndex
@@ -31,7 +32,8 @@ class CAny:
         value = getattr(self, "_value", None)
         if value is not None:
             self._value = None
-            release_any(value)
+            if value.type_index >= TI.kTVMFFIStaticObjectBegin:
+                releases.release(value.v_ptr)  # never the runtime from a finalizer (releases.py)
 
     @property
     def type_index(self) -> int:

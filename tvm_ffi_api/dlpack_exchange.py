@@ -55,8 +55,9 @@ SKIP_ENV = "TVM_FFI_SKIP_DLPACK_C_EXCHANGE_API"
 
 _KDL_CPU = int(abi.DLDeviceType.kDLCPU)
 
-# The table's functions with the GIL kept across the call (they touch Python objects).
-_FromPy = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object,
+# The table's functions with the GIL kept across the call (they touch Python objects, which
+# cross as PyObject* addresses from pycapi: on PyPy a ctypes py_object is none).
+_FromPy = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p,
                             ctypes.POINTER(ctypes.POINTER(abi.DLManagedTensorVersioned)))
 _ToPy = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
 _WorkStream = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32,
@@ -112,11 +113,18 @@ class ExchangeAPI:
     def managed_from(self, value: Any) -> int:
         """An owning ``DLManagedTensorVersioned*`` (address) sharing ``value``'s memory."""
         out = ctypes.POINTER(abi.DLManagedTensorVersioned)()
-        if self.from_py is None or self.from_py(value, ctypes.byref(out)) != 0:
+        if self.from_py is None or self._call_from_py(value, out) != 0:
             pycapi.err_occurred()  # the framework's own exception, when it set one
             raise BufferError("the framework could not export the tensor through its DLPack "
                               "exchange API")
         return ctypes.cast(out, ctypes.c_void_p).value
+
+    def _call_from_py(self, value: Any, out: Any) -> int:
+        address = pycapi.new_reference(value)
+        try:
+            return self.from_py(address, ctypes.byref(out))
+        finally:
+            pycapi.py_decref(address)
 
     def framework_tensor(self, managed: int) -> Any:
         """The framework tensor taking over the managed tensor at ``managed`` (raises on failure)."""
@@ -296,8 +304,7 @@ def _torch_tensor_through_capsule(managed, out):
                                                  True, 0, False)
         ours = wrap_owned(handle, abi.TVMFFITypeIndex.kTVMFFITensor)
         tensor = sys.modules["torch"].from_dlpack(ours)
-        pycapi.py_incref(id(tensor))  # the reference handed to the caller
-        out[0] = id(tensor)
+        out[0] = pycapi.new_reference(tensor)  # the reference handed to the caller
         return 0
     except BaseException:  # noqa: BLE001 - a C callback must not raise; the caller keeps ours
         return -1

@@ -190,6 +190,26 @@ class Error(Object):
 register_class(TI.kTVMFFIError, Error)
 
 
+def raise_taken_error(err: Optional[Error]) -> None:
+    """Raises the Python exception for ``err``, an Error taken out of the raised slot (None: a
+    function returned -1 and raised nothing, which breaks the call rules).
+
+    An ``EnvErrorAlreadySet`` error stands for Python's own exception (Ctrl-C seen by
+    ``TVMFFIEnvCheckSignals``): that one is raised when the core has it.
+    """
+    if err is None:
+        from .rules import missing_error_violation
+
+        raise missing_error_violation()
+    if err.kind == "EnvErrorAlreadySet":
+        from .shortcuts import take_pending_signal_error
+
+        pending = take_pending_signal_error()
+        if pending is not None:
+            raise pending
+    raise err.py_error()
+
+
 def exception_to_error(exception: BaseException) -> Error:
     """The Error object for a Python exception (reusing the one it came from, if any).
 

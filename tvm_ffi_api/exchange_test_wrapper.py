@@ -22,7 +22,7 @@ _KDL_CPU = int(abi.DLDeviceType.kDLCPU)
 @abi.DLPackManagedTensorFromPyObjectNoSync
 def _export(py_object, out):
     try:
-        wrapper = ctypes.cast(py_object, ctypes.py_object).value
+        wrapper = pycapi.object_at(py_object)
         return LIB.TVMFFITensorToDLPackVersioned(wrapper.tensor._handle, out)
     except BaseException:  # noqa: BLE001 - a C callback reports failure by its status
         return -1
@@ -37,8 +37,7 @@ def _import(managed, out):
         if LIB.TVMFFITensorFromDLPackVersioned(managed, 0, 0, ctypes.byref(handle)) != 0:
             return -1
         tensor = tensor_class()._adopt(handle.value)
-        pycapi.py_incref(id(tensor))  # the reference handed to the caller
-        out[0] = id(tensor)
+        out[0] = pycapi.new_reference(tensor)  # the reference handed to the caller
         return 0
     except BaseException:  # noqa: BLE001
         return -1

@@ -12,9 +12,8 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
+from tvm_ffi_common import pycapi
 from tvm_ffi_common.capi import LIB
-
-from .pyobject import incref_pyobject, release_pyobject
 
 
 def _adopt_function(status: int, handle: ctypes.c_void_p) -> Any:
@@ -43,11 +42,11 @@ def from_extern_c(c_symbol: int, *, keep_alive_object: Any = None) -> Any:
     if keep_alive_object is None:
         return _adopt_function(LIB.TVMFFIFunctionCreate(None, safe_call, None,
                                                         ctypes.byref(handle)), handle)
-    incref_pyobject(keep_alive_object)
-    status = LIB.TVMFFIFunctionCreate(id(keep_alive_object), safe_call, release_pyobject,
+    keep_alive = pycapi.new_reference(keep_alive_object)
+    status = LIB.TVMFFIFunctionCreate(keep_alive, safe_call, pycapi.RELEASE_REFERENCE,
                                       ctypes.byref(handle))
     if status:
-        release_pyobject(id(keep_alive_object))  # no Function was made to hold it
+        pycapi.py_decref(keep_alive)  # no Function was made to hold it
     return _adopt_function(status, handle)
 
 
@@ -64,9 +63,9 @@ def from_mlir_packed_safe_call(mlir_packed_symbol: int, *,
     if keep_alive_object is None:
         return _adopt_function(LIB.tvm_ffi_runtime_mlir_packed_function(
             packed, None, None, ctypes.byref(handle)), handle)
-    incref_pyobject(keep_alive_object)
-    status = LIB.tvm_ffi_runtime_mlir_packed_function(packed, id(keep_alive_object),
-                                                      release_pyobject, ctypes.byref(handle))
+    keep_alive = pycapi.new_reference(keep_alive_object)
+    status = LIB.tvm_ffi_runtime_mlir_packed_function(packed, keep_alive,
+                                                      pycapi.RELEASE_REFERENCE, ctypes.byref(handle))
     if status:
-        release_pyobject(id(keep_alive_object))
+        pycapi.py_decref(keep_alive)
     return _adopt_function(status, handle)

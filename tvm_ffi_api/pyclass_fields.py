@@ -49,11 +49,6 @@ NATIVE_LAYOUT: Dict[str, tuple] = {
 }
 OBJECT_LAYOUT = (8, 8, TI.kTVMFFIObject)
 
-#: The Python converter of each field setter (``ffi.MakeFieldSetter``'s ``converter`` is its
-#: ``id``), kept alive for the process: a type, once registered, is never unregistered.
-_CONVERTERS: Dict[int, Any] = {}
-
-
 def _field_converter(converter: Any) -> Any:
     """The callable a field's setter calls back: the value converted, or ``TypeError``."""
     from .type_converter import dispatch
@@ -64,7 +59,6 @@ def _field_converter(converter: Any) -> Any:
         except ConvertError as err:
             raise TypeError(err.message) from None
 
-    _CONVERTERS[id(convert)] = convert
     return convert
 
 
@@ -153,7 +147,9 @@ def register_fields(type_info: TypeInfo, fields: List[Any],
         offset = (offset + alignment - 1) & ~(alignment - 1)
         convert = _field_converter(field._ty_schema._converter)
         getter = make_getter(static_index)
-        setter = make_setter(static_index, id(convert), shortcuts.FIELD_CONVERT_CALLBACK)
+        # the converter lives for the process: a type, once registered, is never unregistered
+        setter = make_setter(static_index, shortcuts.converter_address(convert),
+                             shortcuts.FIELD_CONVERT_CALLBACK)
         flags = _flags(field)
         _register_one(type_info.type_index, field, layout, offset, getter, setter, flags)
         type_fields.append(TypeField(

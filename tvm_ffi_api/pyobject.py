@@ -4,7 +4,8 @@ A value with no TVM FFI encoding (an arbitrary class instance) crosses as an
 OpaquePyObject: an object whose cell holds the ``PyObject*`` and which owns
 one Python reference to it, dropped by its deleter. A kernel can store and
 return it but not look inside; when it comes back, Python gets the very same
-object.
+object. The ``PyObject*`` and its reference come from ``tvm_ffi_common.pycapi``
+(on PyPy, ``id()`` is no address and only an extension module makes one).
 """
 
 from __future__ import annotations
@@ -20,18 +21,8 @@ TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
 
 
-def incref_pyobject(value: Any) -> None:
-    """One more reference to the Python object ``value``, for C to own."""
-    pycapi.py_incref(id(value))
-
-
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-def release_pyobject(address):
-    """Drops a reference C owned to the Python object at ``address`` (a C deleter).
-
-    ctypes holds the GIL while a callback runs, so this is safe from any thread.
-    """
-    pycapi.py_decref(address)
+#: The C deleter of the reference an OpaquePyObject owns (safe from any thread).
+release_pyobject = pycapi.RELEASE_REFERENCE
 
 
 class OpaquePyObject(Object):
@@ -49,11 +40,11 @@ register_class(TI.kTVMFFIOpaquePyObject, OpaquePyObject)
 
 def wrap_pyobject(value: Any) -> OpaquePyObject:
     """A new OpaquePyObject owning a reference to ``value``."""
-    incref_pyobject(value)
+    address = pycapi.new_reference(value)
     handle = ctypes.c_void_p()
-    if LIB.TVMFFIObjectCreateOpaque(id(value), TI.kTVMFFIOpaquePyObject, release_pyobject,
+    if LIB.TVMFFIObjectCreateOpaque(address, TI.kTVMFFIOpaquePyObject, release_pyobject,
                                     ctypes.byref(handle)):
-        pycapi.py_decref(id(value))
+        pycapi.py_decref(address)
         from .function import raise_last_error
 
         raise_last_error()
@@ -62,5 +53,4 @@ def wrap_pyobject(value: Any) -> OpaquePyObject:
 
 def unwrap_pyobject(handle: int) -> Any:
     """The Python object held by the OpaquePyObject at ``handle`` (borrowed from it)."""
-    pointer = ctypes.c_void_p.from_address(handle + _CELL_OFFSET).value
-    return ctypes.cast(pointer, ctypes.py_object).value
+    return pycapi.object_at(ctypes.c_void_p.from_address(handle + _CELL_OFFSET).value)

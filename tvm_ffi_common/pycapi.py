@@ -1,51 +1,73 @@
-"""The few CPython C API calls our Python code makes, each through a prototype of its own.
+"""The few Python C API calls our Python code makes: capsules, references handed to C, signals.
 
-``ctypes.pythonapi`` is one object for the whole process: a library that
-re-types ``ctypes.pythonapi.PyCapsule_New`` (JAX's FFI helpers set its
-``argtypes``) changes it for everybody, and a library that relies on its
-default prototype breaks when we re-type it. So nothing here touches the
-shared attributes: each function is bound afresh from the interpreter's
-symbol (``PYFUNCTYPE(...)((name, ctypes.pythonapi))``), with the prototype it
-needs, held by this module. ``PYFUNCTYPE`` keeps the GIL across the call and
-raises a Python exception the call left set.
+They go through a small extension module of our own (``_pycapi.c``), because
+that is the one way that works on both interpreters: ``ctypes.pythonapi`` does
+not exist on PyPy, and there a ctypes ``py_object`` is no ``PyObject*`` (PyPy's
+C API emulation makes a ``PyObject*`` only for an object that crosses an
+extension module). It also keeps us off the process-wide
+``ctypes.pythonapi`` attributes, which other libraries re-type.
 
-Two flavours of the capsule calls: on a ``py_object`` (a live capsule we hold)
-and on a raw ``PyObject*`` address (a capsule being destroyed, which must not
-be referenced anew, as a capsule destructor receives it).
+Addresses are Python ints. A capsule keeps a pointer to its name for as long
+as it lives, so names given to capsules come from :func:`static_name`.
 """
 
 from __future__ import annotations
 
 import ctypes
-from ctypes import c_char_p, c_int, c_void_p, py_object
+from typing import Any, List
+
+from . import _pycapi
+
+#: ``PyCapsule_New(pointer, name, destructor)``: addresses (``name``: one from
+#: :func:`static_name`; ``destructor``: a C function's, or None).
+capsule_new = _pycapi.capsule_new
+#: ``PyCapsule_IsValid(capsule, name)`` as a bool (``name``: bytes, or None).
+capsule_is_valid = _pycapi.capsule_is_valid
+#: ``PyCapsule_GetPointer(capsule, name)`` as an address (``ValueError`` for another name).
+capsule_get_pointer = _pycapi.capsule_get_pointer
+#: ``PyCapsule_SetName(capsule, name)``; ``name`` is an address from :func:`static_name`.
+capsule_set_name = _pycapi.capsule_set_name
+#: ``PyCapsule_SetDestructor(capsule, destructor)`` (an address, or None for none).
+capsule_set_destructor = _pycapi.capsule_set_destructor
+
+#: The C destructor of the DLPack capsules we export: a capsule no consumer took (still
+#: named ``dltensor_versioned`` or ``dltensor``) calls its managed tensor's deleter.
+DLPACK_CAPSULE_DESTRUCTOR: int = _pycapi.DLPACK_CAPSULE_DESTRUCTOR
+
+#: ``new_reference(value)``: the ``PyObject*`` of ``value`` with one more reference, which C
+#: now owns (and drops through :data:`RELEASE_REFERENCE`, or :func:`py_decref`).
+new_reference = _pycapi.new_reference
+#: ``object_at(address)``: the object at a ``PyObject*`` C holds (the reference stays C's).
+object_at = _pycapi.object_at
+#: ``object_from_new_reference(address)``: the object at a ``PyObject*`` whose reference C
+#: hands over to us.
+object_from_new_reference = _pycapi.take_reference
+#: ``Py_IncRef`` / ``Py_DecRef`` on a ``PyObject*`` address.
+py_incref = _pycapi.incref
+py_decref = _pycapi.decref
+#: A C deleter (``void(void*)``, callable from any thread) dropping a reference
+#: :func:`new_reference` gave C: the deleter of opaque objects and keep-alive handles.
+RELEASE_REFERENCE: int = _pycapi.RELEASE_REFERENCE
+
+#: A C deleter (``void(void*)``) that only queues its argument, for :func:`take_deferred`: what
+#: a runtime written in Python hands out where PyPy may call it from inside a C API object's
+#: dealloc, which cannot call back into Python (a NumPy array freeing a DLPack tensor).
+DEFERRED_DELETER: int = _pycapi.DEFERRED_DELETER
+#: ``take_deferred()``: the pointers :data:`DEFERRED_DELETER` queued (the queue is emptied).
+take_deferred = _pycapi.take_deferred
+
+#: ``PyErr_Occurred()``: raises the exception pending in the interpreter, if any.
+err_occurred = _pycapi.err_occurred
+#: ``PyErr_CheckSignals()``: runs pending signal handlers, raising what one raises.
+check_signals = _pycapi.check_signals
 
 
-def _bind(name: str, restype, *argtypes):
-    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, ctypes.pythonapi))
-
-
-#: ``int PyCapsule_IsValid(PyObject* capsule, const char* name)``
-capsule_is_valid = _bind("PyCapsule_IsValid", c_int, py_object, c_char_p)
-#: ``void* PyCapsule_GetPointer(PyObject* capsule, const char* name)``
-capsule_get_pointer = _bind("PyCapsule_GetPointer", c_void_p, py_object, c_char_p)
-#: ``int PyCapsule_SetName(PyObject* capsule, const char* name)``; the name must outlive it.
-capsule_set_name = _bind("PyCapsule_SetName", c_int, py_object, c_void_p)
-#: ``int PyCapsule_SetDestructor(PyObject* capsule, PyCapsule_Destructor destructor)``
-capsule_set_destructor = _bind("PyCapsule_SetDestructor", c_int, py_object, c_void_p)
-#: ``PyObject* PyCapsule_New(void* pointer, const char* name, PyCapsule_Destructor destructor)``
-capsule_new = _bind("PyCapsule_New", py_object, c_void_p, c_void_p, c_void_p)
-
-#: The two reads on a raw ``PyObject*`` (a capsule destructor's argument).
-raw_capsule_is_valid = _bind("PyCapsule_IsValid", c_int, c_void_p, c_char_p)
-raw_capsule_get_pointer = _bind("PyCapsule_GetPointer", c_void_p, c_void_p, c_char_p)
-
-#: ``void Py_IncRef(PyObject*)`` / ``void Py_DecRef(PyObject*)`` on a raw address (a
-#: reference handed over through C).
-py_incref = _bind("Py_IncRef", None, c_void_p)
-py_decref = _bind("Py_DecRef", None, c_void_p)
-
-#: ``PyObject* PyErr_Occurred(void)``: raises the pending exception (PYFUNCTYPE checks).
-err_occurred = _bind("PyErr_Occurred", c_void_p)
+def interpreter_function(name: str) -> int:
+    """The address of ``PyErr_CheckSignals``, ``PyGILState_Ensure`` or ``PyGILState_Release``
+    (what ``TVMFFIEnvRegisterCAPI`` is given, so that kernels can check for Ctrl-C)."""
+    if name not in ("PyErr_CheckSignals", "PyGILState_Ensure", "PyGILState_Release"):
+        raise ValueError(f"interpreter_function: no such function {name!r}")
+    return getattr(_pycapi, name)
 
 
 def static_name(text: bytes) -> int:
@@ -59,11 +81,5 @@ def static_name(text: bytes) -> int:
     return ctypes.addressof(buffer)
 
 
-_KEPT_NAMES = []
+_KEPT_NAMES: List[Any] = []
 
-
-def object_from_new_reference(address: int):
-    """The Python object at ``address``, taking over the reference a C function handed us."""
-    value = ctypes.cast(address, py_object).value  # a reference of our own
-    py_decref(address)  # the one handed over
-    return value

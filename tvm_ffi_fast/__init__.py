@@ -12,12 +12,16 @@ How the package is put together
    unless another runtime already serves the process; then the fast front end
    shares that one through the C ABI (:func:`runtime_name` says which).
 
-2. **The core.** ``_core`` also builds ``tvm_ffi_fast._frontend``, an
-   extension module (``src/frontend/``) holding the ``Object`` and
+2. **The core.** On CPython, ``_core`` also builds ``tvm_ffi_fast._frontend``,
+   an extension module (``src/frontend/``) holding the ``Object`` and
    ``Function`` types, the packed call, argument and result conversion, the
    call-rule checks, errors and Python callbacks, all in C. Four small Python
    modules of this package present it under the names the shared API expects:
    ``object.py``, ``convert.py``, ``function.py`` and ``shortcuts.py``.
+   On PyPy, whose emulation of the CPython API is slow and partial, the core
+   is ``cffi_front/`` instead: the same four modules written in Python over
+   the cffi module, for PyPy's JIT (:data:`_CORE` says which core runs;
+   ``TVM_FFI_FAST_CORE=cffi`` picks the cffi core on CPython too).
 
 3. **The API, shared with tvm_ffi_ref.** Everything else (containers,
    tensors, dtype, device, errors, modules, reflection, registry, streams,
@@ -29,6 +33,8 @@ How the package is put together
 
 from __future__ import annotations
 
+import os
+import platform
 from typing import Optional, Tuple
 
 import tvm_ffi_api
@@ -39,6 +45,12 @@ dropin.refuse_upstream_after_ours(__name__)
 from tvm_ffi_common import __version__, abi  # noqa: E402
 from tvm_ffi_common import libinfo as _libinfo  # noqa: E402 - ``libinfo`` is upstream's module
 
+#: The core under the API: "compiled" (``src/frontend``, over the CPython API) or "cffi"
+#: (``cffi_front/``, Python over cffi: the one PyPy runs).
+_CORE = ("compiled" if platform.python_implementation() == "CPython"
+        and os.environ.get("TVM_FFI_FAST_CORE", "compiled") != "cffi" else "cffi")
+if _CORE == "cffi":  # its four modules come first, before this folder's
+    __path__.insert(0, os.path.join(__path__[0], "cffi_front"))  # noqa: F821
 tvm_ffi_api.mount(__path__)  # noqa: F821 - __path__ is the package's own
 
 # libtvm_ffi.so must be in the process, globally visible, before _core (which
@@ -53,9 +65,15 @@ if _INSTALL_STATUS not in (0, 1):
         "tvm_ffi_fast: libtvm_ffi.so refused the fast runtime's table "
         f"(status {_INSTALL_STATUS}); the library and the extension were built apart"
     )
-if _clib.tvm_ffi_fast_frontend_init() != 0:
+if _CORE == "compiled" and _clib.tvm_ffi_fast_frontend_init() != 0:
     raise ImportError("tvm_ffi_fast: the compiled front end could not be initialised "
                       "(the Python error was printed above)")
+if _CORE == "cffi":  # kernels check for Ctrl-C through the interpreter (the compiled core's
+    from tvm_ffi_common import pycapi as _pycapi  # module init does the same)
+
+    for _name in ("PyErr_CheckSignals", "PyGILState_Ensure", "PyGILState_Release"):
+        _clib.TVMFFIEnvRegisterCAPI(_name.encode(),
+                                    _cffi.cast("void*", _pycapi.interpreter_function(_name)))
 
 #: How installing the fast runtime went: ``kTVMFFIRuntimeInstalled``, or
 #: ``kTVMFFIRuntimeAlreadyInstalled`` when another runtime already serves the

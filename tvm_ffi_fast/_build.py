@@ -3,9 +3,21 @@
 Run by ``setup.py`` (``cffi_modules``); paths are relative to the project root.
 The extension links against ``libtvm_ffi.so`` (``setup.py`` adds its build
 directory) and finds it at run time through an rpath into ``tvm_ffi_common/lib``.
+
+Besides the runtime it holds what each core of the Python API needs
+(``tvm_ffi_fast/__init__.py`` picks the core at import): on CPython, the
+compiled core (``src/frontend``, CPython API); on every interpreter, the C
+API declarations, helpers and ``extern "Python"`` callbacks of the cffi core
+(``cffi_front/``, the one PyPy runs, whose C API emulation is slow and partial).
 """
 
+import os
+import platform
+
 from cffi import FFI
+
+#: Whether this interpreter can run the compiled core (it needs the real CPython API).
+COMPILED_CORE = platform.python_implementation() == "CPython"
 
 #: What Python calls directly. Structs are declared with ``...`` where cffi
 #: may take the layout from the real headers instead of from this text.
@@ -14,7 +26,6 @@ typedef struct { uint32_t major; uint32_t minor; uint32_t patch; } TVMFFIVersion
 void TVMFFIGetVersion(TVMFFIVersion* out_version);
 const char* tvm_ffi_runtime_name(void);
 int tvm_ffi_fast_install(void);
-int tvm_ffi_fast_frontend_init(void);
 """
 
 #: The runtime, one concept per file (tvm_ffi_fast/src/<name>.c).
@@ -74,18 +85,31 @@ FRONTEND_SOURCES = [
     "holds",  # the container locks: calls holding their List/Dict arguments, hold/release
 ]
 
+#: The cffi core's declarations and C helpers (tvm_ffi_fast/cffi_front/).
+CFFI_FRONT = os.path.join("tvm_ffi_fast", "cffi_front")
+
+with open(os.path.join(CFFI_FRONT, "core.cdef")) as _f:
+    CFFI_CORE_CDEF = _f.read()
+
 ffibuilder = FFI()
-ffibuilder.cdef(CDEF)
+ffibuilder.cdef(CDEF + ("int tvm_ffi_fast_frontend_init(void);\n" if COMPILED_CORE else ""))
+ffibuilder.cdef(CFFI_CORE_CDEF)
 ffibuilder.set_source(
     "tvm_ffi_fast._core",
-    '#include "fast_runtime.h"\nint tvm_ffi_fast_frontend_init(void);\n',
+    '#include "fast_runtime.h"\n#include "cffi_helpers.h"\n'
+    + ("int tvm_ffi_fast_frontend_init(void);\n" if COMPILED_CORE else ""),
     sources=[f"tvm_ffi_fast/src/{name}.c" for name in SOURCES]
-    + [f"tvm_ffi_fast/src/frontend/{name}.c" for name in FRONTEND_SOURCES],
-    include_dirs=["c_api/include", "tvm_ffi_fast/src"],
-    # The front end uses the full CPython API (vectorcall, heap types with slots).
+    + [os.path.join(CFFI_FRONT, "cffi_helpers.c")]
+    + ([f"tvm_ffi_fast/src/frontend/{name}.c" for name in FRONTEND_SOURCES] if COMPILED_CORE
+       else []),
+    include_dirs=["c_api/include", "tvm_ffi_fast/src", CFFI_FRONT],
+    # The compiled core uses the full CPython API (vectorcall, heap types with slots).
     py_limited_api=False,
     libraries=["tvm_ffi", "dl", "pthread", "stdc++"],
-    extra_compile_args=["-std=gnu11", "-O2", "-Wall", "-Wextra"],
+    # A call to an undeclared function is an error, not a warning that loads as a missing
+    # symbol (PyPy lacks part of the CPython API).
+    extra_compile_args=["-std=gnu11", "-O2", "-Wall", "-Wextra",
+                        "-Werror=implicit-function-declaration"],
     extra_link_args=["-Wl,-rpath,$ORIGIN/../tvm_ffi_common/lib"],
 )
 

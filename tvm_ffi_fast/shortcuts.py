@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ctypes
 
-from tvm_ffi_common import abi
+from tvm_ffi_common import abi, pycapi
 
 from . import _frontend
 
@@ -73,7 +73,7 @@ dltensor = _frontend.dltensor
 new_shape = _frontend.new_shape
 
 #: ``from_dlpack(ext_tensor, *, require_alignment=0, require_contiguous=False)``: the whole
-#: import in C, by the rules ``tvm_ffi_ref/dlpack.py`` states.
+#: import in C, by the rules ``tvm_ffi_api/dlpack.py`` states.
 from_dlpack = _frontend.from_dlpack
 
 #: ``import_capsule(capsule, require_alignment, require_contiguous)``: hands a DLPack capsule's
@@ -98,5 +98,10 @@ field_get = _frontend.field_get
 field_set = _frontend.field_set
 
 #: The ``f_convert`` of ``ffi.MakeFieldSetter`` whose ``converter`` is a Python callable
-#: (``id`` of it): the value is given to it, and its result stored.
+#: (a ``PyObject*`` from :func:`converter_address`): the value is given to it, and its result
+#: stored.
 FIELD_CONVERT_CALLBACK = _frontend.field_convert_callback()
+
+#: ``converter_address(convert)``: the ``PyObject*`` of ``convert`` (a new reference, kept for
+#: the process) that ``ffi.MakeFieldSetter`` is given with :data:`FIELD_CONVERT_CALLBACK`.
+converter_address = pycapi.new_reference

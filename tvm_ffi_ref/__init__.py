@@ -24,7 +24,7 @@ from tvm_ffi_common import dropin
 
 dropin.refuse_upstream_after_ours(__name__)
 
-from tvm_ffi_common import __version__, abi  # noqa: E402
+from tvm_ffi_common import __version__, abi, pycapi  # noqa: E402
 from tvm_ffi_common import libinfo as _libinfo  # noqa: E402 - ``libinfo`` is upstream's module
 from tvm_ffi_common.capi import LIB  # noqa: E402
 
@@ -40,8 +40,7 @@ INSTALL_STATUS = abi.TVMFFIRuntimeInstallStatus(runtime.install())
 # Kernels reach Python's signal handling through the environment API, so that
 # Ctrl-C during a long kernel call becomes KeyboardInterrupt, as upstream does.
 for _name in ("PyErr_CheckSignals", "PyGILState_Ensure", "PyGILState_Release"):
-    LIB.TVMFFIEnvRegisterCAPI(_name.encode(),
-                              ctypes.cast(getattr(ctypes.pythonapi, _name), ctypes.c_void_p))
+    LIB.TVMFFIEnvRegisterCAPI(_name.encode(), pycapi.interpreter_function(_name))
 runtime.interrupts.install_sigint_handler()
 
 from . import public  # noqa: E402 - the API needs the runtime installed

@@ -66,6 +66,7 @@ from . import shortcuts
 from tvm_ffi_common.capi import LIB
 from . import dlpack_exchange
 from .arg_setters import (PYTHON_SETTERS, CallScope, argument_kind, dl_data_type, dl_device,
+                          dlpack_argument,
                           set_made_object, set_object, set_object_kind_arg)
 from .object import Object, type_index_of, wrap_owned
 from .device import Device
@@ -105,17 +106,7 @@ def _set_none(out, value, scope):
 
 
 def _set_dlpack(out, value, scope):
-    from .tensor import from_dlpack
-
-    tensor = from_dlpack(value)
-    set_made_object(out, tensor, scope)
-    # Upstream's rule for a producer not on the CPU, once the call already has a device:
-    # one that names its stream (``__tvm_ffi_env_stream__``) makes it the call's.
-    device_type, device_id = tensor.__dlpack_device__()
-    if (device_type != abi.DLDeviceType.kDLCPU and scope.device_type != -1 and
-            hasattr(value, "__tvm_ffi_env_stream__")):
-        scope.device_type, scope.device_id = device_type, device_id
-        scope.stream = value.__tvm_ffi_env_stream__()
+    set_made_object(out, dlpack_argument(value, scope), scope)
 
 
 def _dlpack_exchange_setter(address: int) -> Callable:

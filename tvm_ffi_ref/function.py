@@ -27,12 +27,12 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
-from . import dlpack_exchange, rules
+from . import dlpack_exchange, releases, rules
 from .convert import CallScope, borrowed_to_python, pack_args, to_owned_any, to_python
-from .error import Error, exception_to_error_raised
+from .error import Error, exception_to_error_raised, raise_taken_error
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
 from .object import Object, register_class
-from .runtime import interrupts
+from .runtime import interrupts, tensors
 
 TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
@@ -47,16 +47,7 @@ def take_last_error() -> Optional[Error]:
 
 def raise_last_error() -> None:
     """Raises the Python exception for this thread's raised error."""
-    err = take_last_error()
-    if err is None:
-        raise rules.missing_error_violation()
-    if err.kind == "EnvErrorAlreadySet":  # the error is Python's own, e.g. Ctrl-C
-        from .shortcuts import take_pending_signal_error
-
-        pending = take_pending_signal_error()
-        if pending is not None:
-            raise pending
-    raise err.py_error()
+    raise_taken_error(take_last_error())
 
 
 def finish_call(status: int, result: abi.TVMFFIAny, exchange_api: int = 0) -> Any:
@@ -107,6 +98,10 @@ class Function(Object):
         self._safe_call = _safe_call_of(self._handle)
 
     def __call__(self, *args: Any) -> Any:
+        if releases.pending:  # references of collected wrappers (see releases.py)
+            releases.drain()
+        if tensors.DEFER_EXPORT_DELETERS:  # DLPack exports released during a collection
+            tensors.drain_deferred_exports()
         try:
             safe_call = self._safe_call
         except AttributeError:

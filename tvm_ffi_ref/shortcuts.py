@@ -373,7 +373,7 @@ def _field_convert(converter, value, result):
     from .error import exception_to_error_raised
 
     try:
-        convert = ctypes.cast(converter, ctypes.py_object).value
+        convert = pycapi.object_at(converter)
         to_owned_any(convert(borrowed_to_python(value.contents)), result.contents)
         return 0
     except Exception as err:  # noqa: BLE001 - must not cross into C
@@ -382,5 +382,12 @@ def _field_convert(converter, value, result):
 
 
 #: The ``f_convert`` of ``ffi.MakeFieldSetter`` whose ``converter`` is a Python callable
-#: (``id`` of it): the value is given to it, and its result stored.
+#: (a ``PyObject*`` from :func:`converter_address`): the value is given to it, and its result
+#: stored.
 FIELD_CONVERT_CALLBACK = ctypes.cast(_field_convert, ctypes.c_void_p).value
+
+
+def converter_address(convert: Any) -> int:
+    """What ``ffi.MakeFieldSetter`` is given as the ``converter`` of :data:`FIELD_CONVERT_CALLBACK`:
+    a ``PyObject*`` of ``convert``, kept for the process (a registered type is never dropped)."""
+    return pycapi.new_reference(convert)

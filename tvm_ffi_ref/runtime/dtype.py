@@ -148,7 +148,7 @@ class DTypeError(FFIError):
     def __del__(self) -> None:
         if self.error is not None:
             try:
-                memory.dec_ref(self.error)
+                memory.dec_ref_later(self.error)
             except Exception:  # noqa: BLE001 - the library may be gone at exit
                 pass
 

@@ -29,7 +29,7 @@ else, so the things that depend on the caller's environment live behind
 
 In this runtime every slot runs in Python, with the GIL held: the functions
 registered through ``TVMFFIEnvRegisterCAPI`` are therefore called the way
-``ctypes.pythonapi`` calls, without releasing it (``PyGILState_Ensure`` then
+a ``PyDLL`` function is called, without releasing it (``PyGILState_Ensure`` then
 finds the GIL already held). When ``PyErr_CheckSignals`` reports a Python
 exception (say ``KeyboardInterrupt``), it is kept for the front end, which
 takes it with :func:`take_pending_signal_error` when the kernel's error of
@@ -42,6 +42,8 @@ import ctypes
 import sys
 import threading
 from typing import Dict, List, Optional, Tuple
+
+from tvm_ffi_common import pycapi
 
 from . import interrupts
 from .slots import FFIError, implements
@@ -136,17 +138,23 @@ _GILEnsure = ctypes.PYFUNCTYPE(ctypes.c_void_p)
 _GILRelease = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)
 
 
-def _address(function) -> int:
-    return ctypes.cast(function, ctypes.c_void_p).value
-
-
 #: This interpreter's own GIL functions. A slot already holds the GIL, where
 #: PyGILState_Ensure returns PyGILState_LOCKED (0), and a zero state is never
 #: released (upstream's rule), which would leave CPython's per-thread GIL
 #: counter one higher per check. So when these are what is registered, the
 #: check runs without them: holding the GIL is what they would ensure.
-_INTERPRETER_GIL_FUNCTIONS = (_address(ctypes.pythonapi.PyGILState_Ensure),
-                              _address(ctypes.pythonapi.PyGILState_Release))
+_INTERPRETER_GIL_FUNCTIONS = (pycapi.interpreter_function("PyGILState_Ensure"),
+                              pycapi.interpreter_function("PyGILState_Release"))
+#: This interpreter's own signal check, run through ``pycapi`` (which raises what a signal
+#: handler raised): on PyPy no ctypes prototype can call it.
+_INTERPRETER_CHECK = pycapi.interpreter_function("PyErr_CheckSignals")
+
+
+def _run_check(check: int) -> int:
+    if check == _INTERPRETER_CHECK:
+        pycapi.check_signals()
+        return 0
+    return _CheckSignals(check)()
 
 
 def register_env_capi(name: str, symbol: Optional[int]) -> None:
@@ -176,7 +184,7 @@ def check_signals() -> int:
         ensure = release = None
     state = _GILEnsure(ensure)() if ensure else None
     try:
-        status = _CheckSignals(check)()
+        status = _run_check(check)
     except BaseException as error:  # noqa: BLE001 - the environment's error, kept for it
         this_thread().pending_signal_error = error
         status = -1

@@ -15,6 +15,7 @@ kernels do it inline); :func:`inc_ref` and :func:`dec_ref` call them.
 from __future__ import annotations
 
 import ctypes
+import sys
 import threading
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -184,6 +185,26 @@ def inc_ref(address: int) -> None:
 def dec_ref(address: int) -> None:
     """Drops a strong reference to the object at ``address`` (may destroy it)."""
     LIB.TVMFFIObjectDecRef(address)
+
+
+#: References a finalizer gave up, for :func:`drain_released` (see :func:`dec_ref_later`).
+released: List[int] = []
+
+
+def dec_ref_later(address: int) -> None:
+    """:func:`dec_ref` for a finalizer: at once on CPython (which finalizes when the last
+    reference goes); elsewhere queued, because PyPy finalizes at any allocation, maybe while
+    this thread holds one of the runtime's locks. Every slot drains the queue on entry."""
+    if sys.implementation.name == "cpython":
+        dec_ref(address)
+    else:
+        released.append(address)
+
+
+def drain_released() -> None:
+    """Drops the references :func:`dec_ref_later` queued (called outside any finalizer)."""
+    while released:
+        dec_ref(released.pop())
 
 
 def cell_address(address: int) -> int:

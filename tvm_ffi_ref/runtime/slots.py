@@ -27,7 +27,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
-from . import interrupts
+from . import interrupts, memory
 
 #: The name this runtime installs under.
 RUNTIME_NAME = "tvm_ffi_ref"
@@ -114,7 +114,7 @@ def _failure_value(slot: abi.CFunction):
         return None
     if slot.restype in ("int", "int32_t"):
         return -1
-    return None  # NULL pointer
+    return 0  # NULL pointer
 
 
 def _report(kind: str, message: str) -> None:
@@ -127,6 +127,8 @@ def _report(kind: str, message: str) -> None:
 def _wrap(slot: abi.CFunction, fn: Callable):
     failure = _failure_value(slot)
     returns_status = slot.restype in ("int", "int32_t")
+    # None is NULL; PyPy's ctypes takes only an int for a pointer a callback returns
+    returns_pointer = slot.restype != "void" and not returns_status
     name = slot.name
     required = [(i, param) for i, (_, param) in enumerate(slot.params)
                 if param in REQUIRED_POINTERS.get(name, ())]
@@ -134,13 +136,15 @@ def _wrap(slot: abi.CFunction, fn: Callable):
     @interrupts.callback_entry
     def call(*args):
         try:
+            if memory.released:
+                memory.drain_released()
             for observer in observers:
                 observer(name, args)
             for i, param in required:
                 if not args[i]:
                     raise FFIError("ValueError", f"{name}: {param} must not be NULL")
             result = fn(*args)
-            if returns_status and result is None:
+            if result is None and (returns_status or returns_pointer):
                 return 0
             return result
         except ErrorAlreadyRaised:

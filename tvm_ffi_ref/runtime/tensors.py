@@ -47,7 +47,8 @@ version first, then ``flags``) and gives it away; the consumer calls its
 from __future__ import annotations
 
 import ctypes
-from typing import List, Optional, Sequence, Tuple
+import sys
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from tvm_ffi_common import abi, pycapi
 from . import env, errors, memory
@@ -263,6 +264,22 @@ _EXPORTED_DELETER = {
     True: ctypes.cast(_exported_versioned_deleter, ctypes.c_void_p).value,
 }
 
+#: Whether exported tensors get the deferring deleter: on PyPy a NumPy array (or a capsule)
+#: freed during garbage collection calls its managed tensor's deleter from where no Python
+#: callback can run, so the deleter only queues it (``pycapi.DEFERRED_DELETER``) and
+#: :func:`drain_deferred_exports` (run by the front end before each call) drops it.
+DEFER_EXPORT_DELETERS = sys.implementation.name != "cpython"
+#: managed tensor address -> versioned, for the exports whose deleter is deferred.
+_deferred_exports: Dict[int, bool] = {}
+
+
+def drain_deferred_exports() -> None:
+    """Runs the deleters the deferring deleter queued (outside any dealloc)."""
+    for managed in pycapi.take_deferred():
+        versioned = _deferred_exports.pop(managed, None)
+        if versioned is not None:
+            _drop_exported(managed, versioned)
+
 
 def _require_tensor(handle: Optional[int], function: str) -> int:
     # Upstream trusts the handle; reading a non-tensor as one would be a crash, so say so.
@@ -298,8 +315,10 @@ def to_managed(tensor: int, versioned: bool) -> int:
     ctypes.memmove(managed + _DL_TENSOR_OFFSET[versioned], tensor + DLTENSOR_OFFSET,
                    ctypes.sizeof(abi.DLTensor))
     ctypes.c_void_p.from_address(managed + _MANAGER_CTX_OFFSET[versioned]).value = tensor
+    if DEFER_EXPORT_DELETERS:
+        _deferred_exports[managed] = versioned
     ctypes.c_void_p.from_address(managed + _DELETER_OFFSET[versioned]).value = \
-        _EXPORTED_DELETER[versioned]
+        pycapi.DEFERRED_DELETER if DEFER_EXPORT_DELETERS else _EXPORTED_DELETER[versioned]
     memory.inc_ref(tensor)
     return managed
 

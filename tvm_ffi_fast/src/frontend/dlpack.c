@@ -1,7 +1,7 @@
 /*
  * dlpack.c -- Tensors and DLPack: capsules in and out, and the fields of a DLTensor.
  *
- * In (from_dlpack, a NumPy array passed as an argument): tvm_ffi_ref/dlpack.py's
+ * In (from_dlpack, a NumPy array passed as an argument): tvm_ffi_api/dlpack.py's
  * rules, a framework's DLPack exchange table first (exchange.c), else the
  * capsule value.__dlpack__() gives; its managed tensor is handed to the
  * runtime (TVMFFITensorFromDLPack[Versioned]), which owns it from then on, so
@@ -73,7 +73,7 @@ static int import_named(PyObject* capsule, int versioned, int32_t require_alignm
 }
 
 /*
- * from_dlpack's rules (tvm_ffi_ref/dlpack.py states them): a published exchange table
+ * from_dlpack's rules (tvm_ffi_api/dlpack.py states them): a published exchange table
  * first (a BufferError on that path falls through), then value.__dlpack__() imported as
  * the legacy capsule it gives, then a capsule of either form.
  */

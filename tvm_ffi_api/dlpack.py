@@ -1,4 +1,8 @@
-"""DLPack in the reference front end: ``from_dlpack``'s rules, and capsules in and out.
+"""DLPack through Python: ``from_dlpack``'s rules, and capsules in and out.
+
+The reference core and the cffi core (``tvm_ffi_fast/cffi_front``) run this
+module (their ``shortcuts`` re-export it); the compiled core does the same in
+C (``tvm_ffi_fast/src/frontend/dlpack.c``).
 
 ``from_dlpack(ext_tensor, *, require_alignment=0, require_contiguous=False)``
 tries, in upstream's order:
@@ -16,8 +20,8 @@ tries, in upstream's order:
 
 An imported capsule is renamed ``"used_..."`` and loses its destructor: the
 runtime owns the managed tensor from then on. Out, a capsule's destructor
-releases the managed tensor unless a consumer took it. Every CPython call
-goes through the private prototypes of ``tvm_ffi_common.pycapi``.
+releases the managed tensor unless a consumer took it. Every Python C API call
+goes through ``tvm_ffi_common.pycapi``, which works on CPython and PyPy alike.
 """
 
 from __future__ import annotations
@@ -116,29 +120,6 @@ def import_capsule(capsule: Any, require_alignment: int, require_contiguous: boo
     raise ValueError("Expect a dltensor field, PyCapsule can only be consumed once")
 
 
-_CapsuleDestructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-
-
-def _capsule_deleter(name: bytes, managed_type):
-    @_CapsuleDestructor
-    def destructor(capsule_address):
-        # An unconsumed capsule still owns its managed tensor: release it. (The capsule is
-        # being destroyed: only its raw address may be used.)
-        if pycapi.raw_capsule_is_valid(capsule_address, name):
-            managed = managed_type.from_address(
-                pycapi.raw_capsule_get_pointer(capsule_address, name))
-            if managed.deleter:
-                managed.deleter(ctypes.pointer(managed))
-
-    return destructor
-
-
-_DESTRUCTOR = {
-    False: _capsule_deleter(_DLTENSOR, abi.DLManagedTensor),
-    True: _capsule_deleter(_DLTENSOR_VERSIONED, abi.DLManagedTensorVersioned),
-}
-
-
 def export_capsule(handle: int, versioned: bool) -> Any:
     """A DLPack capsule of the Tensor at ``handle`` (which it keeps alive until consumed)."""
     if versioned:
@@ -151,6 +132,7 @@ def export_capsule(handle: int, versioned: bool) -> Any:
         from .function import raise_last_error
 
         raise_last_error()
+    # Until a consumer takes it (and renames it), the capsule owns the managed tensor: its
+    # destructor calls the managed tensor's deleter.
     address = ctypes.cast(out, ctypes.c_void_p).value
-    destructor = ctypes.cast(_DESTRUCTOR[versioned], ctypes.c_void_p).value
-    return pycapi.capsule_new(address, _NAME[versioned], destructor)
+    return pycapi.capsule_new(address, _NAME[versioned], pycapi.DLPACK_CAPSULE_DESTRUCTOR)

@@ -1,0 +1,136 @@
+"""The Python class of TVM FFI objects the Python cores share: ``Object`` and ``TensorBase``.
+
+The reference and the cffi core (``tvm_ffi_fast/cffi_front``) wrap objects in
+these plain Python classes; their ``object`` modules re-export them with the
+class registry (the compiled core has extension types of its own instead).
+An :class:`Object` owns exactly one strong reference to the object at
+``_handle`` (the address of its header) and drops it when garbage collected,
+through ``releases`` (never from inside a finalizer where collection is not
+prompt).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from . import releases
+from .object_methods import ObjectMethods
+
+
+class Object(ObjectMethods):
+    """Base class of every TVM FFI object seen from Python.
+
+    Equality and hashing are by identity of the underlying object, unless a
+    subclass defines value semantics (containers do).
+    """
+
+    __slots__ = ("_handle", "_exchange_api", "__weakref__")
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Object":
+        # Every wrapper starts empty, however it is made (``cls.__new__(cls)`` by
+        # pickle, a subclass whose ``__init__`` never calls ours, ...).
+        self = super().__new__(cls)
+        self._handle = None
+        self._exchange_api = 0
+        return self
+
+    def __init__(self) -> None:
+        # A bare Object() holds nothing (__new__ left it empty); subclasses construct through
+        # __init_handle_by_constructor__. An object already made is kept, so a subclass
+        # __init__ may call super().__init__() after its object was allocated.
+        pass
+
+    # -- construction from handles --------------------------------------------
+
+    @classmethod
+    def _adopt(cls, handle: int) -> "Object":
+        """A wrapper taking over one owned reference to ``handle``."""
+        obj = cls.__new__(cls)
+        obj._handle = handle
+        return obj
+
+    def __init_handle_by_constructor__(self, fconstructor: Any, *args: Any) -> None:
+        """Initialises this wrapper with the object ``fconstructor(*args)`` returns.
+
+        The wrapper is empty while the constructor runs; an object it held before
+        is released afterwards (so the new object never reuses its address).
+        """
+        old, self._handle = self._handle, None
+        try:
+            result = fconstructor(*args)
+            if not isinstance(result, Object):
+                raise TypeError(f"constructor returned {type(result).__name__}, not an object")
+            self.__move_handle_from__(result)
+        finally:
+            if old:
+                releases.decref_now(old)
+
+    def __move_handle_from__(self, other: "Object") -> None:
+        """Takes ``other``'s reference, leaving ``other`` empty."""
+        self._handle, other._handle = other._handle, None
+
+    def __del__(self) -> None:
+        handle = getattr(self, "_handle", None)
+        if handle and not sys.is_finalizing():
+            self._handle = None
+            releases.release(handle)
+
+    @property
+    def _dlpack_exchange_api(self) -> int:
+        """The DLPack exchange table a container result remembers (an address, 0: none)."""
+        try:  # the slot itself: a subclass's __getattr__ (Module's) must not see the miss
+            return _EXCHANGE_API_SLOT.__get__(self, type(self))
+        except AttributeError:
+            return 0
+
+    @_dlpack_exchange_api.setter
+    def _dlpack_exchange_api(self, address: int) -> None:
+        self._exchange_api = address
+
+    # -- identity ---------------------------------------------------------------
+
+    def __chandle__(self) -> int:
+        """The object's address (0 when empty)."""
+        return self._handle or 0
+
+    @property
+    def id_(self) -> int:
+        """Alias of :meth:`__chandle__`."""
+        return self._handle or 0
+
+    @property
+    def type_index(self) -> int:
+        """The runtime type index of the object."""
+        from .object import type_index_of  # the core's
+
+        return type_index_of(self._handle)
+
+    def same_as(self, other: object) -> bool:
+        """Whether ``other`` wraps the very same object."""
+        return isinstance(other, Object) and self._handle == other._handle
+
+    is_ = same_as
+
+    def __eq__(self, other: object) -> bool:
+        return self.same_as(other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self._handle)
+
+
+
+_EXCHANGE_API_SLOT = Object.__dict__["_exchange_api"]
+
+
+class TensorBase(Object):
+    """The base of ``tensor.Tensor``: an Object that may instead view a borrowed DLTensor.
+
+    ``_view`` holds the ``DLTensor*`` address of a view (a kernel's
+    ``kTVMFFIDLTensorPtr``); ``tensor.TensorMethods`` reads the fields.
+    """
+
+    __slots__ = ("_view",)

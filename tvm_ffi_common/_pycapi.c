@@ -1,0 +1,277 @@
+/*
+ * tvm_ffi_common._pycapi: the few Python C API calls our Python code needs, as an extension.
+ *
+ * Capsules, PyObject* references handed to C, and the interpreter's signal check. An
+ * extension module is the one way to reach them that works on CPython and on PyPy alike:
+ * ctypes.pythonapi does not exist on PyPy, and a ctypes py_object is no PyObject* there
+ * (PyPy's C API emulation makes one only for objects that cross an extension like this).
+ * Addresses travel as Python ints; tvm_ffi_common/pycapi.py documents each function.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <dlpack/dlpack.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+static int address_of(PyObject* value, void** out) {
+  if (value == Py_None) {
+    *out = NULL;
+    return 0;
+  }
+  *out = PyLong_AsVoidPtr(value);
+  return (*out == NULL && PyErr_Occurred()) ? -1 : 0;
+}
+
+static PyObject* address_result(void* address) {
+  if (address == NULL) Py_RETURN_NONE;
+  return PyLong_FromVoidPtr(address);
+}
+
+/* name: bytes, or None for a capsule without a name. */
+static int name_of(PyObject* value, const char** out) {
+  if (value == Py_None) {
+    *out = NULL;
+    return 0;
+  }
+  *out = PyBytes_AsString(value);
+  return *out == NULL ? -1 : 0;
+}
+
+static PyObject* capsule_new(PyObject* self, PyObject* args) {
+  PyObject *pointer, *name, *destructor;
+  void *p, *n, *d;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "OOO:capsule_new", &pointer, &name, &destructor) ||
+      address_of(pointer, &p) < 0 || address_of(name, &n) < 0 || address_of(destructor, &d) < 0) {
+    return NULL;
+  }
+  return PyCapsule_New(p, (const char*)n, (PyCapsule_Destructor)d);
+}
+
+static PyObject* capsule_is_valid(PyObject* self, PyObject* args) {
+  PyObject *capsule, *name;
+  const char* n;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "OO:capsule_is_valid", &capsule, &name) || name_of(name, &n) < 0) {
+    return NULL;
+  }
+  return PyBool_FromLong(PyCapsule_IsValid(capsule, n));
+}
+
+static PyObject* capsule_get_pointer(PyObject* self, PyObject* args) {
+  PyObject *capsule, *name;
+  const char* n;
+  void* pointer;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "OO:capsule_get_pointer", &capsule, &name) ||
+      name_of(name, &n) < 0) {
+    return NULL;
+  }
+  pointer = PyCapsule_GetPointer(capsule, n);
+  if (pointer == NULL) return NULL; /* PyCapsule_GetPointer set ValueError */
+  return PyLong_FromVoidPtr(pointer);
+}
+
+static PyObject* capsule_set_name(PyObject* self, PyObject* args) {
+  PyObject *capsule, *name;
+  void* n;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "OO:capsule_set_name", &capsule, &name) || address_of(name, &n) < 0 ||
+      PyCapsule_SetName(capsule, (const char*)n) != 0) {
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject* capsule_set_destructor(PyObject* self, PyObject* args) {
+  PyObject *capsule, *destructor;
+  void* d;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "OO:capsule_set_destructor", &capsule, &destructor) ||
+      address_of(destructor, &d) < 0 ||
+      PyCapsule_SetDestructor(capsule, (PyCapsule_Destructor)d) != 0) {
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject* new_reference(PyObject* self, PyObject* value) {
+  (void)self;
+  Py_INCREF(value);
+  return PyLong_FromVoidPtr(value);
+}
+
+static PyObject* object_at(PyObject* self, PyObject* address) {
+  void* p;
+  (void)self;
+  if (address_of(address, &p) < 0) return NULL;
+  if (p == NULL) {
+    PyErr_SetString(PyExc_ValueError, "object_at: the address is NULL");
+    return NULL;
+  }
+  Py_INCREF((PyObject*)p);
+  return (PyObject*)p;
+}
+
+static PyObject* take_reference(PyObject* self, PyObject* address) {
+  PyObject* value = object_at(self, address);
+  if (value != NULL) Py_DECREF(value); /* the caller's reference becomes the one returned */
+  return value;
+}
+
+static PyObject* incref(PyObject* self, PyObject* address) {
+  void* p;
+  (void)self;
+  if (address_of(address, &p) < 0) return NULL;
+  Py_XINCREF((PyObject*)p);
+  Py_RETURN_NONE;
+}
+
+static PyObject* decref(PyObject* self, PyObject* address) {
+  void* p;
+  (void)self;
+  if (address_of(address, &p) < 0) return NULL;
+  Py_XDECREF((PyObject*)p);
+  Py_RETURN_NONE;
+}
+
+static PyObject* err_occurred(PyObject* self, PyObject* unused) {
+  (void)self;
+  (void)unused;
+  if (PyErr_Occurred()) return NULL; /* the pending exception is raised */
+  Py_RETURN_NONE;
+}
+
+static PyObject* check_signals(PyObject* self, PyObject* unused) {
+  (void)self;
+  (void)unused;
+  if (PyErr_CheckSignals() != 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+/* A C deleter of a reference new_reference handed to C: safe from any thread. */
+static void release_reference(void* address) {
+  PyGILState_STATE state;
+  if (address == NULL) return;
+  state = PyGILState_Ensure();
+  Py_DECREF((PyObject*)address);
+  PyGILState_Release(state);
+}
+
+/*
+ * The destructor of the DLPack capsules our tensors export: a capsule no consumer took
+ * (still named "dltensor_versioned" or "dltensor") owns its managed tensor and releases it.
+ */
+static void dlpack_capsule_destructor(PyObject* capsule) {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback); /* a destructor may run while an error propagates */
+  if (PyCapsule_IsValid(capsule, "dltensor_versioned")) {
+    DLManagedTensorVersioned* managed = PyCapsule_GetPointer(capsule, "dltensor_versioned");
+    if (managed->deleter != NULL) managed->deleter(managed);
+  } else if (PyCapsule_IsValid(capsule, "dltensor")) {
+    DLManagedTensor* managed = PyCapsule_GetPointer(capsule, "dltensor");
+    if (managed->deleter != NULL) managed->deleter(managed);
+  }
+  PyErr_Restore(type, value, traceback);
+}
+
+/*
+ * Deferred deleters. On PyPy a C function that frees an object from inside its C API
+ * emulation (a NumPy array's or a capsule's dealloc, run during garbage collection) cannot
+ * call back into Python: the callback never gets the interpreter. A runtime written in Python
+ * hands out DEFERRED_DELETER instead of a deleter of its own: it only queues the pointer (under
+ * a plain mutex, never calling anything), and take_deferred() hands the queue to Python code
+ * that runs the real deleter at a safe point.
+ */
+static pthread_mutex_t deferred_mutex = PTHREAD_MUTEX_INITIALIZER;
+static void** deferred = NULL;
+static size_t deferred_size = 0, deferred_capacity = 0;
+
+static void deferred_deleter(void* pointer) {
+  pthread_mutex_lock(&deferred_mutex);
+  if (deferred_size == deferred_capacity) {
+    size_t capacity = deferred_capacity ? 2 * deferred_capacity : 64;
+    void** grown = realloc(deferred, capacity * sizeof(void*));
+    if (grown == NULL) { /* out of memory: the pointer leaks rather than crash */
+      pthread_mutex_unlock(&deferred_mutex);
+      return;
+    }
+    deferred = grown;
+    deferred_capacity = capacity;
+  }
+  deferred[deferred_size++] = pointer;
+  pthread_mutex_unlock(&deferred_mutex);
+}
+
+static PyObject* take_deferred(PyObject* self, PyObject* unused) {
+  PyObject* out = PyList_New(0);
+  size_t i, size;
+  void** taken;
+  (void)self;
+  (void)unused;
+  if (out == NULL) return NULL;
+  pthread_mutex_lock(&deferred_mutex);
+  taken = deferred;
+  size = deferred_size;
+  deferred = NULL;
+  deferred_size = deferred_capacity = 0;
+  pthread_mutex_unlock(&deferred_mutex);
+  for (i = 0; i < size; ++i) {
+    PyObject* address = PyLong_FromVoidPtr(taken[i]);
+    if (address == NULL || PyList_Append(out, address) != 0) {
+      Py_XDECREF(address);
+      Py_DECREF(out);
+      free(taken);
+      return NULL;
+    }
+    Py_DECREF(address);
+  }
+  free(taken);
+  return out;
+}
+
+static PyMethodDef methods[] = {
+    {"capsule_new", capsule_new, METH_VARARGS, NULL},
+    {"capsule_is_valid", capsule_is_valid, METH_VARARGS, NULL},
+    {"capsule_get_pointer", capsule_get_pointer, METH_VARARGS, NULL},
+    {"capsule_set_name", capsule_set_name, METH_VARARGS, NULL},
+    {"capsule_set_destructor", capsule_set_destructor, METH_VARARGS, NULL},
+    {"new_reference", new_reference, METH_O, NULL},
+    {"object_at", object_at, METH_O, NULL},
+    {"take_reference", take_reference, METH_O, NULL},
+    {"incref", incref, METH_O, NULL},
+    {"decref", decref, METH_O, NULL},
+    {"err_occurred", err_occurred, METH_NOARGS, NULL},
+    {"check_signals", check_signals, METH_NOARGS, NULL},
+    {"take_deferred", take_deferred, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "tvm_ffi_common._pycapi",
+                                    "Python C API calls for tvm_ffi_common.pycapi.", -1, methods,
+                                    NULL, NULL, NULL, NULL};
+
+static int add_address(PyObject* m, const char* name, void* address) {
+  PyObject* value = PyLong_FromVoidPtr(address);
+  if (value == NULL) return -1;
+  if (PyModule_AddObject(m, name, value) != 0) {
+    Py_DECREF(value);
+    return -1;
+  }
+  return 0;
+}
+
+PyMODINIT_FUNC PyInit__pycapi(void) {
+  PyObject* m = PyModule_Create(&module);
+  if (m == NULL) return NULL;
+  if (add_address(m, "RELEASE_REFERENCE", (void*)release_reference) < 0 ||
+      add_address(m, "DLPACK_CAPSULE_DESTRUCTOR", (void*)dlpack_capsule_destructor) < 0 ||
+      add_address(m, "DEFERRED_DELETER", (void*)deferred_deleter) < 0 ||
+      add_address(m, "PyErr_CheckSignals", (void*)PyErr_CheckSignals) < 0 ||
+      add_address(m, "PyGILState_Ensure", (void*)PyGILState_Ensure) < 0 ||
+      add_address(m, "PyGILState_Release", (void*)PyGILState_Release) < 0) {
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
+}

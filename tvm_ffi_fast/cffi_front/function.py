@@ -1,0 +1,243 @@
+"""Calling TVM FFI functions from Python, and Python functions from anywhere: the cffi core.
+
+The interface of every core's ``function`` module (``tvm_ffi_ref/function.py``
+states its meaning). A call takes a *frame* from a pool (a cffi
+``TVMFFIAny`` array for the arguments, one for the result, and the call's
+scope), so the hot path allocates no C memory; frames are never shared
+between two calls in flight, whatever the threads. The function's
+``safe_call`` is called directly through its cffi pointer (cffi releases the
+GIL around it), then the result is checked against the call rules and
+decoded, or the raised error becomes the Python exception of its kind.
+
+A Python callable becomes a Function whose ``safe_call`` is the ``extern
+"Python"`` function :func:`tvm_ffi_cffi_safe_call`, its ``self`` a cffi
+handle of the callable (``ffi.new_handle``), kept alive here until the
+Function's deleter, the ``extern "Python"`` :func:`tvm_ffi_cffi_release_callback`,
+drops it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Callable, Dict, List, Optional
+
+from tvm_ffi_common import abi
+
+from . import dlpack_exchange, releases, rules
+from ._core import ffi, lib
+from .convert import (CallScope, address_of, decode_borrowed, decode_owned, encode,
+                      encode_owned, result_is_sound, result_violation)
+from .error import Error, exception_to_error_raised, raise_taken_error
+from .extern_c import from_extern_c, from_mlir_packed_safe_call
+from .object import Object, register_class, wrap_owned
+
+TI = abi.TVMFFITypeIndex
+_NULL = ffi.NULL
+_cast = ffi.cast
+_FRAME_SLOTS = 8
+
+__all__ = ["Function", "convert_to_function", "finish_call", "get_global_func",
+           "raise_last_error", "take_last_error", "wrap_callable"]
+
+
+class _Frame(CallScope):
+    """The C memory and scope of one call in flight (taken from :data:`_FRAMES`)."""
+
+    __slots__ = ("args", "result")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.args = ffi.new("TVMFFIAny[]", _FRAME_SLOTS)
+        self.result = ffi.new("TVMFFIAny*")
+
+    def reset(self) -> None:
+        """Ready for the next call: temporaries dropped, no framework context."""
+        if self.owned or self.keep or self.after:
+            self.close()
+        self.exchange_api = 0
+        self.device_type, self.device_id, self.stream = -1, 0, 0
+
+
+#: Frames not in use (``list.pop``/``append`` are atomic: each call owns the frame it took).
+_FRAMES: List[_Frame] = []
+
+
+# ------------------------------------------------------------------- errors
+
+
+def take_last_error() -> Optional[Error]:
+    """Moves this thread's raised error out of the runtime."""
+    out = ffi.new("void**")
+    lib.TVMFFIErrorMoveFromRaised(out)
+    return None if out[0] == _NULL else wrap_owned(address_of(out[0]), int(TI.kTVMFFIError))
+
+
+def raise_last_error() -> None:
+    """Raises the Python exception for this thread's raised error."""
+    raise_taken_error(take_last_error())
+
+
+def _finish(status: int, result: Any, exchange_api: int, raw: bool = False) -> Any:
+    if status == 0:
+        if not result_is_sound(result):
+            raise result_violation(result)
+        return result.v_int64 if raw else decode_owned(result, exchange_api)
+    if status == -1:
+        raise_last_error()
+    if status == -2:
+        raise RuntimeError("a callee reported an error already set in Python")
+    raise rules.status_violation(status)
+
+
+def finish_call(status: int, result: abi.TVMFFIAny, exchange_api: int = 0) -> Any:
+    """The Python value of a completed call, or the exception it raised (``exchange_api``: the
+    DLPack exchange table the call's arguments brought, 0 for none)."""
+    return _finish(status, _cast("TVMFFIAny*", ctypes.addressof(result)), exchange_api)
+
+
+# ------------------------------------------------------------------- calls
+
+
+def call_packed(safe_call: Any, handle: Any, args: Any, context: Optional[CallScope] = None,
+                raw: bool = False) -> Any:
+    """Calls a function's ``safe_call`` (a cffi pointer) on ``handle`` with Python ``args``.
+
+    ``context``: a scope that takes up the framework context of the arguments (a nested
+    conversion's); ``raw``: the result is an object whose owned handle is returned."""
+    if releases.pending:  # references of collected wrappers (see releases.py)
+        releases.drain()
+    frame = _FRAMES.pop() if _FRAMES else _Frame()
+    try:
+        num_args = len(args)
+        packed = frame.args if num_args <= _FRAME_SLOTS else ffi.new("TVMFFIAny[]", num_args)
+        for i in range(num_args):
+            encode(packed + i, args[i], frame)
+        result = frame.result
+        result.type_index = 0
+        result.v_int64 = 0
+        if frame.device_type == -1 and not frame.exchange_api:
+            status = safe_call(handle, packed, num_args, result)
+        else:  # the caller's framework: its stream and allocator serve the call
+            environment = dlpack_exchange.CallEnvironment(frame)
+            try:
+                environment.enter()
+                status = safe_call(handle, packed, num_args, result)
+            finally:
+                environment.leave()
+        exchange_api = frame.exchange_api
+        if context is not None:
+            context.inherit(frame)
+        frame.reset()
+        return _finish(status, result, exchange_api, raw)
+    finally:
+        frame.reset()
+        _FRAMES.append(frame)
+
+
+class Function(Object):
+    """A TVM FFI function; calling it calls through the ABI."""
+
+    __slots__ = ("_safe_call", "_self", "__dict__")  # attributes may be set, as upstream
+
+    @classmethod
+    def _adopt(cls, handle: int) -> "Function":
+        func = cls.__new__(cls)
+        func._handle = handle
+        func._bind()
+        return func
+
+    def _bind(self) -> None:
+        handle = self._handle
+        if handle:
+            cell = _cast("TVMFFIFunctionCell*", handle + 24)
+            self._safe_call, self._self = cell.safe_call, _cast("void*", handle)
+        else:
+            self._safe_call = self._self = None
+
+    def __move_handle_from__(self, other: Object) -> None:
+        # a subclass instance made empty (``MyFunction(...)``) becomes callable here
+        super().__move_handle_from__(other)
+        self._bind()
+
+    def __call__(self, *args: Any) -> Any:
+        try:
+            safe_call = self._safe_call
+        except AttributeError:
+            safe_call = None
+        if not safe_call:
+            raise AttributeError("cannot call an empty Function: it holds no function object")
+        return call_packed(safe_call, self._self, args)
+
+
+Function.__from_extern_c__ = staticmethod(from_extern_c)
+Function.__from_mlir_packed_safe_call__ = staticmethod(from_mlir_packed_safe_call)
+register_class(TI.kTVMFFIFunction, Function)
+
+
+# ------------------------------------------------------ Python callables in C
+
+
+#: address of a callable's cffi handle -> the handle (keeps the callable alive for C).
+_callbacks: Dict[int, Any] = {}
+
+
+@ffi.def_extern()
+def tvm_ffi_cffi_safe_call(handle, args, num_args, result):
+    """The ``safe_call`` of every Function made from a Python callable."""
+    try:
+        func, exchange_api = ffi.from_handle(handle)
+        values = [decode_borrowed(args + i, exchange_api, True) for i in range(num_args)]
+        encode_owned(func(*values), result)
+        return 0
+    except BaseException as exception:  # noqa: BLE001 - every error must cross as an Error
+        exception_to_error_raised(exception)
+        return -1
+
+
+@ffi.def_extern()
+def tvm_ffi_cffi_release_callback(handle):
+    """The deleter of those Functions: C no longer holds the callable."""
+    _callbacks.pop(address_of(handle), None)
+
+
+def convert_to_function(func: Callable) -> Function:
+    """A Function object that calls the Python callable ``func``."""
+    if isinstance(func, Function):
+        return func
+    if not callable(func):
+        raise TypeError(f"expected a callable, got {type(func).__name__}")
+    return wrap_callable(func)
+
+
+def wrap_callable(func: Callable, exchange_api: int = 0) -> Function:
+    """A new Function object whose call calls ``func``, even if ``func`` is a Function; with
+    ``exchange_api`` (a DLPack exchange table's address), Tensor arguments reach ``func`` as
+    that framework's tensors."""
+    handle = ffi.new_handle((func, exchange_api))
+    _callbacks[address_of(handle)] = handle
+    out = ffi.new("void**")
+    if lib.TVMFFIFunctionCreate(handle, lib.tvm_ffi_cffi_safe_call,
+                                lib.tvm_ffi_cffi_release_callback, out):
+        _callbacks.pop(address_of(handle), None)
+        raise_last_error()
+    return wrap_owned(address_of(out[0]), int(TI.kTVMFFIFunction))
+
+
+# ------------------------------------------------------------ global functions
+
+
+def get_global_func(name: str, allow_missing: bool = False) -> Optional[Function]:
+    """The global function ``name``; raises ``ValueError`` when absent unless ``allow_missing``."""
+    if not isinstance(name, str):
+        raise TypeError(f"get_global_func: name must be a str, got {type(name).__name__}")
+    if releases.pending:
+        releases.drain()
+    data = name.encode("utf-8")
+    out = ffi.new("void**")
+    if lib.tvm_ffi_cffi_get_global(data, len(data), out):
+        raise_last_error()
+    if out[0] == _NULL:
+        if allow_missing:
+            return None
+        raise ValueError(f"Cannot find global function {name}")
+    return wrap_owned(address_of(out[0]), int(TI.kTVMFFIFunction))

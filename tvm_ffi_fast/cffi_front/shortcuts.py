@@ -1,0 +1,256 @@
+"""The operations the shared API layer asks of a core, done by the cffi core.
+
+The interface of every core's ``shortcuts`` (``tvm_ffi_ref/shortcuts.py``
+states each operation's meaning). Containers are built through the
+runtime's ``ffi.*`` constructors and read in place through cffi pointers;
+tensors' DLTensor fields are read the same way; DLPack capsules go through
+``tvm_ffi_common.pycapi`` (the shared ``dlpack.py``); everything works over
+whichever runtime serves the process, through the C ABI alone.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from tvm_ffi_common import abi, pycapi
+
+from . import releases
+from ._core import ffi, lib
+from .convert import CallScope, address_of, decode_borrowed, decode_owned, encode, encode_owned
+from .dlpack import export_capsule, from_dlpack, import_capsule  # noqa: F401 - the interface
+from .function import call_packed, get_global_func, raise_last_error
+
+_cast = ffi.cast
+_CELL = 24  # sizeof(TVMFFIObject): where an object's cell starts
+_FUNCTIONS: Dict[str, Any] = {}
+
+
+def _global(name: str) -> Any:
+    func = _FUNCTIONS.get(name)
+    if func is None:
+        func = _FUNCTIONS[name] = get_global_func(name)
+    return func
+
+
+def store_str_or_bytes(out: abi.TVMFFIAny, data: bytes, is_str: bool, scope) -> None:
+    """Writes ``data`` into ``out`` as an owned str/bytes value (inline when at most 7 bytes);
+    an object made for it is added to ``scope.owned``."""
+    import ctypes
+
+    p = _cast("TVMFFIAny*", ctypes.addressof(out))
+    if lib.tvm_ffi_cffi_str_or_bytes(data, len(data), 1 if is_str else 0, p):
+        raise_last_error()
+    if p.type_index >= abi.TVMFFITypeIndex.kTVMFFIStaticObjectBegin:
+        scope.owned.append(p.v_int64)
+
+
+def _construct(name: str, values: Sequence[Any], context: Optional[CallScope]) -> int:
+    """An owned handle from the constructor global ``name`` given ``values``; their framework
+    context passes up to ``context``, the scope of the call a list or dict is converted for."""
+    func = _global(name)
+    return call_packed(func._safe_call, func._self, values, context, True)
+
+
+def new_array_handle(values: Sequence[Any], context: Optional[CallScope] = None) -> int:
+    """An owned Array handle holding ``values`` (converted as call arguments)."""
+    return _construct("ffi.Array", values, context)
+
+
+def new_map_handle(items: List[Tuple[Any, Any]], mutable: bool,
+                   context: Optional[CallScope] = None) -> int:
+    """An owned Map (or, when ``mutable``, Dict) handle holding the pairs ``items``."""
+    flat = [x for pair in items for x in pair]
+    return _construct("ffi.Dict" if mutable else "ffi.Map", flat, context)
+
+
+def map_lookup(container: Any, key: Any, missing: Any, mutable: bool) -> Any:
+    """The value for ``key`` in the Map (or Dict) ``container``, or ``missing``.
+
+    The container is the call's first argument, so a table it remembers is the
+    call's, and a Tensor value comes back through it."""
+    func = _global("ffi.DictGetItemOrMissing" if mutable else "ffi.MapGetItemOrMissing")
+    value = call_packed(func._safe_call, func._self, (container, key))
+    sentinel = _FUNCTIONS.get("<missing>")
+    if sentinel is None:
+        sentinel = _FUNCTIONS["<missing>"] = _global("ffi.GetInvalidObject")()
+    if getattr(value, "_handle", None) == sentinel._handle:
+        return missing
+    return value
+
+
+def seq_size(handle: int) -> int:
+    """The number of elements of the Array or List at ``handle`` (read in place)."""
+    return _cast("TVMFFISeqCell*", handle + _CELL).size
+
+
+def seq_item(container: Any, index: int) -> Any:
+    """Element ``index`` (``0 <= index < size``) of the Array or List ``container``, read in
+    place (through the DLPack exchange table the container remembers, if any)."""
+    if releases.pending:
+        releases.drain()
+    data = _cast("TVMFFIAny*", _cast("TVMFFISeqCell*", container._handle + _CELL).data)
+    return decode_borrowed(data + index, container._exchange_api)
+
+
+def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,
+                          require_contiguous: bool) -> int:
+    """An owned Tensor handle taking over the DLPack managed tensor at ``managed``; on failure
+    the caller still owns ``managed``."""
+    out = ffi.new("void**")
+    if versioned:
+        status = lib.TVMFFITensorFromDLPackVersioned(
+            _cast("DLManagedTensorVersioned*", managed), require_alignment,
+            int(require_contiguous), out)
+    else:
+        status = lib.TVMFFITensorFromDLPack(_cast("DLManagedTensor*", managed),
+                                            require_alignment, int(require_contiguous), out)
+    if status != 0:
+        raise_last_error()
+    return address_of(out[0])
+
+
+def take_pending_signal_error():
+    """The Python exception a failed ``TVMFFIEnvCheckSignals`` left pending in the interpreter
+    (the registered ``PyErr_CheckSignals`` ran a handler that raised), or None."""
+    try:
+        pycapi.err_occurred()
+    except BaseException as pending:  # noqa: BLE001 - it is what we are looking for
+        return pending
+    return None
+
+
+# --------------------------------------------------------------- tensors
+
+
+class DLTensorFields(NamedTuple):
+    """A snapshot of the ``DLTensor`` fields a Tensor reports."""
+
+    data: int  # 0 for NULL
+    device_type: int
+    device_id: int
+    ndim: int
+    dtype: Tuple[int, int, int]  # (code, bits, lanes)
+    shape: Tuple[int, ...]
+    strides: Optional[Tuple[int, ...]]  # None when the DLTensor stores none (compact)
+    byte_offset: int
+
+
+def dltensor(address: int) -> DLTensorFields:
+    """The fields of the ``DLTensor`` at ``address``."""
+    if not address:
+        raise ValueError("an empty Tensor holds no DLTensor")
+    t = _cast("DLTensor*", address)
+    ndim = t.ndim
+    strides = t.strides
+    return DLTensorFields(
+        address_of(t.data), t.device.device_type, t.device.device_id, ndim,
+        (t.dtype.code, t.dtype.bits, t.dtype.lanes), tuple([t.shape[i] for i in range(ndim)]),
+        tuple([strides[i] for i in range(ndim)]) if strides != ffi.NULL else None,
+        t.byte_offset)
+
+
+def new_shape(cls: type, content: Any) -> Any:
+    """``tensor.Shape(content)``: a tuple (of ``cls``) of the integers ``content`` holds,
+    remembering the Shape object ``ffi.Shape`` makes of them."""
+    content = tuple(content)
+    for x in content:
+        if not isinstance(x, Integral):
+            raise ValueError("Shape must be a tuple of integers")
+    self = tuple.__new__(cls, content)
+    self._tvm_ffi_cached_object = _global("ffi.Shape")(*content)._tvm_ffi_cached_object
+    return self
+
+
+# --------------------------------------------------------------- dtype strings
+
+
+def dtype_from_string(text: str) -> Tuple[int, int, int]:
+    """``(code, bits, lanes)`` of a dtype string (``TVMFFIDataTypeFromString``)."""
+    data = text.encode()
+    out = ffi.new("DLDataType*")
+    if lib.tvm_ffi_cffi_dtype_from_string(data, len(data), out):
+        raise_last_error()
+    return (out.code, out.bits, out.lanes)
+
+
+def dtype_to_string(code: int, bits: int, lanes: int) -> str:
+    """The runtime's spelling of ``(code, bits, lanes)`` (``TVMFFIDataTypeToString``)."""
+    result = ffi.new("TVMFFIAny*")
+    if lib.TVMFFIDataTypeToString(ffi.new("DLDataType*", (code, bits, lanes)), result):
+        raise_last_error()
+    return str(decode_owned(result))
+
+
+# ------------------------------------------------------------ reflected fields
+
+
+def _field_address(obj: Any, offset: int) -> int:
+    handle = obj._handle
+    if not handle:
+        raise ValueError(f"cannot access a field of an empty {type(obj).__name__} (no object)")
+    return handle + offset
+
+
+def field_get(getter: int, offset: int, obj: Any) -> Any:
+    """A reflected field's value, through its ``TVMFFIFieldGetter`` (an address) at ``obj``'s
+    handle + ``offset``."""
+    if not getter:
+        raise TypeError("the field has no getter")
+    result = ffi.new("TVMFFIAny*")
+    if _cast("TVMFFIFieldGetter", getter)(_cast("void*", _field_address(obj, offset)), result):
+        raise_last_error()
+    return decode_owned(result)
+
+
+def field_set(setter: int, flags: int, offset: int, obj: Any, value: Any) -> None:
+    """Writes a reflected field through its setter: a C setter's address, or (``flags`` with
+    ``kTVMFFIFieldFlagBitSetterIsFunctionObj``) a Function handle called ``(address, value)``."""
+    address = _field_address(obj, offset)
+    if not setter:
+        raise AttributeError("the field has no setter")
+    scope = CallScope()
+    try:
+        args = ffi.new("TVMFFIAny[2]")
+        args[0].type_index, args[0].v_int64 = abi.TVMFFITypeIndex.kTVMFFIOpaquePtr, address
+        encode(args + 1, value, scope)
+        if flags & abi.TVMFFIFieldFlagBitMask.kTVMFFIFieldFlagBitSetterIsFunctionObj:
+            result = ffi.new("TVMFFIAny*")
+            status = lib.TVMFFIFunctionCall(_cast("void*", setter), args, 2, result)
+        else:
+            status = _cast("TVMFFIFieldSetter", setter)(_cast("void*", address), args + 1)
+    finally:
+        scope.close()
+    if status != 0:
+        raise_last_error()
+
+
+#: converter address -> its cffi handle (kept for the process: types are never unregistered).
+_CONVERTERS: Dict[int, Any] = {}
+
+
+@ffi.def_extern()
+def tvm_ffi_cffi_field_convert(converter, value, result):
+    """The ``f_convert`` of ``ffi.MakeFieldSetter``: the Python converter's result, stored."""
+    from .error import exception_to_error_raised
+
+    try:
+        encode_owned(ffi.from_handle(converter)(decode_borrowed(value)), result)
+        return 0
+    except Exception as err:  # noqa: BLE001 - must not cross into C
+        exception_to_error_raised(err)
+        return -1
+
+
+#: The ``f_convert`` of ``ffi.MakeFieldSetter`` whose ``converter`` comes from
+#: :func:`converter_address`.
+FIELD_CONVERT_CALLBACK = address_of(lib.tvm_ffi_cffi_field_convert)
+
+
+def converter_address(convert: Any) -> int:
+    """The ``converter`` ``ffi.MakeFieldSetter`` is given with :data:`FIELD_CONVERT_CALLBACK`:
+    a cffi handle of ``convert``."""
+    handle = ffi.new_handle(convert)
+    address = address_of(handle)
+    _CONVERTERS[address] = handle
+    return address
