@@ -46,5 +46,10 @@ ORACLE = "upstream"
 #: How many times more examples ``--thorough`` runs.
 THOROUGH_FACTOR = 50
 
+#: ``CONFORMANCE_EXAMPLE_SCALE=0.25``: a fraction of each property's CI budget (at least one
+#: generated example; the explicit ``@example`` cases all run). .ci/run's PyPy job uses it:
+#: every property still runs there, and CI keeps its time.
+EXAMPLE_SCALE = float(os.environ.get("CONFORMANCE_EXAMPLE_SCALE", "1"))
+
 #: Set by ``conftest.pytest_configure`` from the command line.
 THOROUGH = False

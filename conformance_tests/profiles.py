@@ -43,6 +43,8 @@ def profile_name() -> str:
 
 
 def conformance(examples: int):
-    """Settings for one property: ``examples`` under CI, 50 times that under ``--thorough``."""
-    factor = config.THOROUGH_FACTOR if config.THOROUGH else 1
-    return settings(settings.get_profile(profile_name()), max_examples=examples * factor)
+    """Settings for one property: ``examples`` under CI (scaled by ``CONFORMANCE_EXAMPLE_SCALE``),
+    50 times that under ``--thorough``."""
+    factor = config.THOROUGH_FACTOR if config.THOROUGH else config.EXAMPLE_SCALE
+    return settings(settings.get_profile(profile_name()),
+                    max_examples=max(1, round(examples * factor)))

@@ -34,7 +34,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_SOURCE = os.path.join(HERE, "kernels", "stress.cc")
 
 #: The package each front end is imported as.
-MODULES = {"upstream": "tvm_ffi", "fast": "tvm_ffi_fast", "ref": "tvm_ffi_ref"}
+MODULES = {"upstream": "tvm_ffi", "fast": "tvm_ffi_fast", "ref": "tvm_ffi_ref",
+           "fast-cffi": "tvm_ffi_fast"}
+#: Environment a front end needs beyond its module ("fast-cffi": the cffi core PyPy runs).
+FRONTEND_ENV = {"fast-cffi": {"TVM_FFI_FAST_CORE": "cffi"}}
 
 _PRELUDE = r'''
 import importlib, json, os, sys, threading, time, random
@@ -502,6 +505,8 @@ def run_case(name: str, frontend: str, library: str, *, scale: float = 1, seed: 
     """Runs one case in a fresh interpreter; returns its facts with ``outcome`` and ``seconds``."""
     env = dict(os.environ)
     env.pop("TVM_FFI_IMPL", None)  # upstream's tvm_ffi must be upstream's
+    env.pop("TVM_FFI_FAST_CORE", None)
+    env.update(FRONTEND_ENV.get(frontend, {}))
     env.update(STRESS_MODULE=MODULES[frontend], STRESS_LIBRARY=library,
                STRESS_SCALE=str(scale), STRESS_SEED=str(seed), PYTHONFAULTHANDLER="")
     code = _PRELUDE + textwrap.dedent(CASES[name])

@@ -1,8 +1,9 @@
 """Threads, deep callbacks, out-of-range fields: no crash, no hang, no silently wrong result.
 
 The cases are ``stress_cases.py``'s (issue 20), each run in a fresh interpreter
-under both of our front ends, bounded (the reference, whose every operation is
-Python, does a quarter of the work) and seeded (``STRESS_SEED``, default 0):
+under both of our front ends and the cffi core PyPy runs (on CPython here),
+bounded (the reference and the cffi core, whose every operation is Python, do a
+quarter of the work) and seeded (``STRESS_SEED``, default 0):
 threads mutating shared Dict, List, Map and Array through Python and through a
 C++ kernel while others iterate, threads registering and removing globals,
 exceptions raised through nested callbacks, the recursion limit reached inside
@@ -29,7 +30,7 @@ import stress_cases
 from subprocess_utils import run_python
 
 #: How much of each case's work a front end does in CI.
-SCALES = {"fast": 1.0, "ref": 0.25}
+SCALES = {"fast": 1.0, "ref": 0.25, "fast-cffi": 0.25}  # fast-cffi: PyPy's core, on CPython
 SEED = int(os.environ.get("STRESS_SEED", "0"))
 
 

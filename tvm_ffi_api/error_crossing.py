@@ -23,8 +23,6 @@ full conversion, as before.
 
 Only exceptions ``py_error`` made (or carried ones) are remembered: an
 exception a callback raised itself crosses the first time as upstream's does,
-and nothing of it is kept. Only exceptions ``py_error`` made, or carried ones, are remembered: an
-exception a callback raised itself crosses the first time as upstream's does,
 and nothing of it is kept. The record lives on the exception
 (``__tvm_ffi_crossing__``), which holds its Error anyway (``__tvm_ffi_error__``).
 An exception an Error carries as itself (``KeyboardInterrupt``, ...) must not
@@ -171,3 +169,18 @@ def incoming(error: Any, expected_class: type) -> Optional[BaseException]:
         with_backtrace(exception, appended.decode("utf-8", "replace"))
         _store(exception, Crossing(record.error, exception.__traceback__, False))
     return exception
+
+
+#: Python frames a callback keeps free to convert its arguments, its result or its error.
+CALLBACK_HEADROOM = 48
+
+
+def reserve_callback_headroom(frames: int = CALLBACK_HEADROOM) -> int:
+    """Raises ``RecursionError`` unless ``frames`` more Python frames fit under the limit.
+
+    A callback entered this close to the recursion limit is refused at once,
+    while there is still room to turn the ``RecursionError`` into an Error: a
+    conversion that fails deeper down fails again while being reported, and the
+    FFI layer (ctypes, cffi) swallows what it cannot report.
+    """
+    return frames if frames <= 0 else reserve_callback_headroom(frames - 1)

@@ -30,6 +30,7 @@ from tvm_ffi_common.capi import LIB
 from . import dlpack_exchange, releases, rules
 from .convert import CallScope, borrowed_to_python, pack_args, to_owned_any, to_python
 from .error import Error, exception_to_error_raised, raise_taken_error
+from .error_crossing import reserve_callback_headroom
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
 from .object import Object, register_class
 from .runtime import interrupts, tensors
@@ -165,14 +166,6 @@ _callbacks_lock = threading.Lock()
 _next_callback_id = [1]
 
 
-#: Python frames a callback needs free to convert its arguments, result or error.
-_CALLBACK_HEADROOM = 48
-
-
-def _reach(frames: int) -> int:
-    return frames if frames <= 0 else _reach(frames - 1)
-
-
 @abi.TVMFFISafeCallType
 @interrupts.user_callback_entry
 def _python_safe_call(handle, args, num_args, result):
@@ -180,7 +173,7 @@ def _python_safe_call(handle, args, num_args, result):
     try:
         # Refused near the recursion limit, while there is room to report it: there
         # converting the error would fail too, and ctypes would swallow that.
-        _reach(_CALLBACK_HEADROOM)
+        reserve_callback_headroom()
         func, exchange_api = _callbacks[handle]
         values = [borrowed_to_python(args[i], exchange_api, strict=True)
                   for i in range(num_args)]

@@ -28,6 +28,7 @@ from ._core import ffi, lib
 from .convert import (CallScope, address_of, decode_borrowed, decode_owned, encode,
                       encode_owned, result_is_sound, result_violation)
 from .error import Error, exception_to_error_raised, raise_taken_error
+from .error_crossing import reserve_callback_headroom
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
 from .object import Object, register_class, wrap_owned
 
@@ -115,15 +116,21 @@ def call_packed(safe_call: Any, handle: Any, args: Any, context: Optional[CallSc
         result = frame.result
         result.type_index = 0
         result.v_int64 = 0
-        if frame.device_type == -1 and not frame.exchange_api:
-            status = safe_call(handle, packed, num_args, result)
-        else:  # the caller's framework: its stream and allocator serve the call
-            environment = dlpack_exchange.CallEnvironment(frame)
-            try:
-                environment.enter()
+        held = _hold_containers(packed, num_args)
+        try:
+            if frame.device_type == -1 and not frame.exchange_api:
                 status = safe_call(handle, packed, num_args, result)
-            finally:
-                environment.leave()
+            else:  # the caller's framework: its stream and allocator serve the call
+                environment = dlpack_exchange.CallEnvironment(frame)
+                try:
+                    environment.enter()
+                    status = safe_call(handle, packed, num_args, result)
+                finally:
+                    environment.leave()
+        finally:
+            if held:
+                for container in reversed(held):
+                    lib.tvm_ffi_runtime_object_unlock(container)
         exchange_api = frame.exchange_api
         if context is not None:
             context.inherit(frame)
@@ -132,6 +139,33 @@ def call_packed(safe_call: Any, handle: Any, args: Any, context: Optional[CallSc
     finally:
         frame.reset()
         _FRAMES.append(frame)
+
+
+_LIST, _DICT = int(TI.kTVMFFIList), int(TI.kTVMFFIDict)
+
+
+def _hold_containers(packed: Any, num_args: int) -> Optional[List[Any]]:
+    """Holds the List and Dict arguments of a call for the whole call, in address order (a
+    kernel may mutate or iterate them in place: held, that is one operation among the threads
+    sharing them, as each runtime container function is); None when there are none."""
+    found = None
+    for i in range(num_args):
+        index = packed[i].type_index
+        if index == _LIST or index == _DICT:
+            if found is None:
+                found = set()
+            found.add(address_of(packed[i].v_ptr))
+    if found is None:
+        return None
+    held: List[Any] = []
+    for address in sorted(found):
+        pointer = ffi.cast("void*", address)
+        if lib.tvm_ffi_runtime_object_lock(pointer) != 0:
+            for taken in reversed(held):
+                lib.tvm_ffi_runtime_object_unlock(taken)
+            raise MemoryError("out of memory holding a call's containers")
+        held.append(pointer)
+    return held
 
 
 class Function(Object):
@@ -185,6 +219,7 @@ _callbacks: Dict[int, Any] = {}
 def tvm_ffi_cffi_safe_call(handle, args, num_args, result):
     """The ``safe_call`` of every Function made from a Python callable."""
     try:
+        reserve_callback_headroom()  # refused near the recursion limit, while it can be said
         func, exchange_api = ffi.from_handle(handle)
         values = [decode_borrowed(args + i, exchange_api, True) for i in range(num_args)]
         encode_owned(func(*values), result)
@@ -216,8 +251,10 @@ def wrap_callable(func: Callable, exchange_api: int = 0) -> Function:
     handle = ffi.new_handle((func, exchange_api))
     _callbacks[address_of(handle)] = handle
     out = ffi.new("void**")
-    if lib.TVMFFIFunctionCreate(handle, lib.tvm_ffi_cffi_safe_call,
-                                lib.tvm_ffi_cffi_release_callback, out):
+    # checked: a callback that cannot even start (at the recursion limit, cffi returns 0 with
+    # no result written) fails the call with a RecursionError, as one with little C stack left
+    if lib.tvm_ffi_runtime_checked_callback_function(handle, lib.tvm_ffi_cffi_safe_call,
+                                                     lib.tvm_ffi_cffi_release_callback, out):
         _callbacks.pop(address_of(handle), None)
         raise_last_error()
     return wrap_owned(address_of(out[0]), int(TI.kTVMFFIFunction))

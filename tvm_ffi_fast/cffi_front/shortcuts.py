@@ -20,6 +20,7 @@ from ._core import ffi, lib
 from .convert import CallScope, address_of, decode_borrowed, decode_owned, encode, encode_owned
 from .dlpack import export_capsule, from_dlpack, import_capsule  # noqa: F401 - the interface
 from .function import call_packed, get_global_func, raise_last_error
+from .object import decref, wrap_owned
 
 _cast = ffi.cast
 _CELL = 24  # sizeof(TVMFFIObject): where an object's cell starts
@@ -54,14 +55,75 @@ def _construct(name: str, values: Sequence[Any], context: Optional[CallScope]) -
 
 def new_array_handle(values: Sequence[Any], context: Optional[CallScope] = None) -> int:
     """An owned Array handle holding ``values`` (converted as call arguments)."""
-    return _construct("ffi.Array", values, context)
+    return construct_nested("ffi.Array", list(values), context)
 
 
 def new_map_handle(items: List[Tuple[Any, Any]], mutable: bool,
                    context: Optional[CallScope] = None) -> int:
     """An owned Map (or, when ``mutable``, Dict) handle holding the pairs ``items``."""
     flat = [x for pair in items for x in pair]
-    return _construct("ffi.Dict" if mutable else "ffi.Map", flat, context)
+    return construct_nested("ffi.Dict" if mutable else "ffi.Map", flat, context)
+
+
+#: Containers converted level by level (exact types, as the other cores): their constructor.
+_NESTED = {list: "ffi.Array", tuple: "ffi.Array", dict: "ffi.Map"}
+_MADE_TYPE = {"ffi.Array": int(abi.TVMFFITypeIndex.kTVMFFIArray),
+              "ffi.Map": int(abi.TVMFFITypeIndex.kTVMFFIMap)}
+
+
+def construct_nested(constructor: str, items: List[Any], context: Optional[CallScope]) -> int:
+    """An owned handle of the container ``constructor`` makes of ``items``.
+
+    Lists, tuples and dicts among them nest as deep as they go (upstream converts a list
+    nested 20,000 deep): a stack of levels, not recursion, each level's children made first
+    and passed to it as objects (released as soon as it exists); a container that contains
+    itself is a ``RecursionError``."""
+    # each level: source, constructor, items, their values so far, next position, made children
+    path: List[list] = [[None, constructor, items, [], 0, []]]
+    on_path = set()
+    try:
+        while True:
+            level = path[-1]
+            source, name, level_items, done, position, made = level
+            if position < len(level_items):
+                item = level_items[position]
+                nested = _NESTED.get(type(item))
+                if nested is None:
+                    done.append(item)
+                    level[4] = position + 1
+                    continue
+                if id(item) in on_path:
+                    raise RecursionError("maximum recursion depth exceeded while converting a "
+                                         "container to TVM FFI: the container contains itself")
+                on_path.add(id(item))
+                children = [x for kv in item.items() for x in kv] if nested == "ffi.Map" \
+                    else list(item)
+                path.append([item, nested, children, [], 0, []])
+                continue
+            handle = _construct(name, done, context)
+            _release_made(made)
+            path.pop()
+            on_path.discard(id(source))
+            if not path:
+                return handle
+            child = wrap_owned(handle, _MADE_TYPE[name])
+            path[-1][3].append(child)
+            path[-1][5].append(child)
+            path[-1][4] += 1
+    finally:
+        for level in path:
+            _release_made(level[5])
+
+
+def _release_made(made: List[Any]) -> None:
+    """Releases at once the containers :func:`construct_nested` made for a level (a wrapper's
+    own release may come late where collection is not prompt)."""
+    for child in made:
+        handle = child._handle
+        if handle:
+            child._handle = None
+            decref(handle)
+    made.clear()
 
 
 def map_lookup(container: Any, key: Any, missing: Any, mutable: bool) -> Any:
@@ -86,11 +148,43 @@ def seq_size(handle: int) -> int:
 
 def seq_item(container: Any, index: int) -> Any:
     """Element ``index`` (``0 <= index < size``) of the Array or List ``container``, read in
-    place (through the DLPack exchange table the container remembers, if any)."""
+    place (through the DLPack exchange table the container remembers, if any).
+
+    A List is held meanwhile (another thread may pop the element): an index the List no
+    longer has is an ``IndexError``."""
     if releases.pending:
         releases.drain()
-    data = _cast("TVMFFIAny*", _cast("TVMFFISeqCell*", container._handle + _CELL).data)
-    return decode_borrowed(data + index, container._exchange_api)
+    handle = container._handle
+    held = hold(container)
+    try:
+        cell = _cast("TVMFFISeqCell*", handle + _CELL)
+        if not 0 <= index < cell.size:
+            raise IndexError(f"Index out of range. size: {cell.size}, got index {index}")
+        return decode_borrowed(_cast("TVMFFIAny*", cell.data) + index, container._exchange_api)
+    finally:
+        if held:
+            lib.tvm_ffi_runtime_object_unlock(_cast("void*", handle))
+
+
+def hold(container: Any) -> bool:
+    """Waits until no other thread holds the List or Dict ``container``, then holds it; returns
+    whether it holds it (other objects are not locked)."""
+    handle = container._handle
+    if not handle or _cast("TVMFFIObject*", handle).type_index not in _LOCKED_TYPES:
+        return False
+    if lib.tvm_ffi_runtime_object_lock(_cast("void*", handle)) != 0:
+        raise MemoryError("out of memory holding a container")
+    return True
+
+
+def release(container: Any) -> None:
+    """Undoes one :func:`hold` of ``container`` (nothing for objects that are not locked)."""
+    handle = container._handle
+    if handle and _cast("TVMFFIObject*", handle).type_index in _LOCKED_TYPES:
+        lib.tvm_ffi_runtime_object_unlock(_cast("void*", handle))
+
+
+_LOCKED_TYPES = (abi.TVMFFITypeIndex.kTVMFFIList, abi.TVMFFITypeIndex.kTVMFFIDict)
 
 
 def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,
