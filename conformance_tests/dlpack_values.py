@@ -18,10 +18,27 @@ from typing import Any, List
 _CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
 #: What exported capsules point into: never freed while the worker lives.
 _KEEP: List[Any] = []
-#: A private handle: typing its functions cannot clash with ctypes.pythonapi's users.
-_PYTHON = ctypes.PyDLL(None)
-_PYTHON.PyCapsule_New.restype = ctypes.py_object
-_PYTHON.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+def _capsule_maker():
+    """``make(address)``: a capsule named ``dltensor`` with no destructor.
+
+    On CPython through a private handle of the interpreter (its typing cannot
+    clash with ``ctypes.pythonapi``'s users; the upstream worker cannot import
+    this project); on PyPy, which has no ``ctypes.PyDLL``, through the
+    project's own ``pycapi`` (the PyPy workers run this project only)."""
+    if hasattr(ctypes, "PyDLL"):
+        python = ctypes.PyDLL(None)
+        python.PyCapsule_New.restype = ctypes.py_object
+        python.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        return lambda address: python.PyCapsule_New(address, b"dltensor", None)
+    from tvm_ffi_common import pycapi
+
+    name = pycapi.static_name(b"dltensor")
+    return lambda address: pycapi.capsule_new(address, name, None)
+
+
+_make_capsule = _capsule_maker()
 
 
 class CompactProducer:
@@ -47,7 +64,7 @@ class CompactProducer:
         tensor.strides = None
         tensor.byte_offset = 0
         _KEEP.append((array, managed, shape))
-        return _PYTHON.PyCapsule_New(ctypes.addressof(managed), b"dltensor", None)
+        return _make_capsule(ctypes.addressof(managed))
 
 
 def make_compact_tensor(api: Any, abi: Any, np: Any, dtype: str, shape: List[int], seed: int):

@@ -38,35 +38,10 @@ def walk(recipe: Any, context: str = "arg") -> Iterator[Tuple[Any, str]]:
                 yield from walk(item, "arg")
 
 
-#: torch dtypes NumPy has no dtype for: ``np.from_dlpack`` refuses such a Tensor.
-_NUMPYLESS_TORCH_DTYPES = {"float8_e4m3fn", "float8_e5m2", "bfloat16"}
-
-
-def _holds_numpyless_torch(node: Any) -> bool:
-    """Whether a recipe node is, or holds, a torch tensor of a dtype NumPy lacks."""
-    if isinstance(node, tuple) and node[:1] == ("torch",):
-        return node[1] in _NUMPYLESS_TORCH_DTYPES
-    return isinstance(node, (list, tuple)) and any(
-        _holds_numpyless_torch(item) for item in node if isinstance(item, (list, tuple)))
-
-
-KNOWN: List[Divergence] = [
-    Divergence(
-        "ref-dlpack-export-loses-consumer-error",
-        "ref: NumPy's from_dlpack of a Tensor whose dtype NumPy lacks (a torch float8 or "
-        "bfloat16 tensor through api.convert) ends in SystemError ('returned NULL without "
-        "setting an exception'): the exported tensor's deleter, a ctypes callback, runs while "
-        "NumPy's RuntimeError is pending and loses it; upstream and fast raise "
-        "RuntimeError('Unsupported dtype in DLTensor.').",
-        lambda node, context: context == "convert" and _holds_numpyless_torch(node),
-        "import torch\n"
-        "tensor = api.convert(torch.zeros((), dtype=torch.float8_e4m3fn))\n"
-        "try:\n"
-        "    np.from_dlpack(tensor)\n"
-        "    result = 'exported'\n"
-        "except Exception as error:\n"
-        "    result = [type(error).__name__, str(error)]\n"),
-]
+#: None at present. The last, ref losing NumPy's RuntimeError for a float8/bfloat16 Tensor
+#: (a ctypes deleter ran while the error was pending), went with the C deferred deleter of
+#: tvm_ffi_common/_pycapi.c that ref's DLPack exports now carry.
+KNOWN: List[Divergence] = []
 
 
 def container_op_divergent(kind: str, op: Any) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 
+from . import config
 from .workers import HarnessError
 
 
@@ -50,7 +51,7 @@ def test_registers_resolve_inside_argument_lists(pool):
     must record the List it holds, not a failure to build the arguments."""
     program = _program([("call", "call", [("callable", ("record", 1)),
                                           ("list", [("reg", 0), ("str", "abcdefgh")])])])
-    for name in ["upstream", "ref", "fast"]:
+    for name in [config.ORACLE] + config.FRONTENDS:
         (records,) = pool.workers[name].request("program", [program])
         assert not any(r[0] == "args-raise" for r in records), (name, records)
         log = records[-2]
