@@ -122,3 +122,17 @@ def test_both_front_ends_import_under_pypy():
             "print(sys.implementation.name, tvm_ffi_fast._CORE, tvm_ffi_ref.runtime_name())")
     done = subprocess.run([pypy_interpreter(), "-c", code], capture_output=True, text=True)
     assert done.stdout.split() == ["pypy", "cffi", "tvm_ffi_fast"], done.stderr
+
+
+def test_the_cffi_core_carries_scalable_vector_dtypes():
+    """A scalable vector's lanes are negative in Python and a uint16 in ``DLDataType``: the cffi
+    core (whose struct fields refuse out-of-range values, unlike ctypes') converts both ways."""
+    code = ("import os; os.environ['TVM_FFI_FAST_CORE'] = 'cffi'\n"
+            "import tvm_ffi_fast as api, tvm_ffi_fast.testing\n"
+            "echo = api.get_global_func('testing.echo')\n"
+            "for text in ('float32xvscalex4', 'int8xvscalex32768'):\n"
+            "    d = echo(api.dtype(text))\n"
+            "    print(d, d.lanes)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.split() == ["float32xvscalex4", "-4", "int8xvscalex32768", "-32768"], \
+        done.stderr

@@ -179,7 +179,8 @@ def _enc_none(p, value, scope):
 def _enc_dtype(p, value, scope):
     code, bits, lanes = value._tvm_ffi_dtype_tuple
     _set_pod(p, _DTYPE, 0)
-    p.v_dtype.code, p.v_dtype.bits, p.v_dtype.lanes = code, bits, lanes
+    # lanes is held signed (a scalable vector's is negative); the field is uint16
+    p.v_dtype.code, p.v_dtype.bits, p.v_dtype.lanes = code, bits, lanes & 0xFFFF
 
 
 def _enc_device(p, value, scope):

@@ -271,7 +271,7 @@ def dtype_from_string(text: str) -> Tuple[int, int, int]:
 def dtype_to_string(code: int, bits: int, lanes: int) -> str:
     """The runtime's spelling of ``(code, bits, lanes)`` (``TVMFFIDataTypeToString``)."""
     result = ffi.new("TVMFFIAny*")
-    if lib.TVMFFIDataTypeToString(ffi.new("DLDataType*", (code, bits, lanes)), result):
+    if lib.TVMFFIDataTypeToString(ffi.new("DLDataType*", (code, bits, lanes & 0xFFFF)), result):
         raise_last_error()
     return str(decode_owned(result))
 
