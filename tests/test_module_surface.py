@@ -85,6 +85,26 @@ print(json.dumps({
 
 
 @pytest.mark.parametrize("package", PACKAGES)
+def test_a_dropped_cany_releases_its_object(package):
+    """A ``CAny`` holding an object drops its reference when collected (through the core's
+    configured release, ``releases.py``), raising nothing in its finalizer."""
+    result = _run(package, """
+import ctypes, gc, sys
+ignored = []
+sys.unraisablehook = lambda hook: ignored.append(repr(hook.exc_value))
+array = api.Array([1, 2])
+strong = lambda: ctypes.c_uint32.from_address(array._handle).value  # low half: strong count
+before = strong()
+held = api.CAny(array)
+during = strong()
+del held
+gc.collect()
+print(json.dumps([before, during, strong(), ignored]))
+""")
+    assert result == [1, 2, 1, []]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
 def test_argument_protocols_and_torch_dtypes(package):
     # A stand-in torch module: what is checked is the mapping of torch.dtype values to
     # DLDataType, in pure Python, whatever torch is installed.

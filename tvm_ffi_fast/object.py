@@ -19,7 +19,7 @@ from typing import Any, Dict, Optional, Type
 
 from tvm_ffi_common import abi
 
-from . import _frontend
+from . import _frontend, releases
 from ._frontend import Object, TensorBase  # noqa: F401 - TensorBase: tensor.py's base
 from tvm_ffi_common.capi import LIB
 
@@ -37,6 +37,10 @@ def type_index_of(handle: int) -> int:
 
 
 object_methods.install_onto(Object)
+
+# Wrappers are released in C; what else holds a reference for a finalizer to drop (a CAny)
+# drops it through the front end's decref (releases.py, shared with the other cores).
+releases.configure(_frontend.decref)
 
 
 # --------------------------------------------------------------- class registry
