@@ -42,7 +42,11 @@ SOURCES = [
     "containers",  # Array, List, Shape and the container ffi.* functions
     "map",  # Map and Dict: hashing, small and dense layouts
     "walk",  # what the object-graph walks share: address tables, fields, hooks
-    "dataclass_ops",  # ffi.ReprPrint, ffi.Recursive*, the hook columns
+    "dataclass_ops",  # the dataclass walks' shared part: hook columns, frame children, load
+    "dataclass_repr",  # ffi.ReprPrint
+    "dataclass_hash",  # ffi.RecursiveHash
+    "dataclass_compare",  # ffi.RecursiveEq/Lt/Le/Gt/Ge
+    "dataclass_hooks",  # the hooks registered at load: BigInt's, the access paths' repr
     "structural_rules",  # kinds, regions, depth limit; the structural ops' setup
     "structural_equal",  # ffi.StructuralEqual, ffi.GetFirstStructuralMismatch
     "structural_hash",  # ffi.StructuralHash

@@ -170,7 +170,7 @@ MUTANTS: List[Mutant] = [
        r"eq\.region = map_free_vars \? kTVMFFIDefRegionKindPattern : kTVMFFIDefRegionKindNone;",
        "eq.region = map_free_vars ? kTVMFFIDefRegionKindNone : kTVMFFIDefRegionKindPattern;",
        "structural equality maps free variables exactly when told not to", T_STRUCTURAL),
-    _m("fast-dataclass-char-order", FAST + "dataclass_ops.c",
+    _m("fast-dataclass-char-order", FAST + "dataclass_compare.c",
        r"signed char x = \(signed char\)a\.data\[i\], y = \(signed char\)b\.data\[i\];",
        "unsigned char x = (unsigned char)a.data[i], y = (unsigned char)b.data[i];",
        "strings order as unsigned bytes, not as signed chars (dataclass order)",
