@@ -61,7 +61,9 @@ SOURCES = [
     "pyclass",  # types a front end lays out: field accessors, generated __ffi_init__
     "tensor",  # Tensor objects and DLPack
     "env",  # streams, DLPack allocator, signal checks
-    "module",  # shared-library and system-library modules
+    "module",  # Module objects: symbols, exported functions, imports
+    "module_load",  # making modules: dlopen, the system library, library_bin import trees
+    "module_globals",  # the ffi.Module* globals
     "module_cxx",  # modules and C++: the vtable prefix, modules C++ made
     "dtype",  # DLDataType <-> string
 ]

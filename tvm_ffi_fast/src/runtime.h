@@ -61,7 +61,7 @@ FR_HIDDEN DLPackManagedTensorAllocator fr_env_get_dlpack_allocator(void);
 FR_HIDDEN int fr_env_check_signals(void);
 FR_HIDDEN int fr_env_register_capi(const char* name, void* symbol);
 
-/* module.c */
+/* module.c, module_load.c (context symbols), module_globals.c (the globals) */
 FR_HIDDEN int fr_env_mod_lookup_from_imports(TVMFFIObjectHandle library_ctx, const char* func_name,
                                              TVMFFIObjectHandle* out);
 FR_HIDDEN int fr_env_mod_register_context_symbol(const char* name, void* symbol);
