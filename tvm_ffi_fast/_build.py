@@ -36,6 +36,8 @@ SOURCES = [
     "strings",  # String, Bytes, BigInt, AnyView -> Any
     "registry",  # type indices, TVMFFITypeInfo, reflection, attribute columns
     "reflection",  # the reflected types upstream registers at load
+    "reflection_access_path",  # ffi.reflection.AccessStep / AccessPath and their methods
+    "reflection_make_object",  # field setters, empty objects, ffi.MakeObjectFromPackedArgs
     "convert_attrs",  # __ffi_convert__ of the built-in types
     "functions",  # Function objects, typed built-ins
     "globals",  # the global function table and its ffi.* functions

@@ -70,7 +70,7 @@ FR_HIDDEN int fr_module_register_globals(void);
 
 /* reflection.c: the types upstream registers at load, and their attributes */
 FR_HIDDEN int fr_reflection_init(void);
-/* ffi.MakeObjectFromPackedArgs */
+/* reflection_make_object.c: ffi.MakeObjectFromPackedArgs */
 FR_HIDDEN int fr_reflection_register_globals(void);
 /* reflection::CallFieldSetter: a C setter, or a setter Function given the field address */
 FR_HIDDEN int fr_call_field_setter(const TVMFFIFieldInfo* f, void* addr, const TVMFFIAny* value);
