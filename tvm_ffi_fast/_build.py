@@ -42,7 +42,9 @@ SOURCES = [
     "functions",  # Function objects, typed built-ins
     "globals",  # the global function table and its ffi.* functions
     "containers",  # Array, List, Shape and the container ffi.* functions
-    "map",  # Map and Dict: hashing, small and dense layouts
+    "any_hash",  # AnyHash / AnyEqual: how Map and Dict hash and compare keys
+    "map",  # Map and Dict: the small layout and the map interface
+    "map_dense",  # Map and Dict: the dense layout (blocks, probe chains, insertion list)
     "walk",  # what the object-graph walks share: address tables, fields, hooks
     "dataclass_ops",  # the dataclass walks' shared part: hook columns, frame children, load
     "dataclass_repr",  # ffi.ReprPrint

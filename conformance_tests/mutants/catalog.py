@@ -144,11 +144,11 @@ MUTANTS: List[Mutant] = [
        r"memmove\(&kv\[index\], &kv\[index \+ 1\], \(m->size - index - 1\) \* sizeof\(FrKV\)\);",
        "kv[index] = kv[m->size - 1];",
        "erasing from a small map moves the last pair into the hole (order)", T_CONTAINERS),
-    _m("fast-dense-erase-order", FAST + "map.c", r"list_replace\(m, last, i\);",
+    _m("fast-dense-erase-order", FAST + "map_dense.c", r"list_replace\(m, last, i\);",
        "list_unlink(m, last);\n    list_push_back(m, i);",
        "a dense erase that pulls a chain's last link forward appends it to the "
        "iteration list (order)", T_CONTAINERS),
-    _m("fast-dense-load", FAST + "map.c", r"\(double\)m->base\.slots \* 0\.99;",
+    _m("fast-dense-load", FAST + "map_dense.c", r"\(double\)m->base\.slots \* 0\.99;",
        "(double)m->base.slots * 0.75;", "a dense table rehashes at 75% load (growth threshold)",
        T_CONTAINERS),
     _m("fast-list-growth", FAST + "containers.c", r"cap = seq->cell\.capacity \* 2;",

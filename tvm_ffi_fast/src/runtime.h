@@ -27,7 +27,7 @@ FR_HIDDEN int fr_any_view_to_owned_any(const TVMFFIAny* any_view, TVMFFIAny* out
 FR_HIDDEN TVMFFIAny fr_bigint_any_hash(const TVMFFIAny* value);
 FR_HIDDEN TVMFFIAny fr_bigint_any_equal(const TVMFFIAny* lhs, const TVMFFIAny* rhs);
 
-/* map.c */
+/* any_hash.c */
 FR_HIDDEN uint64_t fr_stable_hash_bytes(const void* data, size_t size);
 
 /* dtype.c */
