@@ -57,6 +57,8 @@ SOURCES = [
     "structural_key",  # ffi.StructuralKey, its __any_hash__ / __any_equal__
     "json_text",  # ffi.json.Parse / Stringify
     "json_graph",  # ffi.ToJSONGraph / FromJSONGraph (+ String forms), BigInt's JSON hooks
+    "json_graph_save",  # the ToJSONGraph walk: one node per distinct value
+    "json_graph_load",  # the FromJSONGraph walk: nodes decoded on demand
     "deep_copy",  # ffi.DeepCopy
     "structural_traversal",  # callback entries, error contexts of visits and mutations
     "structural_visit",  # ffi.StructuralWalk / Visit, the visitor, container __s_visit__

@@ -1,6 +1,6 @@
 /*
  * structural.h -- what the structural operations share (structural_equal.c,
- * structural_hash.c, structural_key.c, json_text.c, json_graph.c,
+ * structural_hash.c, structural_key.c, json_text.c, json_graph*.c,
  * deep_copy.c, field_accessors.c, structural_visit.c, structural_mutate.c).
  *
  * tvm_ffi_ref/runtime/structural_rules.py states the rules: the
