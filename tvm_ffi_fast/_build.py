@@ -62,7 +62,8 @@ SOURCES = [
     "deep_copy",  # ffi.DeepCopy
     "structural_traversal",  # callback entries, error contexts of visits and mutations
     "structural_visit",  # ffi.StructuralWalk / Visit, the visitor, container __s_visit__
-    "structural_mutate",  # ffi.StructuralMap / Mutate, the mutator, __s_mutate__ hooks
+    "structural_mutate",  # ffi.StructuralMap / Mutate, the mutator and its methods
+    "structural_mutate_hooks",  # the built-in types' native __s_mutate__ hooks
     "visit_error_context",  # ffi.VisitErrorContext.FindAccessPaths
     "pyclass",  # types a front end lays out: field accessors, generated __ffi_init__
     "tensor",  # Tensor objects and DLPack
