@@ -154,7 +154,7 @@ MUTANTS: List[Mutant] = [
     _m("fast-list-growth", FAST + "containers.c", r"cap = seq->cell\.capacity \* 2;",
        "cap = seq->cell.capacity * 3 / 2;", "a List grows by half its capacity (capacity)",
        T_CONTAINERS),
-    _m("fast-map-keyerror-kind", FAST + "containers.c",
+    _m("fast-map-keyerror-kind", FAST + "map_globals.c",
        r'return fr_raise\("KeyError", "key is not in Map"\);',
        'return fr_raise("IndexError", "key is not in Map");',
        "a missing map key raises the wrong error kind", T_CONTAINERS),
