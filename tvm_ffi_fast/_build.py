@@ -34,7 +34,9 @@ SOURCES = [
     "objects",  # allocation, opaque objects, errors, buffers, type key hash
     "strmap",  # private string-keyed hash tables
     "strings",  # String, Bytes, BigInt, AnyView -> Any
-    "registry",  # type indices, TVMFFITypeInfo, reflection, attribute columns
+    "registry",  # the type table: indices, keys, ancestors, TVMFFITypeInfo
+    "type_reflection",  # a type's fields, methods and metadata
+    "type_attrs",  # type attribute columns
     "reflection",  # the reflected types upstream registers at load
     "reflection_access_path",  # ffi.reflection.AccessStep / AccessPath and their methods
     "reflection_make_object",  # field setters, empty objects, ffi.MakeObjectFromPackedArgs
