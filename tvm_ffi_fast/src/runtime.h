@@ -86,7 +86,7 @@ FR_HIDDEN int fr_convert_attrs_init(void);
    ffi._PyClassRegisterTypeAttrColumns (types whose layout a front end defines) */
 FR_HIDDEN int fr_pyclass_register_globals(void);
 
-/* dataclass_ops.c (dataclass.h): the hook columns and BigInt's hooks (at load), and the
+/* dataclass_ops.c (with dataclass_*.c): the hook columns and BigInt's hooks (at load), and the
    ffi.ReprPrint / ffi.RecursiveEq... / ffi.RecursiveHash globals */
 FR_HIDDEN int fr_dataclass_init(void);
 FR_HIDDEN int fr_dataclass_register_globals(void);
