@@ -34,30 +34,47 @@ SOURCES = [
     "objects",  # allocation, opaque objects, errors, buffers, type key hash
     "strmap",  # private string-keyed hash tables
     "strings",  # String, Bytes, BigInt, AnyView -> Any
-    "registry",  # type indices, TVMFFITypeInfo, reflection, attribute columns
+    "registry",  # the type table: indices, keys, ancestors, TVMFFITypeInfo
+    "type_reflection",  # a type's fields, methods and metadata
+    "type_attrs",  # type attribute columns
     "reflection",  # the reflected types upstream registers at load
+    "reflection_access_path",  # ffi.reflection.AccessStep / AccessPath and their methods
+    "reflection_make_object",  # field setters, empty objects, ffi.MakeObjectFromPackedArgs
     "convert_attrs",  # __ffi_convert__ of the built-in types
     "functions",  # Function objects, typed built-ins
     "globals",  # the global function table and its ffi.* functions
-    "containers",  # Array, List, Shape and the container ffi.* functions
-    "map",  # Map and Dict: hashing, small and dense layouts
+    "containers",  # Array, List, Shape objects; ffi.Shape and the container ffi.* functions' order
+    "sequence_globals",  # ffi.Array* and ffi.List*
+    "any_hash",  # AnyHash / AnyEqual: how Map and Dict hash and compare keys
+    "map",  # Map and Dict: the small layout and the map interface
+    "map_dense",  # Map and Dict: the dense layout (blocks, probe chains, insertion list)
+    "map_globals",  # ffi.Map* and ffi.Dict*, the forward-iteration functor
     "walk",  # what the object-graph walks share: address tables, fields, hooks
-    "dataclass_ops",  # ffi.ReprPrint, ffi.Recursive*, the hook columns
+    "dataclass_ops",  # the dataclass walks' shared part: hook columns, frame children, load
+    "dataclass_repr",  # ffi.ReprPrint
+    "dataclass_hash",  # ffi.RecursiveHash
+    "dataclass_compare",  # ffi.RecursiveEq/Lt/Le/Gt/Ge
+    "dataclass_hooks",  # the hooks registered at load: BigInt's, the access paths' repr
     "structural_rules",  # kinds, regions, depth limit; the structural ops' setup
     "structural_equal",  # ffi.StructuralEqual, ffi.GetFirstStructuralMismatch
     "structural_hash",  # ffi.StructuralHash
     "structural_key",  # ffi.StructuralKey, its __any_hash__ / __any_equal__
     "json_text",  # ffi.json.Parse / Stringify
     "json_graph",  # ffi.ToJSONGraph / FromJSONGraph (+ String forms), BigInt's JSON hooks
+    "json_graph_save",  # the ToJSONGraph walk: one node per distinct value
+    "json_graph_load",  # the FromJSONGraph walk: nodes decoded on demand
     "deep_copy",  # ffi.DeepCopy
     "structural_traversal",  # callback entries, error contexts of visits and mutations
     "structural_visit",  # ffi.StructuralWalk / Visit, the visitor, container __s_visit__
-    "structural_mutate",  # ffi.StructuralMap / Mutate, the mutator, __s_mutate__ hooks
+    "structural_mutate",  # ffi.StructuralMap / Mutate, the mutator and its methods
+    "structural_mutate_hooks",  # the built-in types' native __s_mutate__ hooks
     "visit_error_context",  # ffi.VisitErrorContext.FindAccessPaths
     "pyclass",  # types a front end lays out: field accessors, generated __ffi_init__
     "tensor",  # Tensor objects and DLPack
     "env",  # streams, DLPack allocator, signal checks
-    "module",  # shared-library and system-library modules
+    "module",  # Module objects: symbols, exported functions, imports
+    "module_load",  # making modules: dlopen, the system library, library_bin import trees
+    "module_globals",  # the ffi.Module* globals
     "module_cxx",  # modules and C++: the vtable prefix, modules C++ made
     "dtype",  # DLDataType <-> string
 ]

@@ -117,5 +117,8 @@ FR_HIDDEN int fr_map_position_valid(const void* map, uint64_t position);
 
 /* Registers the container global functions (ffi.Array, ffi.Map, ...). */
 FR_HIDDEN int fr_containers_register_globals(void);
+/* Their parts: sequence_globals.c (ffi.Array*, ffi.List*), map_globals.c (ffi.Map*, ffi.Dict*). */
+FR_HIDDEN int fr_sequence_register_globals(void);
+FR_HIDDEN int fr_map_register_globals(void);
 
 #endif /* TVM_FFI_FAST_CONTAINERS_H_ */

@@ -1,6 +1,7 @@
 /*
  * registry.h -- the type registry: type indices and keys, TVMFFITypeInfo
- * records, reflection (fields, methods, metadata) and type attribute columns.
+ * records, reflection (fields, methods, metadata) and type attribute columns
+ * (registry.c, type_reflection.c, type_attrs.c).
  */
 #ifndef TVM_FFI_FAST_REGISTRY_H_
 #define TVM_FFI_FAST_REGISTRY_H_

@@ -27,7 +27,7 @@ FR_HIDDEN int fr_any_view_to_owned_any(const TVMFFIAny* any_view, TVMFFIAny* out
 FR_HIDDEN TVMFFIAny fr_bigint_any_hash(const TVMFFIAny* value);
 FR_HIDDEN TVMFFIAny fr_bigint_any_equal(const TVMFFIAny* lhs, const TVMFFIAny* rhs);
 
-/* map.c */
+/* any_hash.c */
 FR_HIDDEN uint64_t fr_stable_hash_bytes(const void* data, size_t size);
 
 /* dtype.c */
@@ -61,7 +61,7 @@ FR_HIDDEN DLPackManagedTensorAllocator fr_env_get_dlpack_allocator(void);
 FR_HIDDEN int fr_env_check_signals(void);
 FR_HIDDEN int fr_env_register_capi(const char* name, void* symbol);
 
-/* module.c */
+/* module.c, module_load.c (context symbols), module_globals.c (the globals) */
 FR_HIDDEN int fr_env_mod_lookup_from_imports(TVMFFIObjectHandle library_ctx, const char* func_name,
                                              TVMFFIObjectHandle* out);
 FR_HIDDEN int fr_env_mod_register_context_symbol(const char* name, void* symbol);
@@ -70,7 +70,7 @@ FR_HIDDEN int fr_module_register_globals(void);
 
 /* reflection.c: the types upstream registers at load, and their attributes */
 FR_HIDDEN int fr_reflection_init(void);
-/* ffi.MakeObjectFromPackedArgs */
+/* reflection_make_object.c: ffi.MakeObjectFromPackedArgs */
 FR_HIDDEN int fr_reflection_register_globals(void);
 /* reflection::CallFieldSetter: a C setter, or a setter Function given the field address */
 FR_HIDDEN int fr_call_field_setter(const TVMFFIFieldInfo* f, void* addr, const TVMFFIAny* value);
@@ -86,7 +86,7 @@ FR_HIDDEN int fr_convert_attrs_init(void);
    ffi._PyClassRegisterTypeAttrColumns (types whose layout a front end defines) */
 FR_HIDDEN int fr_pyclass_register_globals(void);
 
-/* dataclass_ops.c: the hook columns and BigInt's hooks (at load), and the
+/* dataclass_ops.c (with dataclass_*.c): the hook columns and BigInt's hooks (at load), and the
    ffi.ReprPrint / ffi.RecursiveEq... / ffi.RecursiveHash globals */
 FR_HIDDEN int fr_dataclass_init(void);
 FR_HIDDEN int fr_dataclass_register_globals(void);

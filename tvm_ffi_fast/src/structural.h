@@ -1,7 +1,7 @@
 /*
  * structural.h -- what the structural operations share (structural_equal.c,
- * structural_hash.c, structural_key.c, json_text.c, json_graph.c,
- * deep_copy.c, field_accessors.c, structural_visit.c, structural_mutate.c).
+ * structural_hash.c, structural_key.c, json_text.c, json_graph*.c,
+ * deep_copy.c, field_accessors.c, structural_visit.c, structural_mutate*.c).
  *
  * tvm_ffi_ref/runtime/structural_rules.py states the rules: the
  * structural_eq_hash_kind of a type, the definition regions fields open, the
@@ -37,7 +37,7 @@ FR_HIDDEN int32_t fr_s_hook_region(int32_t requested, int32_t current);
 /* The address of a type attribute column by name (created at load). */
 FR_HIDDEN const TVMFFITypeAttrColumn* fr_s_column(const char* name);
 
-/* reflection.c: the records made here. */
+/* reflection.c, reflection_access_path.c: the records made here. */
 FR_HIDDEN void* fr_reflected_new(int32_t type_index);
 FR_HIDDEN void* fr_access_path_new(void* parent, void* step);
 FR_HIDDEN void* fr_access_step_new(int32_t kind, const TVMFFIAny* key);

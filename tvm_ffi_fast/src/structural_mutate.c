@@ -10,25 +10,17 @@
  * tvm_ffi_ref/runtime/structural_mutate.py states the rules (copy-on-write,
  * in place along uniquely owned paths, the variable remap, map callbacks
  * before or after default mutation, callback-owned mutation).
+ *
+ * The native hooks of the built-in types are structural_mutate_hooks.c.
  */
-#include "structural.h"
+#include "structural_mutate.h"
 
 #include "containers.h"
 #include "functions.h"
 #include "registry.h"
 #include "runtime.h"
-#include "structural_traversal.h"
+#include "structural.h"
 #include "walk.h"
-
-typedef TVMFFIAny (*FrMutateFn)(void* mutator, TVMFFIAny value);
-typedef TVMFFIAny (*FrRemapSetFn)(void* mutator, TVMFFIAny var, TVMFFIAny mapped);
-
-typedef struct {
-  FrMutateFn mutate;
-  FrMutateFn maybe_inplace_mutate;
-  FrMutateFn var_remap_get;
-  FrRemapSetFn var_remap_set;
-} FrMutatorVTable;
 
 typedef struct {
   FrTraversal base;
@@ -53,39 +45,6 @@ static const TVMFFITypeAttrColumn* g_inplace = NULL;
 static const TVMFFITypeAttrColumn* g_shallow_copy = NULL;
 static int32_t g_mutator_index = -1;
 
-static TVMFFIAny unchanged(void) {
-  TVMFFIAny marker = fr_any_none();
-  marker.type_index = kTVMFFIUnchanged;
-  return marker;
-}
-
-static int is_unchanged(const TVMFFIAny* v) { return v->type_index == kTVMFFIUnchanged; }
-static int is_error(const TVMFFIAny* v) { return v->type_index == kTVMFFIError; }
-
-static int same_as(const TVMFFIAny* a, const TVMFFIAny* b) {
-  return a->type_index == b->type_index && a->v_int64 == b->v_int64;
-}
-
-static const FrMutatorVTable* vtable_of(void* mutator) {
-  return (const FrMutatorVTable*)((FrTraversal*)mutator)->vtable;
-}
-
-static TVMFFIAny error_now(void) { return fr_s_raised(); }
-
-/* MutateExpected: in place only when allowed and value is an object held once. */
-static TVMFFIAny mutate(void* mutator, TVMFFIAny value, int inplace) {
-  if (inplace == ALLOW && value.type_index >= kTVMFFIStaticObjectBegin &&
-      fr_strong_count(value.v_obj) == 1) {
-    return vtable_of(mutator)->maybe_inplace_mutate(mutator, value);
-  }
-  return vtable_of(mutator)->mutate(mutator, value);
-}
-
-/* A changed result, or a copy of original when it is unchanged. */
-static TVMFFIAny value_or(TVMFFIAny result, const TVMFFIAny* original) {
-  return is_unchanged(&result) ? fr_any_copy(original) : result;
-}
-
 /* ------------------------------------------------------------ default mutation */
 
 static TVMFFIAny call_hook(void* mutator, TVMFFIAny hook, TVMFFIAny value) {
@@ -93,7 +52,7 @@ static TVMFFIAny call_hook(void* mutator, TVMFFIAny hook, TVMFFIAny value) {
   if (hook.type_index == kTVMFFIOpaquePtr) return ((FrMutateFn)hook.v_ptr)(mutator, value);
   if (hook.type_index != kTVMFFIFunction) {
     fr_raise("TypeError", "__s_mutate__ must be a direct hook pointer or ffi.Function");
-    return error_now();
+    return fr_s_raised();
   }
   args[0] = fr_object_view(mutator);
   args[1] = value;
@@ -108,7 +67,7 @@ static int mutate_copy_fields(void* mutator, void* copy, TVMFFIAny* error) {
   size_t n, i;
   int changed = 0;
   if (fr_collect_fields(ti, FR_S_IGNORE, &fields, &n) != 0) {
-    *error = error_now();
+    *error = fr_s_raised();
     return -1;
   }
   for (i = 0; i < n; ++i) {
@@ -116,7 +75,7 @@ static int mutate_copy_fields(void* mutator, void* copy, TVMFFIAny* error) {
     TVMFFIAny child, result;
     int32_t saved = t->region;
     if (fr_read_field(copy, f, &child) != 0) {
-      *error = error_now();
+      *error = fr_s_raised();
       changed = -1;
       break;
     }
@@ -124,27 +83,27 @@ static int mutate_copy_fields(void* mutator, void* copy, TVMFFIAny* error) {
       t->region = (f->flags & FR_S_DEF_SIMPLE) ? kTVMFFIDefRegionKindSimple
                                                : kTVMFFIDefRegionKindPattern;
     }
-    result = mutate(mutator, child, DISALLOW);
+    result = fr_s_mutate_expected(mutator, child, FR_S_DISALLOW);
     t->region = saved;
-    if (is_error(&result)) {
+    if (fr_s_is_error(&result)) {
       *error = result;
       changed = -1;
-    } else if (!is_unchanged(&result) && !same_as(&child, &result)) {
+    } else if (!fr_s_is_unchanged(&result) && !fr_s_same_as(&child, &result)) {
       if (f->setter == NULL) {
         fr_raise("TypeError",
                  "Cannot structurally mutate field `%.*s` of type `%s` because it does not define "
                  "a setter",
                  (int)f->name.size, f->name.data, fr_type_key_of(ti));
-        *error = error_now();
+        *error = fr_s_raised();
         changed = -1;
       } else if (fr_call_field_setter(f, (char*)copy + f->offset, &result) != 0) {
-        *error = error_now();
+        *error = fr_s_raised();
         changed = -1;
       } else {
         changed = 1;
       }
     }
-    if (!is_error(&result)) fr_any_release(&result);
+    if (!fr_s_is_error(&result)) fr_any_release(&result);
     fr_any_release(&child);
     if (changed < 0) break;
   }
@@ -160,23 +119,23 @@ static TVMFFIAny mutate_fields(void* mutator, TVMFFIAny value, int free_var) {
   int changed;
   if (shallow.type_index != kTVMFFIFunction) {
     fr_raise("TypeError", "__ffi_shallow_copy__ must be an ffi.Function");
-    return error_now();
+    return fr_s_raised();
   }
   copy = fr_s_call(shallow.v_obj, &value, 1);
-  if (is_error(&copy)) return copy;
+  if (fr_s_is_error(&copy)) return copy;
   if (copy.type_index != value.type_index || copy.v_obj == value.v_obj) {
     fr_any_release(&copy);
     fr_raise("TypeError",
              "Shallow copy callback must return a distinct object with the same type as its "
              "input");
-    return error_now();
+    return fr_s_raised();
   }
   if (free_var && saved == kTVMFFIDefRegionKindSimple) t->region = kTVMFFIDefRegionKindNone;
   changed = mutate_copy_fields(mutator, copy.v_obj, &error);
   t->region = saved;
   if (changed <= 0) {
     fr_any_release(&copy);
-    return changed < 0 ? error : unchanged();
+    return changed < 0 ? error : fr_s_unchanged();
   }
   return copy;
 }
@@ -189,15 +148,16 @@ static TVMFFIAny mutate_object(void* mutator, TVMFFIAny value) {
   int free_var = kind == kTVMFFISEqHashKindFreeVar, dag = kind == kTVMFFISEqHashKindDAGNode;
   TVMFFIAny result;
   if (free_var || dag) {
-    TVMFFIAny recorded = vtable_of(mutator)->var_remap_get(mutator, value);
+    TVMFFIAny recorded = fr_s_mutator_vtable(mutator)->var_remap_get(mutator, value);
     if (recorded.type_index != kTVMFFINone) return recorded;
   }
-  if (free_var && t->region == kTVMFFIDefRegionKindNone) return unchanged();
+  if (free_var && t->region == kTVMFFIDefRegionKindNone) return fr_s_unchanged();
   result = mutate_fields(mutator, value, free_var);
-  if (is_error(&result)) return result;
-  if (dag || (free_var && (t->region == kTVMFFIDefRegionKindPattern || !is_unchanged(&result)))) {
-    TVMFFIAny set = vtable_of(mutator)->var_remap_set(mutator, value, result);
-    if (is_error(&set)) {
+  if (fr_s_is_error(&result)) return result;
+  if (dag ||
+      (free_var && (t->region == kTVMFFIDefRegionKindPattern || !fr_s_is_unchanged(&result)))) {
+    TVMFFIAny set = fr_s_mutator_vtable(mutator)->var_remap_set(mutator, value, result);
+    if (fr_s_is_error(&set)) {
       fr_any_release(&result);
       return set;
     }
@@ -215,7 +175,7 @@ static TVMFFIAny default_mutate(void* mutator, TVMFFIAny value) {
 }
 
 static TVMFFIAny default_mutate_mode(void* mutator, TVMFFIAny value, int inplace) {
-  if (inplace == ALLOW) {
+  if (inplace == FR_S_ALLOW) {
     TVMFFIAny hook = fr_type_attr_entry(g_inplace, value.type_index), result;
     if (hook.type_index == kTVMFFIOpaquePtr || hook.type_index == kTVMFFIFunction) {
       result = call_hook(mutator, hook, value);
@@ -230,7 +190,7 @@ static TVMFFIAny default_mutate_mode(void* mutator, TVMFFIAny value, int inplace
 
 static TVMFFIAny remap_key_error(void) {
   fr_raise("TypeError", "Variable-remap key must be an object-backed value");
-  return error_now();
+  return fr_s_raised();
 }
 
 static TVMFFIAny remap_get(void* self, TVMFFIAny var) {
@@ -246,7 +206,7 @@ static TVMFFIAny remap_set(void* self, TVMFFIAny var, TVMFFIAny mapped) {
   FrPtrSlot* slot;
   TVMFFIAny owned;
   if (var.type_index < kTVMFFIStaticObjectBegin) return remap_key_error();
-  if (fr_any_view_to_owned(&mapped, &owned) != 0) return error_now();
+  if (fr_any_view_to_owned(&mapped, &owned) != 0) return fr_s_raised();
   slot = fr_ptrmap_find(&m->remap, var.v_obj, NULL);
   if (slot != NULL) {
     fr_any_release(&m->remap_values[slot->value]);
@@ -261,14 +221,14 @@ static TVMFFIAny remap_set(void* self, TVMFFIAny var, TVMFFIAny mapped) {
     if (keys == NULL) {
       fr_any_release(&owned);
       fr_raise_oom();
-      return error_now();
+      return fr_s_raised();
     }
     m->remap_keys = keys;
     m->cap_remap = capacity;
   }
   if (fr_ptrmap_put(&m->remap, var.v_obj, NULL, m->n_remap) != 0) {
     fr_any_release(&owned);
-    return error_now();
+    return fr_s_raised();
   }
   fr_incref(var.v_obj);
   m->remap_keys[m->n_remap] = var.v_obj;
@@ -305,23 +265,23 @@ static TVMFFIAny map_dispatch(void* self, TVMFFIAny value, int inplace) {
   int matched;
   if (!m->pre_order) {
     out = default_mutate_mode(self, value, inplace);
-    if (is_error(&out)) return out;
-    mapped = map_callback(m, is_unchanged(&out) ? value : out, &matched);
-    if (!matched || is_unchanged(&mapped)) return out;
+    if (fr_s_is_error(&out)) return out;
+    mapped = map_callback(m, fr_s_is_unchanged(&out) ? value : out, &matched);
+    if (!matched || fr_s_is_unchanged(&mapped)) return out;
     fr_any_release(&out); /* the marker holds nothing */
     return mapped;
   }
   mapped = map_callback(m, value, &matched);
   if (!matched) return default_mutate_mode(self, value, inplace);
-  if (is_error(&mapped)) return mapped;
-  descent = is_unchanged(&mapped) ? value : mapped;
-  if (inplace == ALLOW && !same_as(&descent, &value)) {
+  if (fr_s_is_error(&mapped)) return mapped;
+  descent = fr_s_is_unchanged(&mapped) ? value : mapped;
+  if (inplace == FR_S_ALLOW && !fr_s_same_as(&descent, &value)) {
     inplace = descent.type_index >= kTVMFFIStaticObjectBegin && fr_strong_count(descent.v_obj) == 1
-                  ? ALLOW
-                  : DISALLOW;
+                  ? FR_S_ALLOW
+                  : FR_S_DISALLOW;
   }
   out = default_mutate_mode(self, descent, inplace);
-  if (is_error(&out) || !is_unchanged(&out)) {
+  if (fr_s_is_error(&out) || !fr_s_is_unchanged(&out)) {
     fr_any_release(&mapped);
     return out;
   }
@@ -333,10 +293,10 @@ static TVMFFIAny map_mutate(void* self, TVMFFIAny value) {
   TVMFFIAny out;
   if (m->depth >= FR_S_MAX_DEPTH) {
     fr_s_too_deep("StructuralMutate");
-    return error_now();
+    return fr_s_raised();
   }
   m->depth++;
-  out = map_dispatch(self, value, DISALLOW);
+  out = map_dispatch(self, value, FR_S_DISALLOW);
   m->depth--;
   return out;
 }
@@ -346,10 +306,10 @@ static TVMFFIAny map_inplace(void* self, TVMFFIAny value) {
   TVMFFIAny out;
   if (m->depth >= FR_S_MAX_DEPTH) {
     fr_s_too_deep("StructuralMutate");
-    return error_now();
+    return fr_s_raised();
   }
   m->depth++;
-  out = map_dispatch(self, value, ALLOW);
+  out = map_dispatch(self, value, FR_S_ALLOW);
   m->depth--;
   return out;
 }
@@ -372,10 +332,10 @@ static TVMFFIAny callback_mutate(void* self, TVMFFIAny value) {
   TVMFFIAny out;
   if (m->depth >= FR_S_MAX_DEPTH) {
     fr_s_too_deep("StructuralMutate");
-    return error_now();
+    return fr_s_raised();
   }
   m->depth++;
-  out = callback_dispatch(self, value, DISALLOW);
+  out = callback_dispatch(self, value, FR_S_DISALLOW);
   m->depth--;
   return out;
 }
@@ -385,10 +345,10 @@ static TVMFFIAny callback_inplace(void* self, TVMFFIAny value) {
   TVMFFIAny out;
   if (m->depth >= FR_S_MAX_DEPTH) {
     fr_s_too_deep("StructuralMutate");
-    return error_now();
+    return fr_s_raised();
   }
   m->depth++;
-  out = callback_dispatch(self, value, ALLOW);
+  out = callback_dispatch(self, value, FR_S_ALLOW);
   m->depth--;
   return out;
 }
@@ -434,162 +394,14 @@ static Mutator* mutator_new(const FrMutatorVTable* vtable, void* callbacks, int 
   return m;
 }
 
-/* ------------------------------------------------------------ native hooks */
-
-static TVMFFIAny keep(void* mutator, TVMFFIAny value) {
-  (void)mutator;
-  (void)value;
-  return unchanged();
-}
-
-/* Copy-on-write over a sequence: copied at the first changed element. */
-static TVMFFIAny mutate_sequence(void* mutator, TVMFFIAny value) {
-  void* seq = value.v_obj;
-  int64_t n = fr_seq_size(seq), i, j;
-  for (i = 0; i < n; ++i) {
-    const TVMFFIAny* item = &fr_seq_items(seq)[i];
-    TVMFFIAny result = mutate(mutator, *item, DISALLOW);
-    void* copy;
-    if (is_error(&result)) return result;
-    if (is_unchanged(&result) || same_as(&result, item)) {
-      fr_any_release(&result);
-      continue;
-    }
-    copy = value.type_index == kTVMFFIArray ? fr_array_new(n) : fr_list_new(n);
-    if (copy == NULL) {
-      fr_any_release(&result);
-      return error_now();
-    }
-    for (j = 0; j < i; ++j) fr_seq_items(copy)[j] = fr_any_copy(&fr_seq_items(seq)[j]);
-    fr_seq_items(copy)[i] = result;
-    ((FrSeq*)copy)->cell.size = i + 1;
-    for (j = i + 1; j < n; ++j) {
-      const TVMFFIAny* rest = &fr_seq_items(seq)[j];
-      TVMFFIAny mapped = mutate(mutator, *rest, DISALLOW);
-      if (is_error(&mapped)) {
-        fr_decref(copy);
-        return mapped;
-      }
-      fr_seq_items(copy)[j] = value_or(mapped, rest);
-      ((FrSeq*)copy)->cell.size = j + 1;
-    }
-    return fr_any_object(copy);
-  }
-  return unchanged();
-}
-
-static TVMFFIAny mutate_sequence_in_place(void* mutator, TVMFFIAny value) {
-  void* seq = value.v_obj;
-  int64_t i;
-  for (i = 0; i < fr_seq_size(seq); ++i) {
-    TVMFFIAny* item = &fr_seq_items(seq)[i];
-    TVMFFIAny result = mutate(mutator, *item, ALLOW);
-    if (is_error(&result)) return result;
-    item = &fr_seq_items(seq)[i];
-    if (!is_unchanged(&result) && !same_as(&result, item)) {
-      TVMFFIAny old = *item;
-      *item = result;
-      fr_any_release(&old);
-    } else {
-      fr_any_release(&result);
-    }
-  }
-  return unchanged();
-}
-
-static void replace_value(TVMFFIAny* slot, TVMFFIAny owned) {
-  TVMFFIAny old = *slot;
-  *slot = owned;
-  fr_any_release(&old);
-}
-
-/* Copy-on-write over map values (keys never change): copied at the first changed value. */
-static TVMFFIAny mutate_map_values(void* mutator, TVMFFIAny value) {
-  void* map = value.v_obj;
-  uint64_t it, end = fr_map_end(map), copy_it;
-  for (it = fr_map_begin(map); it != end; it = fr_map_next(map, it)) {
-    TVMFFIAny* item = &fr_map_entry(map, it)->value;
-    TVMFFIAny result = mutate(mutator, *item, DISALLOW);
-    void* copy;
-    if (is_error(&result)) return result;
-    if (is_unchanged(&result) || same_as(&result, item)) {
-      fr_any_release(&result);
-      continue;
-    }
-    copy = fr_map_copy(map, value.type_index);
-    if (copy == NULL) {
-      fr_any_release(&result);
-      return error_now();
-    }
-    /* the copy has the same layout: the same positions walk it in the same order */
-    copy_it = it;
-    replace_value(&fr_map_entry(copy, copy_it)->value, result);
-    for (it = fr_map_next(map, it); it != end; it = fr_map_next(map, it)) {
-      const TVMFFIAny* rest = &fr_map_entry(map, it)->value;
-      TVMFFIAny mapped = mutate(mutator, *rest, DISALLOW);
-      if (is_error(&mapped)) {
-        fr_decref(copy);
-        return mapped;
-      }
-      if (!is_unchanged(&mapped) && !same_as(&mapped, rest)) {
-        replace_value(&fr_map_entry(copy, it)->value, mapped);
-      } else {
-        fr_any_release(&mapped);
-      }
-    }
-    return fr_any_object(copy);
-  }
-  return unchanged();
-}
-
-static TVMFFIAny mutate_map_values_in_place(void* mutator, TVMFFIAny value) {
-  void* map = value.v_obj;
-  uint64_t it, end = fr_map_end(map);
-  for (it = fr_map_begin(map); it != end; it = fr_map_next(map, it)) {
-    TVMFFIAny* item = &fr_map_entry(map, it)->value;
-    TVMFFIAny result = mutate(mutator, *item, ALLOW);
-    if (is_error(&result)) return result;
-    item = &fr_map_entry(map, it)->value;
-    if (!is_unchanged(&result) && !same_as(&result, item)) {
-      replace_value(item, result);
-    } else {
-      fr_any_release(&result);
-    }
-  }
-  return unchanged();
-}
-
 int fr_structural_mutate_init(void) {
   static const TVMFFIByteArray kMutator = {"ffi.StructuralMutator", 21};
-  const struct {
-    int32_t type_index;
-    FrMutateFn copy_on_write;
-    FrMutateFn in_place;
-  } hooks[] = {
-      {kTVMFFIStr, keep, keep},
-      {kTVMFFIBytes, keep, keep},
-      {kTVMFFIArray, mutate_sequence, mutate_sequence_in_place},
-      {kTVMFFIMap, mutate_map_values, mutate_map_values_in_place},
-      {kTVMFFIList, mutate_sequence, mutate_sequence_in_place},
-      {kTVMFFIDict, mutate_map_values, mutate_map_values_in_place},
-      {kTVMFFIBigInt, keep, keep},
-  };
-  size_t i;
   if (fr_type_key_to_index(&kMutator, &g_mutator_index) != 0 ||
       fr_register_attr_cstr(kTVMFFINone, "__s_mutate__", NULL) != 0 ||
       fr_register_attr_cstr(kTVMFFINone, "__s_maybe_inplace_mutate__", NULL) != 0) {
     return -1;
   }
-  for (i = 0; i < sizeof(hooks) / sizeof(hooks[0]); ++i) {
-    TVMFFIAny native = fr_any_none();
-    native.type_index = kTVMFFIOpaquePtr;
-    native.v_ptr = (void*)hooks[i].copy_on_write;
-    if (fr_register_attr_cstr(hooks[i].type_index, "__s_mutate__", &native) != 0) return -1;
-    native.v_ptr = (void*)hooks[i].in_place;
-    if (fr_register_attr_cstr(hooks[i].type_index, "__s_maybe_inplace_mutate__", &native) != 0) {
-      return -1;
-    }
-  }
+  if (fr_structural_mutate_native_hooks() != 0) return -1;
   g_mutate = fr_s_column("__s_mutate__");
   g_inplace = fr_s_column("__s_maybe_inplace_mutate__");
   g_shallow_copy = fr_s_column("__ffi_shallow_copy__");
@@ -601,16 +413,16 @@ int fr_structural_mutate_init(void) {
 /* The result of a mutation of a view: an unchanged value is returned owned (a raw C string
  * becomes a String, as a view converted to Any does). */
 static int finish_view_mutation(TVMFFIAny result, const TVMFFIAny* view, TVMFFIAny* rv) {
-  if (is_error(&result)) return fr_s_finish(result, rv);
-  if (is_unchanged(&result)) return fr_any_view_to_owned(view, rv);
+  if (fr_s_is_error(&result)) return fr_s_finish(result, rv);
+  if (fr_s_is_unchanged(&result)) return fr_any_view_to_owned(view, rv);
   *rv = result;
   return 0;
 }
 
 static int mutator_mutate(void* ctx, const FrArg* args, TVMFFIAny* rv) {
   (void)ctx;
-  return finish_view_mutation(mutate(args[0].value.v_obj, args[1].value, DISALLOW),
-                              &args[1].value, rv);
+  return finish_view_mutation(
+      fr_s_mutate_expected(args[0].value.v_obj, args[1].value, FR_S_DISALLOW), &args[1].value, rv);
 }
 
 static int mutator_default_mutate(void* ctx, const FrArg* args, TVMFFIAny* rv) {
@@ -620,16 +432,16 @@ static int mutator_default_mutate(void* ctx, const FrArg* args, TVMFFIAny* rv) {
 }
 
 static int mutator_remap_get(void* ctx, const FrArg* args, TVMFFIAny* rv) {
+  void* mutator = args[0].value.v_obj;
   (void)ctx;
-  return fr_s_finish(vtable_of(args[0].value.v_obj)->var_remap_get(args[0].value.v_obj,
-                                                                   args[1].value), rv);
+  return fr_s_finish(fr_s_mutator_vtable(mutator)->var_remap_get(mutator, args[1].value), rv);
 }
 
 static int mutator_remap_set(void* ctx, const FrArg* args, TVMFFIAny* rv) {
+  void* mutator = args[0].value.v_obj;
   (void)ctx;
-  return fr_s_finish(vtable_of(args[0].value.v_obj)->var_remap_set(args[0].value.v_obj,
-                                                                   args[1].value, args[2].value),
-                     rv);
+  return fr_s_finish(
+      fr_s_mutator_vtable(mutator)->var_remap_set(mutator, args[1].value, args[2].value), rv);
 }
 
 static int mutator_region(void* ctx, const FrArg* args, TVMFFIAny* rv) {
@@ -647,10 +459,10 @@ static int mutator_with_region(void* ctx, const FrArg* args, TVMFFIAny* rv) {
 static int run(Mutator* m, const TVMFFIAny* root, TVMFFIAny* rv) {
   TVMFFIAny result;
   if (m == NULL) return -1;
-  result = mutate(m, *root, ALLOW);
+  result = fr_s_mutate_expected(m, *root, FR_S_ALLOW);
   fr_decref(m);
-  if (is_error(&result)) return fr_s_finish(result, rv);
-  *rv = value_or(result, root);
+  if (fr_s_is_error(&result)) return fr_s_finish(result, rv);
+  *rv = fr_s_value_or(result, root);
   return 0;
 }
 

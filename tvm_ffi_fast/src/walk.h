@@ -1,5 +1,5 @@
 /*
- * walk.h -- what the fast runtime's object-graph walks share (dataclass_ops.c,
+ * walk.h -- what the fast runtime's object-graph walks share (dataclass_*.c,
  * the structural operations, JSON graphs and deep copy): tables keyed by
  * object addresses, reflected fields, hook columns and the callbacks handed to
  * hooks.

@@ -1,0 +1,563 @@
+/*
+ * dataclass_repr.c -- ffi.ReprPrint: the text of a value, upstream's bit for
+ * bit (literals, escapes, devices, dtypes, addresses with
+ * TVM_FFI_REPR_WITH_ADDR=1), on an explicit frame stack with a cache of each
+ * finished object's text. Separate from hash and compare: it builds text and
+ * shares only the frame children and hook columns with them (dataclass_ops.c).
+ */
+#include "dataclass.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "containers.h"
+#include "functions.h"
+#include "registry.h"
+#include "runtime.h"
+#include "walk.h"
+
+/* The type upstream converts a hook entry to, named in its "Cannot treat" error. */
+#define SIG_REPR "(0: ffi.Object, 1: (0: AnyView) -> str) -> str"
+
+static int is_container(int32_t ti) {
+  return ti == kTVMFFIArray || ti == kTVMFFIList || ti == kTVMFFIMap || ti == kTVMFFIDict;
+}
+
+/* ------------------------------------------------------------- text */
+
+static void append_address(FrBuf* out, const void* obj) {
+  fr_buf_printf(out, "@0x%" PRIxPTR, (uintptr_t)obj);
+}
+
+static int continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+static int is_ansi_param(unsigned char c) { return (c >= '0' && c <= '9') || c == ';'; }
+
+/* A str as a double-quoted, Python-style escaped literal (upstream's EscapedStringPy). */
+static void append_escaped_str(FrBuf* out, const char* data, size_t n) {
+  const unsigned char* s = (const unsigned char*)data;
+  size_t i = 0;
+  fr_buf_puts(out, "\"");
+  while (i < n) {
+    unsigned char c = s[i];
+    unsigned char d = i + 1 < n ? s[i + 1] : 0;
+    if (c == 0x1b && d == '[') {
+      size_t j = i + 2;
+      while (j < n && is_ansi_param(s[j])) ++j;
+      if (j < n && (s[j] == 'm' || s[j] == 'K')) {
+        fr_buf_puts(out, "\\x1b[");
+        fr_buf_append(out, data + i + 2, j + 1 - (i + 2));
+        i = j + 1;
+        continue;
+      }
+    }
+    switch (c) {
+      case '\n': fr_buf_puts(out, "\\n"); ++i; continue;
+      case '\t': fr_buf_puts(out, "\\t"); ++i; continue;
+      case '\r': fr_buf_puts(out, "\\r"); ++i; continue;
+      case '\\': fr_buf_puts(out, "\\\\"); ++i; continue;
+      case '"': fr_buf_puts(out, "\\\""); ++i; continue;
+      default: break;
+    }
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7f) {
+        fr_buf_printf(out, "\\x%02x", (unsigned)c);
+      } else {
+        fr_buf_append(out, data + i, 1);
+      }
+      ++i;
+    } else if ((c & 0xE0) == 0xC0 && i + 1 < n && continuation(d)) {
+      fr_buf_printf(out, "\\u%04x", (unsigned)(((c & 0x1F) << 6) | (d & 0x3F)));
+      i += 2;
+    } else if ((c & 0xF0) == 0xE0 && i + 2 < n && continuation(d) && continuation(s[i + 2])) {
+      fr_buf_printf(out, "\\u%04x",
+                    (unsigned)(((c & 0x0F) << 12) | ((d & 0x3F) << 6) | (s[i + 2] & 0x3F)));
+      i += 3;
+    } else if ((c & 0xF8) == 0xF0 && i + 3 < n && continuation(d) && continuation(s[i + 2]) &&
+               continuation(s[i + 3])) {
+      fr_buf_printf(out, "\\U%08x",
+                    (unsigned)(((c & 0x07) << 18) | ((d & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) |
+                               (s[i + 3] & 0x3F)));
+      i += 4;
+    } else {
+      fr_buf_printf(out, "\\x%02x", (unsigned)c);
+      ++i;
+    }
+  }
+  fr_buf_puts(out, "\"");
+}
+
+/* Bytes as b"...": printable ASCII as is except '"' and '\\', every other byte \xNN. */
+static void append_bytes_literal(FrBuf* out, const char* data, size_t n) {
+  size_t i;
+  fr_buf_puts(out, "b\"");
+  for (i = 0; i < n; ++i) {
+    unsigned char c = (unsigned char)data[i];
+    if (c >= 32 && c < 127 && c != '"' && c != '\\') {
+      fr_buf_append(out, data + i, 1);
+    } else {
+      fr_buf_printf(out, "\\x%02x", (unsigned)c);
+    }
+  }
+  fr_buf_puts(out, "\"");
+}
+
+static const char* device_name(int32_t device_type) {
+  switch (device_type) {
+    case kDLCPU: return "cpu";
+    case kDLCUDA: return "cuda";
+    case kDLCUDAHost: return "cuda_host";
+    case kDLOpenCL: return "opencl";
+    case kDLVulkan: return "vulkan";
+    case kDLMetal: return "metal";
+    case kDLVPI: return "vpi";
+    case kDLROCM: return "rocm";
+    case kDLROCMHost: return "rocm_host";
+    case kDLExtDev: return "ext_dev";
+    case kDLCUDAManaged: return "cuda_managed";
+    case kDLOneAPI: return "oneapi";
+    case kDLWebGPU: return "webgpu";
+    case kDLHexagon: return "hexagon";
+    case kDLMAIA: return "maia";
+    case kDLTrn: return "trn";
+    default: return "unknown";
+  }
+}
+
+static void append_device(FrBuf* out, DLDevice device) {
+  fr_buf_printf(out, "%s:%d", device_name((int32_t)device.device_type), (int)device.device_id);
+}
+
+static int append_dtype(FrBuf* out, DLDataType dtype) {
+  TVMFFIAny text;
+  TVMFFIByteArray bytes;
+  if (fr_dtype_to_string(&dtype, &text) != 0) return -1;
+  bytes = fr_text_of(&text);
+  fr_buf_append(out, bytes.data, bytes.size);
+  fr_any_release(&text);
+  return 0;
+}
+
+/* A double as std::ostream prints it: six significant digits (%g), glibc's nan/-nan/inf. */
+static void append_float(FrBuf* out, double value) { fr_buf_printf(out, "%g", value); }
+
+/* Moves a finished text into a str value (small when at most 7 bytes). */
+static int buf_to_str(FrBuf* buf, TVMFFIAny* rv) {
+  if (buf->failed) return fr_raise_oom();
+  return fr_string_from_bytes(fr_buf_cstr(buf), buf->size, rv);
+}
+
+/* ============================================================== repr */
+
+typedef struct {
+  char* data;
+  size_t size;
+} Text;
+
+/* One ffi.ReprPrint call: what its frames and hook callbacks share. */
+typedef struct {
+  int show_addr;
+  FrPtrMap state; /* object -> 0 while in progress, k + 1 when done (cache[k]) */
+  Text* cache;
+  size_t cache_size;
+  size_t cache_capacity;
+} ReprWalk;
+
+typedef struct {
+  FrDcChildren ch;
+  void* obj;
+  int32_t type_index;
+  size_t idx;
+  FrBuf out;           /* the text so far */
+  unsigned char* dup;  /* objects: the field's name repeats an earlier field's */
+} ReprFrame;
+
+typedef struct {
+  ReprFrame* frames;
+  size_t n;
+  size_t capacity;
+} ReprStack;
+
+static int repr_run(ReprWalk* walk, const TVMFFIAny* value, FrBuf* out, int* framed);
+
+static void repr_walk_free(ReprWalk* walk) {
+  size_t i;
+  for (i = 0; i < walk->cache_size; ++i) free(walk->cache[i].data);
+  free(walk->cache);
+  fr_ptrmap_free(&walk->state);
+}
+
+/* Records the finished text of obj (a copy) for the next time it is met. */
+static int repr_finish(ReprWalk* walk, const void* obj, const char* text, size_t size) {
+  Text copy;
+  if (walk->cache_size == walk->cache_capacity) {
+    size_t capacity = walk->cache_capacity == 0 ? 16 : walk->cache_capacity * 2;
+    Text* grown = (Text*)realloc(walk->cache, capacity * sizeof(Text));
+    if (grown == NULL) return fr_raise_oom();
+    walk->cache = grown;
+    walk->cache_capacity = capacity;
+  }
+  copy.data = fr_strndup(text, size);
+  copy.size = size;
+  if (copy.data == NULL) return fr_raise_oom();
+  walk->cache[walk->cache_size++] = copy;
+  return fr_ptrmap_put(&walk->state, obj, NULL, walk->cache_size);
+}
+
+static void repr_suffix(const ReprWalk* walk, FrBuf* out, const void* obj) {
+  if (walk->show_addr) append_address(out, obj);
+}
+
+static int cb_repr(void* ctx, const FrArg* args, TVMFFIAny* rv) {
+  ReprWalk* walk = (ReprWalk*)((FrWalkCallback*)ctx)->walk;
+  TVMFFIAny value;
+  FrBuf text;
+  int status;
+  if (walk == NULL) return fr_dc_raise_expired_callback();
+  if (fr_any_view_to_owned(&args[0].value, &value) != 0) return -1;
+  fr_buf_init(&text);
+  status = repr_run(walk, &value, &text, NULL);
+  fr_any_release(&value);
+  if (status == 0) status = buf_to_str(&text, rv);
+  fr_buf_free(&text);
+  return status;
+}
+
+static const FrBuiltin kReprCallback = {"", cb_repr, NULL, 1, {FR_T_ANYVIEW}, FR_T_STR};
+
+static int repr_hook(ReprWalk* walk, void* hook, void* obj, int32_t ti, FrBuf* out) {
+  FrWalkCallback* cb = NULL;
+  TVMFFIAny args[2], result;
+  TVMFFIByteArray text;
+  size_t start = out->size;
+  void* fn;
+  int status;
+  if (fr_ptrmap_put(&walk->state, obj, NULL, 0) != 0) return -1;
+  fn = fr_walk_callback_new(&kReprCallback, walk, &cb);
+  if (fn == NULL) return -1;
+  args[0] = fr_object_view(obj);
+  args[1] = fr_object_view(fn);
+  status = fr_call(hook, args, 2, &result);
+  fr_walk_callback_done(fn, cb);
+  if (status != 0) return -1;
+  if (fr_any_str_view(&result, 0, &text) != 0) {
+    fr_raise("TypeError", "Cannot convert from type `%s` to `str`",
+             fr_type_key_of(result.type_index));
+    fr_any_release(&result);
+    return -1;
+  }
+  fr_buf_append(out, text.data, text.size);
+  fr_any_release(&result);
+  if (is_container(ti)) repr_suffix(walk, out, obj);
+  return repr_finish(walk, obj, out->data + start, out->size - start);
+}
+
+static int is_enum_instance(int32_t ti) {
+  const TVMFFITypeInfo* info;
+  const TVMFFITypeInfo* base;
+  if (fr_dc.enum_index < 0) return 0;
+  if (ti == fr_dc.enum_index) return 1;
+  info = fr_type_info_or_null(ti);
+  base = fr_type_info_or_null(fr_dc.enum_index);
+  return info != NULL && base != NULL && info->type_depth > base->type_depth &&
+         info->type_ancestors[base->type_depth]->type_index == fr_dc.enum_index;
+}
+
+/* EnumObj: header, int64 _int_index, then the String _str_index. */
+#define ENUM_STR_INDEX_OFFSET (FR_HEADER_SIZE + 8)
+
+/* Appends the text of a value that needs no frame: 1; 0 when it needs one; -1 on error. */
+static int repr_immediate(ReprWalk* walk, const TVMFFIAny* value, FrBuf* out) {
+  int32_t ti = value->type_index;
+  void* obj;
+  void* hook = NULL;
+  FrPtrSlot* state;
+  int found;
+  switch (ti) {
+    case kTVMFFINone: fr_buf_puts(out, "None"); return 1;
+    case kTVMFFIBool: fr_buf_puts(out, value->v_int64 != 0 ? "True" : "False"); return 1;
+    case kTVMFFIInt: fr_buf_printf(out, "%" PRId64, value->v_int64); return 1;
+    case kTVMFFIFloat: append_float(out, value->v_float64); return 1;
+    case kTVMFFIDataType: return append_dtype(out, value->v_dtype) == 0 ? 1 : -1;
+    case kTVMFFIDevice: append_device(out, value->v_device); return 1;
+    case kTVMFFISmallStr: append_escaped_str(out, value->v_bytes, value->small_str_len); return 1;
+    case kTVMFFISmallBytes:
+      append_bytes_literal(out, value->v_bytes, value->small_str_len);
+      return 1;
+    default: break;
+  }
+  if (ti < kTVMFFIStaticObjectBegin) {
+    fr_buf_puts(out, fr_type_key_of(ti));
+    return 1;
+  }
+  obj = value->v_obj;
+  if (obj == NULL) {
+    fr_buf_puts(out, "None");
+    return 1;
+  }
+  state = fr_ptrmap_find(&walk->state, obj, NULL);
+  if (state != NULL) {
+    if (state->value == 0) {
+      fr_buf_puts(out, "...");
+      repr_suffix(walk, out, obj);
+    } else {
+      const Text* text = &walk->cache[state->value - 1];
+      fr_buf_append(out, text->data, text->size);
+    }
+    return 1;
+  }
+  if (obj == fr_missing_object_peek()) {
+    fr_buf_puts(out, "<MISSING>");
+    return 1;
+  }
+  if (obj == fr_kwargs_object_peek()) {
+    fr_buf_puts(out, "<KWARGS>");
+    return 1;
+  }
+  if (ti == kTVMFFIBigInt) {
+    size_t n;
+    const int64_t* words = fr_bigint_words(value, &n);
+    return fr_bigint_append_decimal(out, words, n) == 0 ? 1 : -1;
+  }
+  if (ti == kTVMFFIStr) {
+    const TVMFFIByteArray* cell = FR_CELL(obj, TVMFFIByteArray);
+    append_escaped_str(out, cell->data, cell->size);
+    return 1;
+  }
+  if (ti == kTVMFFIBytes) {
+    const TVMFFIByteArray* cell = FR_CELL(obj, TVMFFIByteArray);
+    append_bytes_literal(out, cell->data, cell->size);
+    return 1;
+  }
+  if (ti == kTVMFFITensor) {
+    const DLTensor* t = FR_CELL(obj, DLTensor);
+    int32_t i;
+    if (append_dtype(out, t->dtype) != 0) return -1;
+    fr_buf_puts(out, "[");
+    for (i = 0; i < t->ndim; ++i) fr_buf_printf(out, "%s%" PRId64, i > 0 ? ", " : "", t->shape[i]);
+    fr_buf_puts(out, "]@");
+    append_device(out, t->device);
+    repr_suffix(walk, out, obj);
+    return 1;
+  }
+  if (ti == kTVMFFIShape) {
+    const TVMFFIShapeCell* cell = FR_CELL(obj, TVMFFIShapeCell);
+    size_t i;
+    fr_buf_puts(out, "Shape(");
+    for (i = 0; i < cell->size; ++i) {
+      fr_buf_printf(out, "%s%" PRId64, i > 0 ? ", " : "", cell->data[i]);
+    }
+    fr_buf_puts(out, ")");
+    return 1;
+  }
+  found = fr_hook_of(fr_dc.col_repr, ti, SIG_REPR, &hook);
+  if (found < 0) return -1;
+  if (found) return repr_hook(walk, hook, obj, ti, out) == 0 ? 1 : -1;
+  if (is_enum_instance(ti)) {
+    const TVMFFITypeInfo* info = fr_type_info_checked(ti);
+    TVMFFIByteArray name;
+    size_t start = out->size;
+    if (info == NULL) return -1;
+    name.data = "";
+    name.size = 0;
+    fr_any_str_view((const TVMFFIAny*)((const char*)obj + ENUM_STR_INDEX_OFFSET), 0, &name);
+    fr_buf_append(out, info->type_key.data, info->type_key.size);
+    fr_buf_puts(out, ".");
+    fr_buf_append(out, name.data, name.size);
+    repr_suffix(walk, out, obj);
+    return repr_finish(walk, obj, out->data + start, out->size - start) == 0 ? 1 : -1;
+  }
+  return 0;
+}
+
+static void repr_frame_release(ReprFrame* f) {
+  fr_dc_children_release(&f->ch);
+  fr_buf_free(&f->out);
+  free(f->dup);
+  f->dup = NULL;
+}
+
+static int repr_push(ReprWalk* walk, ReprStack* st, const TVMFFIAny* value) {
+  ReprFrame* f;
+  void* obj = value->v_obj;
+  int32_t ti = fr_type_index(obj);
+  size_t i, j;
+  if (st->n >= FR_DC_MAX_DEPTH) {
+    return fr_raise("ValueError", "ObjectGraphDFS: " FR_DC_DEPTH_TEXT);
+  }
+  if (st->n == st->capacity) {
+    size_t capacity = st->capacity == 0 ? 16 : st->capacity * 2;
+    ReprFrame* grown = (ReprFrame*)realloc(st->frames, capacity * sizeof(ReprFrame));
+    if (grown == NULL) return fr_raise_oom();
+    st->frames = grown;
+    st->capacity = capacity;
+  }
+  if (fr_ptrmap_put(&walk->state, obj, NULL, 0) != 0) return -1;
+  f = &st->frames[st->n];
+  memset(f, 0, sizeof(*f));
+  f->obj = obj;
+  f->type_index = ti;
+  fr_buf_init(&f->out);
+  if (fr_dc_children_of(obj, ti, kTVMFFIFieldFlagBitMaskReprOff, &f->ch) != 0) return -1;
+  st->n++;
+  switch (ti) {
+    case kTVMFFIArray: fr_buf_puts(&f->out, "("); break;
+    case kTVMFFIList: fr_buf_puts(&f->out, "["); break;
+    case kTVMFFIMap:
+    case kTVMFFIDict: fr_buf_puts(&f->out, "{"); break;
+    default: {
+      const TVMFFITypeInfo* info = fr_type_info_checked(ti);
+      if (info == NULL) return -1;
+      fr_buf_append(&f->out, info->type_key.data, info->type_key.size);
+      repr_suffix(walk, &f->out, obj);
+      if (f->ch.n > 0) {
+        /* a field declared again (shadowing an ancestor's) prints once, first */
+        f->dup = (unsigned char*)calloc(f->ch.n, 1);
+        if (f->dup == NULL) return fr_raise_oom();
+        for (i = 1; i < f->ch.n; ++i) {
+          const TVMFFIByteArray* name = &f->ch.fields[i]->name;
+          for (j = 0; j < i; ++j) {
+            const TVMFFIByteArray* other = &f->ch.fields[j]->name;
+            if (other->size == name->size &&
+                (name->size == 0 || memcmp(other->data, name->data, name->size) == 0)) {
+              f->dup[i] = 1;
+              break;
+            }
+          }
+        }
+      }
+      break;
+    }
+  }
+  return 0;
+}
+
+/* Where child i's text goes (after its separator): the frame's text, or scratch if hidden. */
+static FrBuf* repr_child_target(ReprFrame* f, size_t i, FrBuf* scratch) {
+  switch (f->ch.kind) {
+    case FR_DC_SEQ:
+      if (i > 0) fr_buf_puts(&f->out, ", ");
+      return &f->out;
+    case FR_DC_MAP:
+      if (i % 2 == 1) {
+        fr_buf_puts(&f->out, ": ");
+      } else if (i > 0) {
+        fr_buf_puts(&f->out, ", ");
+      }
+      return &f->out;
+    default:
+      if (f->dup[i]) {
+        scratch->size = 0;
+        return scratch;
+      }
+      fr_buf_puts(&f->out, i == 0 ? "(" : ", ");
+      fr_buf_append(&f->out, f->ch.fields[i]->name.data, f->ch.fields[i]->name.size);
+      fr_buf_puts(&f->out, "=");
+      return &f->out;
+  }
+}
+
+static int repr_finalize(ReprWalk* walk, ReprFrame* f) {
+  switch (f->ch.kind) {
+    case FR_DC_SEQ:
+      if (f->type_index == kTVMFFIArray) {
+        fr_buf_puts(&f->out, f->ch.n == 1 ? ",)" : ")");
+      } else {
+        fr_buf_puts(&f->out, "]");
+      }
+      break;
+    case FR_DC_MAP: fr_buf_puts(&f->out, "}"); break;
+    default:
+      if (f->ch.n > 0) fr_buf_puts(&f->out, ")");
+      break;
+  }
+  if (is_container(f->type_index)) repr_suffix(walk, &f->out, f->obj);
+  if (f->out.failed) return fr_raise_oom();
+  return repr_finish(walk, f->obj, fr_buf_cstr(&f->out), f->out.size);
+}
+
+/*
+ * Appends the text of an owned value to out: one run of the walk. *framed
+ * (may be NULL) tells whether the value needed a frame.
+ */
+static int repr_run(ReprWalk* walk, const TVMFFIAny* value, FrBuf* out, int* framed) {
+  ReprStack st = {NULL, 0, 0};
+  FrBuf scratch;
+  int status = repr_immediate(walk, value, out);
+  if (framed != NULL) *framed = status == 0;
+  if (status != 0) return status < 0 ? -1 : 0;
+  fr_buf_init(&scratch);
+  if (repr_push(walk, &st, value) != 0) goto fail;
+  while (st.n > 0) {
+    ReprFrame* f = &st.frames[st.n - 1];
+    ReprFrame* parent;
+    int pushed = 0;
+    while (f->idx < f->ch.n) {
+      size_t i = f->idx++;
+      FrBuf* target = repr_child_target(f, i, &scratch);
+      status = repr_immediate(walk, &f->ch.items[i], target);
+      if (status < 0) goto fail;
+      if (status == 0) {
+        if (repr_push(walk, &st, &f->ch.items[i]) != 0) goto fail;
+        pushed = 1;
+        break;
+      }
+    }
+    if (pushed) continue;
+    if (repr_finalize(walk, f) != 0) goto fail;
+    if (st.n == 1) {
+      fr_buf_append(out, fr_buf_cstr(&f->out), f->out.size);
+      repr_frame_release(f);
+      st.n = 0;
+      break;
+    }
+    parent = &st.frames[st.n - 2];
+    if (parent->ch.kind != FR_DC_OBJ || !parent->dup[parent->idx - 1]) {
+      fr_buf_append(&parent->out, fr_buf_cstr(&f->out), f->out.size);
+    }
+    repr_frame_release(f);
+    st.n--;
+  }
+  free(st.frames);
+  fr_buf_free(&scratch);
+  return 0;
+fail:
+  while (st.n > 0) repr_frame_release(&st.frames[--st.n]);
+  free(st.frames);
+  fr_buf_free(&scratch);
+  return -1;
+}
+
+static int repr_print(void* ctx, const FrArg* args, TVMFFIAny* rv) {
+  ReprWalk walk;
+  FrBuf text;
+  const char* env = getenv("TVM_FFI_REPR_WITH_ADDR");
+  int status, framed = 0;
+  (void)ctx;
+  memset(&walk, 0, sizeof(walk));
+  walk.show_addr = env != NULL && strcmp(env, "1") == 0;
+  fr_buf_init(&text);
+  status = repr_run(&walk, &args[0].value, &text, &framed);
+  if (status == 0 && framed) {
+    /* upstream moves the frame's std::string into a String: always an object */
+    void* obj = text.failed ? NULL : fr_string_object_new(fr_buf_cstr(&text), text.size);
+    if (obj == NULL) {
+      status = text.failed ? fr_raise_oom() : -1;
+    } else {
+      *rv = fr_any_object(obj);
+    }
+  } else if (status == 0) {
+    status = buf_to_str(&text, rv); /* copied from a std::string: small when it fits */
+  }
+  fr_buf_free(&text);
+  repr_walk_free(&walk);
+  return status;
+}
+
+static const FrBuiltin kReprBuiltins[] = {
+    {"ffi.ReprPrint", repr_print, NULL, 1, {FR_T_ANY}, FR_T_STR},
+};
+
+int fr_dataclass_repr_globals(void) {
+  return fr_register_builtins(kReprBuiltins, sizeof(kReprBuiltins) / sizeof(kReprBuiltins[0]));
+}
