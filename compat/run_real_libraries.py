@@ -27,8 +27,10 @@ the error text only.
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -54,12 +56,25 @@ def _run(cmd: List[str], **kwargs) -> None:
     subprocess.check_call(cmd, **kwargs)
 
 
+def _install_ours(python: str) -> None:
+    """Installs this tree (not editable: as a user gets it) into the environment of ``python``.
+
+    setuptools stages a wheel's files in build/lib* and never deletes one there, so a module
+    since moved or deleted would be installed again: the staging directories go first."""
+    for staging in glob.glob(os.path.join(ROOT, "build", "lib.*")):
+        shutil.rmtree(staging)
+    _run([python, "-m", "pip", "install", "-q", "--force-reinstall", "--no-build-isolation",
+          "--no-deps", ROOT])
+
+
 def _venv(work: str, name: str, ours: bool) -> str:
     """The python of venv ``name`` under ``work``, made and filled on first use."""
     path = os.path.join(work, name)
     python = os.path.join(path, "bin", "python")
     marker = os.path.join(path, "ready")
     if os.path.exists(marker):
+        if ours:
+            _install_ours(python)  # the tree may have changed since the last run
         return python
     _run([sys.executable, "-m", "venv", path])
     pip = [python, "-m", "pip", "install", "-q"]
@@ -67,7 +82,7 @@ def _venv(work: str, name: str, ours: bool) -> str:
     _run(pip + DEPENDENCIES)
     _run(pip + ["--no-deps"] + [package for _, package in LIBRARIES.values()])
     if ours:
-        _run(pip + ["--no-build-isolation", "--no-deps", ROOT])
+        _install_ours(python)
     else:
         _run(pip + [f"apache-tvm-ffi=={PINNED}"])
     with open(marker, "w") as f:
