@@ -206,9 +206,9 @@ def _enc_void_p(p, value, scope):
 
 
 def _enc_callable(p, value, scope):
-    from .function import wrap_callable
+    from .function import new_callback_handle
 
-    _enc_made(p, wrap_callable(value), scope)
+    _enc_owned_handle(p, new_callback_handle(value), scope)
 
 
 def _enc_dlpack(p, value, scope):
