@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, Optional
 
 from tvm_ffi_common import abi
 
-from . import arg_setters, dlpack_exchange, rules
+from . import arg_setters, dlpack, dlpack_exchange, rules
 from ._core import ffi, lib
 from .arg_setters import PYTHON_SETTERS, argument_kind
 from .device import Device
@@ -43,6 +43,7 @@ _BIGINT, _OPAQUE_PYOBJECT, _TENSOR = int(TI.kTVMFFIBigInt), int(TI.kTVMFFIOpaque
 _ARRAY, _MAP = int(TI.kTVMFFIArray), int(TI.kTVMFFIMap)
 _CONTAINERS = frozenset({int(TI.kTVMFFIArray), int(TI.kTVMFFIList), int(TI.kTVMFFIMap),
                          int(TI.kTVMFFIDict)})
+_DL_CPU = int(abi.DLDeviceType.kDLCPU)
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _cast = ffi.cast
 _str_or_bytes = lib.tvm_ffi_cffi_str_or_bytes
@@ -206,12 +207,26 @@ def _enc_void_p(p, value, scope):
 
 
 def _enc_callable(p, value, scope):
-    from .function import wrap_callable
+    from .function import new_callback_handle
 
-    _enc_made(p, wrap_callable(value), scope)
+    _enc_owned_handle(p, new_callback_handle(value), scope)
 
 
 def _enc_dlpack(p, value, scope):
+    if hasattr(value, "__dlpack__") and dlpack._published_table(type(value)) is None:
+        # what arg_setters.dlpack_argument does, without a Tensor wrapper made and emptied
+        # (a NumPy array on PyPy: the finalizer of each wrapper costs the GC more than the call)
+        handle = dlpack._import_named(value.__dlpack__(), False, 0, False)
+        if handle is None:
+            raise ValueError("Expect a dltensor field, PyCapsule can only be consumed once")
+        scope.owned.append(handle)
+        device = _cast("DLTensor*", handle + 24).device
+        if (device.device_type != _DL_CPU and scope.device_type != -1 and
+                hasattr(value, "__tvm_ffi_env_stream__")):
+            scope.device_type, scope.device_id = device.device_type, device.device_id
+            scope.stream = value.__tvm_ffi_env_stream__()
+        _set_pod(p, _TENSOR, handle)
+        return
     _enc_made(p, arg_setters.dlpack_argument(value, scope), scope)
 
 

@@ -10,8 +10,8 @@ GIL around it), then the result is checked against the call rules and
 decoded, or the raised error becomes the Python exception of its kind.
 
 A Python callable becomes a Function whose ``safe_call`` is the ``extern
-"Python"`` function :func:`tvm_ffi_cffi_safe_call`, its ``self`` a cffi
-handle of the callable (``ffi.new_handle``), kept alive here until the
+"Python"`` function :func:`tvm_ffi_cffi_safe_call`, its ``self`` a
+number that keys the callable in :data:`_callbacks`, kept there until the
 Function's deleter, the ``extern "Python"`` :func:`tvm_ffi_cffi_release_callback`,
 drops it.
 """
@@ -19,6 +19,7 @@ drops it.
 from __future__ import annotations
 
 import ctypes
+import itertools
 from typing import Any, Callable, Dict, List, Optional
 
 from tvm_ffi_common import abi
@@ -211,8 +212,11 @@ register_class(TI.kTVMFFIFunction, Function)
 # ------------------------------------------------------ Python callables in C
 
 
-#: address of a callable's cffi handle -> the handle (keeps the callable alive for C).
+#: key -> (callable, exchange table) of every Function made from a Python callable that C
+#: still holds. The key is the Function's ``self`` pointer: a plain number, not a cffi
+#: handle (``ffi.new_handle`` and ``ffi.from_handle`` cost more than a dict on PyPy).
 _callbacks: Dict[int, Any] = {}
+_next_key = itertools.count(1).__next__  # atomic: two threads never get the same key
 
 
 @ffi.def_extern()
@@ -220,7 +224,7 @@ def tvm_ffi_cffi_safe_call(handle, args, num_args, result):
     """The ``safe_call`` of every Function made from a Python callable."""
     try:
         reserve_callback_headroom()  # refused near the recursion limit, while it can be said
-        func, exchange_api = ffi.from_handle(handle)
+        func, exchange_api = _callbacks[int(_cast("intptr_t", handle))]
         values = [decode_borrowed(args + i, exchange_api, True) for i in range(num_args)]
         encode_owned(func(*values), result)
         return 0
@@ -232,7 +236,7 @@ def tvm_ffi_cffi_safe_call(handle, args, num_args, result):
 @ffi.def_extern()
 def tvm_ffi_cffi_release_callback(handle):
     """The deleter of those Functions: C no longer holds the callable."""
-    _callbacks.pop(address_of(handle), None)
+    _callbacks.pop(int(_cast("intptr_t", handle)), None)
 
 
 def convert_to_function(func: Callable) -> Function:
@@ -244,20 +248,29 @@ def convert_to_function(func: Callable) -> Function:
     return wrap_callable(func)
 
 
+def new_callback_handle(func: Callable, exchange_api: int = 0) -> int:
+    """An owned handle of a new Function whose call calls ``func`` (see :func:`wrap_callable`);
+    no wrapper is made (an argument's Function is released when its call ends)."""
+    key = _next_key()
+    _callbacks[key] = (func, exchange_api)
+    out = ffi.new("void**")
+    # checked: a callback that cannot even start (at the recursion limit, cffi returns 0 with
+    # no result written) fails the call with a RecursionError, as one with little C stack left
+    if lib.tvm_ffi_runtime_checked_callback_function(_cast("void*", key), _SAFE_CALL,
+                                                     _RELEASE_CALLBACK, out):
+        _callbacks.pop(key, None)
+        raise_last_error()
+    return address_of(out[0])
+
+
+_SAFE_CALL, _RELEASE_CALLBACK = lib.tvm_ffi_cffi_safe_call, lib.tvm_ffi_cffi_release_callback
+
+
 def wrap_callable(func: Callable, exchange_api: int = 0) -> Function:
     """A new Function object whose call calls ``func``, even if ``func`` is a Function; with
     ``exchange_api`` (a DLPack exchange table's address), Tensor arguments reach ``func`` as
     that framework's tensors."""
-    handle = ffi.new_handle((func, exchange_api))
-    _callbacks[address_of(handle)] = handle
-    out = ffi.new("void**")
-    # checked: a callback that cannot even start (at the recursion limit, cffi returns 0 with
-    # no result written) fails the call with a RecursionError, as one with little C stack left
-    if lib.tvm_ffi_runtime_checked_callback_function(handle, lib.tvm_ffi_cffi_safe_call,
-                                                     lib.tvm_ffi_cffi_release_callback, out):
-        _callbacks.pop(address_of(handle), None)
-        raise_last_error()
-    return wrap_owned(address_of(out[0]), int(TI.kTVMFFIFunction))
+    return wrap_owned(new_callback_handle(func, exchange_api), int(TI.kTVMFFIFunction))
 
 
 # ------------------------------------------------------------ global functions

@@ -78,6 +78,11 @@ def construct_nested(constructor: str, items: List[Any], context: Optional[CallS
     nested 20,000 deep): a stack of levels, not recursion, each level's children made first
     and passed to it as objects (released as soon as it exists); a container that contains
     itself is a ``RecursionError``."""
+    for item in items:
+        if type(item) in _NESTED:
+            break
+    else:  # flat, the usual case: one constructor call, no levels to keep
+        return _construct(constructor, items, context)
     # each level: source, constructor, items, their values so far, next position, made children
     path: List[list] = [[None, constructor, items, [], 0, []]]
     on_path = set()
