@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from . import config
+from .compare import assert_agree
 from .workers import HarnessError
 
 
@@ -56,3 +57,11 @@ def test_registers_resolve_inside_argument_lists(pool):
         assert not any(r[0] == "args-raise" for r in records), (name, records)
         log = records[-2]
         assert log[0] == "callback-log" and log[1][0][1][0][0] == "list", (name, log)
+
+
+def test_a_fault_leaves_no_reply_behind(pool):
+    """A request every worker refuses still has each worker's reply read: the next request
+    gets its own replies, not ones left over (which made every later property fail)."""
+    with pytest.raises(HarnessError):
+        pool.run("echo", [("reg", 0)])
+    assert_agree(pool.run("dump", [("int", 5)]), [("int", 5)], "the next request")

@@ -167,7 +167,16 @@ class Pool:
         """``{front end: reply}`` for one request sent to every (or ``only`` the named) worker."""
         names = only or list(self.workers)
         sent = {name: self.workers[name].send(op, payload) for name in names}
-        return {name: self.workers[name].receive(sent[name]) for name in names}
+        replies: Dict[str, Any] = {}
+        fault: Optional[HarnessError] = None
+        for name in names:  # every reply is read, so that none is left for the next request
+            try:
+                replies[name] = self.workers[name].receive(sent[name])
+            except HarnessError as error:
+                fault = fault or error
+        if fault is not None:
+            raise fault
+        return replies
 
     def isolated(self, frontend: str) -> Worker:
         """A second worker for ``frontend`` that serves cases which may crash it."""
