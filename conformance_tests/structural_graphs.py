@@ -87,7 +87,7 @@ def _positions(recipe: Any, path: Tuple[int, ...] = ()) -> List[Tuple[Tuple[int,
                     found += _positions(item, path + (i, j))
             elif isinstance(child, tuple):
                 found += _positions(child, path + (i,))
-    elif isinstance(recipe, tuple) and len(recipe) == 2 and not isinstance(recipe[0], str):
+    elif _is_pair(recipe):
         for i, item in enumerate(recipe):  # a (key, value) pair
             found += _positions(item, path + (i,))
     return found
@@ -95,6 +95,11 @@ def _positions(recipe: Any, path: Tuple[int, ...] = ()) -> List[Tuple[Tuple[int,
 
 _COMPOSITES = {"Array", "List", "Map", "Dict", "node", "dag", "const", "custom", "func", "let",
                "typed"}
+
+
+def _is_pair(recipe: Any) -> bool:
+    """Whether a position of :func:`_positions` is a map entry's ``(key, value)`` pair."""
+    return isinstance(recipe, tuple) and len(recipe) == 2 and not isinstance(recipe[0], str)
 
 
 def _replace(recipe: Any, path: Tuple[int, ...], new: Any) -> Any:
@@ -109,8 +114,9 @@ def _replace(recipe: Any, path: Tuple[int, ...], new: Any) -> Any:
 def _edit(recipe: Any, choice: int, kind: str, leaf: Any) -> Any:
     """``recipe`` with one edit of ``kind`` at its ``choice``-th position (modulo)."""
     positions = _positions(recipe)
-    if kind == "leaf":
-        path, _ = positions[choice % len(positions)]
+    if kind == "leaf":  # any subgraph, but not a map's (key, value) pair: it is no subgraph
+        subgraphs = [(path, r) for path, r in positions if not _is_pair(r)]
+        path, _ = subgraphs[choice % len(subgraphs)]
         return _replace(recipe, path, leaf)
     sequences = [(path, r) for path, r in positions
                  if isinstance(r, tuple) and r and r[0] in ("Array", "List", "Map", "Dict")

@@ -49,3 +49,22 @@ def test_structural_operations_agree(pool, case):
     (report,) = assert_agree(pool.run("structural", [case]), case, "structural results differ")
     equal = report["equal"] if isinstance(report, dict) else None
     event(f"{case['how']}: equal={equal[0][1] if equal and equal[0][0] == 'bool' else equal}")
+
+
+def _well_formed(recipe) -> bool:
+    """Whether every map of a graph recipe holds (key, value) pairs, at any depth."""
+    if not isinstance(recipe, tuple) or not recipe or not isinstance(recipe[0], str):
+        return True
+    if recipe[0] in ("Map", "Dict"):
+        return all(G._is_pair(item) and _well_formed(item[0]) and _well_formed(item[1])
+                   for item in recipe[1])
+    return all(_well_formed(child) for part in recipe[1:]
+               for child in (part if isinstance(part, list) else [part]))
+
+
+@conformance(examples=300)
+@given(G.cases())
+def test_edited_twins_are_well_formed_graphs(case):
+    """The twin edits keep every map's entries pairs (a leaf that replaced a whole entry made a
+    malformed map, which every worker refused as a fault of the suite)."""
+    assert _well_formed(case["lhs"]) and _well_formed(case["rhs"]), case
