@@ -136,3 +136,75 @@ def test_the_cffi_core_carries_scalable_vector_dtypes():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.split() == ["float32xvscalex4", "-4", "int8xvscalex32768", "-32768"], \
         done.stderr
+
+
+def _dltensor_fields(address: int) -> tuple:
+    from tvm_ffi_common import abi
+
+    t = abi.DLManagedTensor.from_address(address).dl_tensor
+    return (t.data, t.device.device_type, t.device.device_id, t.ndim, t.dtype.code, t.dtype.bits,
+            t.dtype.lanes, bool(t.shape), bool(t.strides), [t.shape[i] for i in range(t.ndim)],
+            [t.strides[i] for i in range(t.ndim)], t.byte_offset)
+
+
+def _array_views():
+    """NumPy arrays in the forms a kernel argument takes: every DLPack dtype and some it lacks,
+    other byte orders, 0-d and empty arrays, sliced, reversed, transposed, read-only, and
+    size-1 dimensions with strides no layout would give them."""
+    import numpy as np
+    from numpy.lib.stride_tricks import as_strided
+
+    base = np.arange(24, dtype="int64")
+    yield base.reshape(2, 3, 4)
+    yield base.reshape(2, 3, 4)[:, ::2, ::-1]
+    yield base.reshape(4, 6).T
+    yield base[::5]
+    yield base[:0]
+    yield np.zeros(())
+    yield as_strided(base, shape=(1, 3), strides=(8 * 7, 8))
+    yield as_strided(base, shape=(3, 1), strides=(8, 3))  # a stride no multiple of 8
+    yield base.view("int32")[1::2]
+    yield np.broadcast_to(base[:1], (3, 4))  # read-only, strides 0
+    read_only = base.copy()
+    read_only.flags.writeable = False
+    yield read_only
+    for dtype in ("?", "i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f2", "f4", "f8", "c8",
+                  "c16", "g", "G", ">f4", ">i8", "O", "M8[s]", "U3", "V4"):
+        yield np.zeros((2, 3), dtype=dtype)
+
+
+def test_buffer_managed_tensors_describe_arrays_as_dlpack_does():
+    """What the cffi core passes for an exact NumPy array without calling ``__dlpack__`` is the
+    tensor ``__dlpack__`` gives, field for field, or nothing (it then asks ``__dlpack__``); its
+    deleter hands the array back."""
+    np = pytest.importorskip("numpy")
+    from tvm_ffi_common import abi, pycapi
+
+    convention = pycapi.buffer_tensor_convention(np)
+    assert convention is not None, np.__version__  # 2.0 and 2.4 each have one
+    built = 0
+    for array in _array_views():
+        before = sys.getrefcount(array)
+        managed = pycapi.buffer_managed_tensor(array, convention)
+        try:
+            capsule = array.__dlpack__()
+        except (BufferError, TypeError):
+            assert managed is None, array.dtype
+            continue
+        expected = _dltensor_fields(pycapi.capsule_pointer(capsule, b"dltensor"))
+        del capsule
+        if managed is None:  # only where the fast path is not promised
+            assert (not array.flags.writeable or not array.dtype.isnative or array.ndim == 0 or
+                    array.dtype.kind not in "biufc" or array.dtype.itemsize > 16 or
+                    array.dtype in (np.longdouble, np.clongdouble) or
+                    any(stride % array.itemsize for stride in array.strides)), array.dtype
+            continue
+        built += 1
+        assert _dltensor_fields(managed) == expected, (array.dtype, array.shape, array.strides)
+        assert sys.getrefcount(array) == before + 1  # the buffer holds the array
+        deleter = abi.DLManagedTensor.from_address(managed).deleter
+        deleter(ctypes.cast(managed, ctypes.POINTER(abi.DLManagedTensor)))
+        assert sys.getrefcount(array) == before
+    assert built >= 20
+    assert pycapi.buffer_managed_tensor(memoryview(bytearray(8)), False) is None  # no NumPy array
+    assert pycapi.buffer_managed_tensor(np.matrix([[1.0]]), False) is None  # a subclass

@@ -97,14 +97,13 @@ def _import_named(capsule: Any, versioned: bool, require_alignment: int,
     """The Tensor handle made from ``capsule`` if it is a live capsule of that form, else None."""
     from . import shortcuts
 
-    name = _DLTENSOR_VERSIONED if versioned else _DLTENSOR
-    if not pycapi.capsule_is_valid(capsule, name):
+    managed = pycapi.capsule_pointer(capsule, _DLTENSOR_VERSIONED if versioned else _DLTENSOR)
+    if managed is None:
         return None
-    handle = shortcuts.import_managed_tensor(pycapi.capsule_get_pointer(capsule, name), versioned,
-                                             require_alignment, require_contiguous)
-    # The runtime owns the managed tensor now; the capsule must not release it.
-    pycapi.capsule_set_destructor(capsule, None)
-    pycapi.capsule_set_name(capsule, _USED_NAME[versioned])
+    handle = shortcuts.import_managed_tensor(managed, versioned, require_alignment,
+                                             require_contiguous)
+    # The runtime owns the managed tensor now: the capsule is renamed and must not release it.
+    pycapi.capsule_mark_used(capsule, _USED_NAME[versioned])
     return handle
 
 

@@ -13,6 +13,7 @@
 #include <dlpack/dlpack.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int address_of(PyObject* value, void** out) {
   if (value == Py_None) {
@@ -94,6 +95,155 @@ static PyObject* capsule_set_destructor(PyObject* self, PyObject* args) {
     return NULL;
   }
   Py_RETURN_NONE;
+}
+
+
+/* capsule_pointer(capsule, name): the pointer of a live capsule named `name` (bytes), or None
+ * (PyCapsule_IsValid and PyCapsule_GetPointer in one crossing: each costs one on PyPy). */
+static PyObject* capsule_pointer(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  const char* name;
+  (void)self;
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "capsule_pointer expects 2 arguments");
+    return NULL;
+  }
+  if (name_of(args[1], &name) < 0) return NULL;
+  if (!PyCapsule_IsValid(args[0], name)) Py_RETURN_NONE;
+  return PyLong_FromVoidPtr(PyCapsule_GetPointer(args[0], name));
+}
+
+/* capsule_mark_used(capsule, used_name): what a DLPack consumer does to the capsule it took,
+ * in one crossing: no destructor, renamed `used_name` (an address from static_name). */
+static PyObject* capsule_mark_used(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  void* used;
+  (void)self;
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "capsule_mark_used expects 2 arguments");
+    return NULL;
+  }
+  if (address_of(args[1], &used) < 0 || PyCapsule_SetDestructor(args[0], NULL) != 0 ||
+      PyCapsule_SetName(args[0], (const char*)used) != 0) {
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
+/*
+ * buffer_managed_tensor(array, null_contiguous_strides): the DLManagedTensor a NumPy array's
+ * __dlpack__() would hand over, built from its buffer in one call (on PyPy each crossing into
+ * the C API emulation costs more than the whole call it serves, and __dlpack__ takes five).
+ * The address is returned, the caller owning the managed tensor; None for anything but an
+ * exact numpy.ndarray, and where __dlpack__ would describe the array differently or refuse it
+ * (read-only, another byte order, a dtype DLPack lacks, strides that are no multiple of the
+ * item size, 0-d): the caller then asks __dlpack__ itself. NumPy 2.0 leaves the strides of a
+ * C-contiguous array NULL, 2.4 does not: null_contiguous_strides says which this
+ * NumPy does, as pycapi.buffer_tensor_convention finds out.
+ */
+typedef struct {
+  DLManagedTensor managed;
+  Py_buffer view; /* holds the array (view.obj) until the deleter releases it */
+  int64_t dims[];  /* shape, then strides in elements */
+} BufferTensor;
+
+static void buffer_tensor_deleter(DLManagedTensor* managed) {
+  BufferTensor* self = (BufferTensor*)managed;
+  PyGILState_STATE state = PyGILState_Ensure();
+  PyBuffer_Release(&self->view);
+  PyGILState_Release(state);
+  free(self);
+}
+
+/* The DLPack dtype code of a buffer format NumPy's __dlpack__ also exports; -1 for others. */
+static int dlpack_code_of_format(const char* format) {
+  if (format[0] == 'Z') return (format[1] == 'f' || format[1] == 'd') && format[2] == 0 ? kDLComplex : -1;
+  if (format[0] == 0 || format[1] != 0) return -1;
+  switch (format[0]) {
+    case '?': return kDLBool;
+    case 'b': case 'h': case 'i': case 'l': case 'q': return kDLInt;
+    case 'B': case 'H': case 'I': case 'L': case 'Q': return kDLUInt;
+    case 'e': case 'f': case 'd': return kDLFloat;
+    default: return -1;
+  }
+}
+
+/* The leading fields of NumPy's array object, the same since NumPy 1.0 (and in 2.x). The
+ * buffer protocol gives the same data, shape and item size, but for a contiguous array it
+ * gives canonical strides where a size-1 dimension's own may differ; __dlpack__ exports the
+ * array's own, which are read here once the buffer confirms the fields are where expected. */
+typedef struct {
+  PyObject_HEAD
+  char* data;
+  int nd;
+  Py_ssize_t* dimensions;
+  Py_ssize_t* strides;
+} NumpyArrayHead;
+
+/* NumPy's C-contiguity (its flag): row-major strides where a dimension is longer than 1, or
+ * no element at all. */
+static int is_c_contiguous(const NumpyArrayHead* head, Py_ssize_t itemsize) {
+  Py_ssize_t expected = itemsize;
+  int i;
+  for (i = 0; i < head->nd; ++i) {
+    if (head->dimensions[i] == 0) return 1;
+  }
+  for (i = head->nd - 1; i >= 0; --i) {
+    if (head->dimensions[i] == 1) continue;
+    if (head->strides[i] != expected) return 0;
+    expected *= head->dimensions[i];
+  }
+  return 1;
+}
+
+static PyObject* buffer_managed_tensor(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  const NumpyArrayHead* head;
+  Py_buffer view;
+  BufferTensor* out;
+  int code, i, null_contiguous_strides;
+  (void)self;
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "buffer_managed_tensor expects 2 arguments");
+    return NULL;
+  }
+  if ((null_contiguous_strides = PyObject_IsTrue(args[1])) < 0) return NULL;
+  if (strcmp(Py_TYPE(args[0])->tp_name, "numpy.ndarray") != 0) Py_RETURN_NONE; /* exact type */
+  if (PyObject_GetBuffer(args[0], &view, PyBUF_RECORDS) != 0) { /* strided, writable, format */
+    PyErr_Clear();
+    Py_RETURN_NONE;
+  }
+  head = (const NumpyArrayHead*)args[0];
+  code = view.format != NULL ? dlpack_code_of_format(view.format) : -1;
+  /* 0-d: NumPy versions differ in which of shape and strides they leave NULL */
+  if (head->data != view.buf || head->nd != view.ndim || view.ndim == 0 || view.ndim > 64 ||
+      view.itemsize > 16) {
+    code = -1;
+  }
+  for (i = 0; code >= 0 && i < view.ndim; ++i) {
+    if (head->dimensions[i] != view.shape[i] || head->strides[i] % view.itemsize != 0) code = -1;
+  }
+  if (code < 0 ||
+      (out = malloc(sizeof(BufferTensor) + 2 * (size_t)view.ndim * sizeof(int64_t))) == NULL) {
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+  }
+  out->view = view;
+  for (i = 0; i < view.ndim; ++i) {
+    out->dims[i] = view.shape[i];
+    out->dims[view.ndim + i] = head->strides[i] / view.itemsize;
+  }
+  out->managed.dl_tensor.data = view.buf;
+  out->managed.dl_tensor.device.device_type = kDLCPU;
+  out->managed.dl_tensor.device.device_id = 0;
+  out->managed.dl_tensor.ndim = view.ndim;
+  out->managed.dl_tensor.dtype.code = (uint8_t)code;
+  out->managed.dl_tensor.dtype.bits = (uint8_t)(view.itemsize * 8);
+  out->managed.dl_tensor.dtype.lanes = 1;
+  out->managed.dl_tensor.shape = out->dims;
+  out->managed.dl_tensor.strides =
+      null_contiguous_strides && is_c_contiguous(head, view.itemsize) ? NULL : out->dims + view.ndim;
+  out->managed.dl_tensor.byte_offset = 0;
+  out->managed.manager_ctx = NULL;
+  out->managed.deleter = buffer_tensor_deleter;
+  return PyLong_FromVoidPtr(out);
 }
 
 static PyObject* new_reference(PyObject* self, PyObject* value) {
@@ -237,6 +387,9 @@ static PyMethodDef methods[] = {
     {"capsule_get_pointer", capsule_get_pointer, METH_VARARGS, NULL},
     {"capsule_set_name", capsule_set_name, METH_VARARGS, NULL},
     {"capsule_set_destructor", capsule_set_destructor, METH_VARARGS, NULL},
+    {"capsule_pointer", (PyCFunction)(void (*)(void))capsule_pointer, METH_FASTCALL, NULL},
+    {"capsule_mark_used", (PyCFunction)(void (*)(void))capsule_mark_used, METH_FASTCALL, NULL},
+    {"buffer_managed_tensor", (PyCFunction)(void (*)(void))buffer_managed_tensor, METH_FASTCALL, NULL},
     {"new_reference", new_reference, METH_O, NULL},
     {"object_at", object_at, METH_O, NULL},
     {"take_reference", take_reference, METH_O, NULL},

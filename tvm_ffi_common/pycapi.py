@@ -14,7 +14,7 @@ as it lives, so names given to capsules come from :func:`static_name`.
 from __future__ import annotations
 
 import ctypes
-from typing import Any, List
+from typing import Any, List, Optional
 
 from . import _pycapi
 
@@ -29,6 +29,21 @@ capsule_get_pointer = _pycapi.capsule_get_pointer
 capsule_set_name = _pycapi.capsule_set_name
 #: ``PyCapsule_SetDestructor(capsule, destructor)`` (an address, or None for none).
 capsule_set_destructor = _pycapi.capsule_set_destructor
+#: ``capsule_pointer(capsule, name)``: the pointer of a live capsule named ``name`` (bytes),
+#: or None (``PyCapsule_IsValid`` and ``PyCapsule_GetPointer`` in one call: on PyPy each call
+#: into the C API emulation costs more than a kernel call).
+capsule_pointer = _pycapi.capsule_pointer
+#: ``capsule_mark_used(capsule, name)``: a DLPack consumer took the capsule's tensor: no
+#: destructor, renamed ``name`` (an address from :func:`static_name`).
+capsule_mark_used = _pycapi.capsule_mark_used
+#: ``buffer_managed_tensor(array, null_contiguous_strides)``: the address of the
+#: ``DLManagedTensor`` (the caller owns it) that a NumPy array's ``__dlpack__()`` would give,
+#: built from the array's buffer in one call; None where ``__dlpack__`` would describe the
+#: array otherwise or refuse it (read-only, another byte order, a dtype DLPack lacks, strides
+#: no multiple of the item size, 0-d), and for anything but an exact ``numpy.ndarray`` (other
+#: buffers define no DLPack export to agree with). ``null_contiguous_strides``: this NumPy's
+#: convention, from :func:`buffer_tensor_convention`.
+buffer_managed_tensor = _pycapi.buffer_managed_tensor
 
 #: The C destructor of the DLPack capsules we export: a capsule no consumer took (still
 #: named ``dltensor_versioned`` or ``dltensor``) calls its managed tensor's deleter.
@@ -60,6 +75,43 @@ take_deferred = _pycapi.take_deferred
 err_occurred = _pycapi.err_occurred
 #: ``PyErr_CheckSignals()``: runs pending signal handlers, raising what one raises.
 check_signals = _pycapi.check_signals
+
+
+def buffer_tensor_convention(numpy: Any) -> Optional[bool]:
+    """The ``null_contiguous_strides`` under which :func:`buffer_managed_tensor` describes this
+    NumPy's arrays (``numpy``: the module) field for field as their ``__dlpack__()`` does,
+    checked on a few layouts; None if under neither (then ask ``__dlpack__`` every time).
+
+    NumPy versions differ in what their exports leave NULL: 2.0 the strides of a C-contiguous
+    array, 2.4 nothing.
+    """
+    from .abi import DLManagedTensor
+
+    def fields(managed: int) -> tuple:
+        t = DLManagedTensor.from_address(managed).dl_tensor
+        return (t.data, t.device.device_type, t.device.device_id, t.ndim, t.byte_offset,
+                t.dtype.code, t.dtype.bits, t.dtype.lanes, bool(t.shape), bool(t.strides),
+                t.shape[:t.ndim] if t.shape else None, t.strides[:t.ndim] if t.strides else None)
+
+    def agrees(array: Any, null_contiguous_strides: bool) -> bool:
+        managed = buffer_managed_tensor(array, null_contiguous_strides)
+        if managed is None:
+            return False
+        tensor = DLManagedTensor.from_address(managed)
+        try:
+            capsule = array.__dlpack__()
+            return fields(managed) == fields(capsule_pointer(capsule, b"dltensor"))
+        finally:
+            tensor.deleter(ctypes.pointer(tensor))
+
+    grid = numpy.arange(24, dtype="float32").reshape(2, 3, 4)
+    odd = numpy.lib.stride_tricks.as_strided(grid, shape=(1, 3), strides=(28, 4))
+    probes = (grid, grid[:, ::2, ::-1], grid[0].T, grid[:1, :1], grid[:0], grid.ravel(), odd,
+              numpy.ones(3, dtype="bool"), numpy.ones(3, dtype="complex128"))
+    for convention in (False, True):
+        if all(agrees(array, convention) for array in probes):
+            return convention
+    return None
 
 
 def interpreter_function(name: str) -> int:
