@@ -1,6 +1,6 @@
 """Times the same calls under tvm_ffi_ref, tvm_ffi_fast and upstream tvm_ffi.
 
-    python benchmarks/bench_calls.py [--json FILE] [--repeat N] [--frontends ...]
+    python benchmarks/bench_calls.py [--json FILE] [--repeat N] [--rounds N] [--frontends ...]
     pypy3 benchmarks/bench_calls.py --cpython PYTHON   # PyPy-fast against upstream on CPython
 
 The front ends "pypy-fast" and "pypy-ref" are ours run by PyPy (``--pypy`` names it, or the
@@ -17,7 +17,8 @@ the geometric means of the ratios, over all rows and over the PyTorch rows
 build) and the others apart; the reference skips the 1e4-object graph rows
 (``REF_SKIPS``). Machines here are shared and noisy: compare the ratios of
 one run, not absolute times across runs. Each timing is the best of
-``--repeat`` rounds.
+``--repeat`` loops in each of ``--rounds`` processes per front end, the front ends taking
+turns (so that a change of load weighs on all of them).
 """
 
 from __future__ import annotations
@@ -290,6 +291,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="also write the table as JSON to this file")
     parser.add_argument("--repeat", type=int, default=5, help="rounds per shape (best is kept)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="fresh processes per front end, taken in turn (best is kept): a "
+                             "shared machine's load then weighs on each front end alike")
     parser.add_argument("--frontends", nargs="+", choices=list(FRONTENDS),
                         default=["upstream", "pypy-fast"] if ON_PYPY else ["upstream", "fast", "ref"])
     parser.add_argument("--cpython", default=None if ON_PYPY else sys.executable,
@@ -307,9 +311,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     if any(f.startswith("pypy-") for f in args.frontends) and args.pypy is None:
         parser.error("--pypy names the PyPy that runs the pypy-* front ends")
     library = build_kernels(args.cpython)
-    results = {f: measure(f, library, args.repeat,
-                          args.pypy if f.startswith("pypy-") else args.cpython)
-               for f in args.frontends}
+    results: Dict[str, Optional[Dict[str, float]]] = {f: {} for f in args.frontends}
+    for _ in range(args.rounds):
+        for f in args.frontends:
+            measured = measure(f, library, args.repeat,
+                               args.pypy if f.startswith("pypy-") else args.cpython)
+            kept = results[f]
+            if measured is None or kept is None:
+                results[f] = None
+                continue
+            for name, ns in measured.items():
+                kept[name] = min(ns, kept.get(name, math.inf))
     report = table(results)
     print_table(report, args.frontends)
     if args.json:

@@ -70,9 +70,7 @@ class CallScope(arg_setters.CallScope):
 
 
 def _raise_last_error() -> None:
-    from .function import raise_last_error
-
-    raise_last_error()
+    _function.raise_last_error()
 
 
 def address_of(p: Any) -> int:
@@ -191,15 +189,11 @@ def _enc_device(p, value, scope):
 
 
 def _enc_sequence(p, value, scope):
-    from .shortcuts import new_array_handle
-
-    _enc_owned_handle(p, new_array_handle(list(value), scope), scope)
+    _enc_owned_handle(p, _shortcuts.new_array_handle(list(value), scope), scope)
 
 
 def _enc_dict(p, value, scope):
-    from .shortcuts import new_map_handle
-
-    _enc_owned_handle(p, new_map_handle(list(value.items()), False, scope), scope)
+    _enc_owned_handle(p, _shortcuts.new_map_handle(list(value.items()), False, scope), scope)
 
 
 def _enc_void_p(p, value, scope):
@@ -208,9 +202,7 @@ def _enc_void_p(p, value, scope):
 
 
 def _enc_callable(p, value, scope):
-    from .function import new_callback_handle
-
-    _enc_owned_handle(p, new_callback_handle(value), scope)
+    _enc_owned_handle(p, _function.new_callback_handle(value), scope)
 
 
 def _enc_dlpack(p, value, scope):
@@ -547,3 +539,8 @@ def set_device_class(cls: type) -> None:
     """Makes ``cls`` (Device or a subclass) the class of devices returned from calls."""
     global _device_class
     _device_class = cls
+
+
+# Imported last, as modules (their names looked up per call): they import this one. A
+# function-level import costs PyPy an importlib lookup with module locks on every call.
+from . import function as _function, shortcuts as _shortcuts  # noqa: E402

@@ -36,7 +36,8 @@ from .object import Object, register_class, wrap_owned
 TI = abi.TVMFFITypeIndex
 _NULL = ffi.NULL
 _cast = ffi.cast
-_FRAME_SLOTS = 8
+_FRAME_SLOTS = 16  # a frame's first argument array; it grows for longer calls
+_KEPT_SLOTS = 4096  # up to this many
 
 __all__ = ["Function", "convert_to_function", "finish_call", "get_global_func",
            "raise_last_error", "take_last_error", "wrap_callable"]
@@ -45,12 +46,23 @@ __all__ = ["Function", "convert_to_function", "finish_call", "get_global_func",
 class _Frame(CallScope):
     """The C memory and scope of one call in flight (taken from :data:`_FRAMES`)."""
 
-    __slots__ = ("args", "result")
+    __slots__ = ("args", "capacity", "result")
 
     def __init__(self) -> None:
         super().__init__()
         self.args = ffi.new("TVMFFIAny[]", _FRAME_SLOTS)
+        self.capacity = _FRAME_SLOTS
         self.result = ffi.new("TVMFFIAny*")
+
+    def args_for(self, num_args: int) -> Any:
+        """The frame's argument array, grown to hold ``num_args`` (a cffi array made per call
+        costs PyPy more than the call: a list of 10 converted to an Array took twice as long)."""
+        if num_args > _KEPT_SLOTS:  # a huge call: its array is not kept in the pool
+            return ffi.new("TVMFFIAny[]", num_args)
+        if num_args > self.capacity:
+            self.capacity = min(max(num_args, 2 * self.capacity), _KEPT_SLOTS)
+            self.args = ffi.new("TVMFFIAny[]", self.capacity)
+        return self.args
 
     def reset(self) -> None:
         """Ready for the next call: temporaries dropped, no framework context."""
@@ -111,7 +123,7 @@ def call_packed(safe_call: Any, handle: Any, args: Any, context: Optional[CallSc
     frame = _FRAMES.pop() if _FRAMES else _Frame()
     try:
         num_args = len(args)
-        packed = frame.args if num_args <= _FRAME_SLOTS else ffi.new("TVMFFIAny[]", num_args)
+        packed = frame.args if num_args <= frame.capacity else frame.args_for(num_args)
         for i in range(num_args):
             encode(packed + i, args[i], frame)
         result = frame.result
