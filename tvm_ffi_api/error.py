@@ -207,7 +207,16 @@ def raise_taken_error(err: Optional[Error]) -> None:
         pending = take_pending_signal_error()
         if pending is not None:
             raise pending
-    raise err.py_error()
+    try:
+        exception = err.py_error()
+    except ctypes.ArgumentError as failure:
+        # At the recursion limit, building the exception can fail inside a ctypes call, which
+        # hides the RecursionError in an ArgumentError: the one to raise is still that.
+        if "RecursionError" not in str(failure):
+            raise
+        raise RecursionError(f"maximum recursion depth exceeded while raising {err.kind}: "
+                             f"{err.message}") from None
+    raise exception
 
 
 def exception_to_error(exception: BaseException) -> Error:

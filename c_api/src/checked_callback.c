@@ -7,7 +7,8 @@
  * callback function" and returns zero: a success, with the result never
  * written, which the kernel takes for None. The Function made here calls such
  * a callback with the result marked as unwritten; a callback that returns 0
- * and leaves the mark never ran, and the call fails with a RecursionError.
+ * and leaves the mark never ran (or, in tvm_ffi_fast's cffi core, could not
+ * report its error for want of room), and the call fails with a RecursionError.
  *
  * It also refuses to enter the callback, with a RecursionError, when the
  * thread's C stack is nearly exhausted (stack_room.c): callbacks nested
@@ -44,8 +45,8 @@ static int checked_safe_call(void* self, const TVMFFIAny* args, int32_t num_args
   if (status == 0 && result->type_index == UNWRITTEN) {
     *result = before;
     TVMFFIErrorSetRaisedFromCStr("RecursionError",
-                                 "maximum recursion depth exceeded: the Python callback could "
-                                 "not start");
+                                 "maximum recursion depth exceeded: the Python callback could not "
+                                 "start or report its error");
     return -1;
   }
   if (status != 0 && result->type_index == UNWRITTEN) *result = before;

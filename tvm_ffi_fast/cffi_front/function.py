@@ -29,7 +29,6 @@ from ._core import ffi, lib
 from .convert import (CallScope, address_of, decode_borrowed, decode_owned, encode,
                       encode_owned, result_is_sound, result_violation)
 from .error import Error, exception_to_error_raised, raise_taken_error
-from .error_crossing import reserve_callback_headroom
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
 from .object import Object, register_class, wrap_owned
 
@@ -231,11 +230,17 @@ _callbacks: Dict[int, Any] = {}
 _next_key = itertools.count(1).__next__  # atomic: two threads never get the same key
 
 
-@ffi.def_extern()
+def _unreported_callback_failure(kind: type, exception: BaseException, traceback: Any) -> int:
+    """What cffi returns when :func:`tvm_ffi_cffi_safe_call` fails to report its own error (at
+    the recursion limit: nothing it calls has room): 0 with no result written, which the
+    checked Function turns into a ``RecursionError``. It calls nothing, so it has room."""
+    return 0
+
+
+@ffi.def_extern(onerror=_unreported_callback_failure)
 def tvm_ffi_cffi_safe_call(handle, args, num_args, result):
     """The ``safe_call`` of every Function made from a Python callable."""
     try:
-        reserve_callback_headroom()  # refused near the recursion limit, while it can be said
         func, exchange_api = _callbacks[int(_cast("intptr_t", handle))]
         values = [decode_borrowed(args + i, exchange_api, True) for i in range(num_args)]
         encode_owned(func(*values), result)
