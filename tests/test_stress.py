@@ -184,3 +184,22 @@ def test_raising_through_nested_callbacks_is_linear_in_the_depth(stress_library,
         assert per_level == int(per_level) and 1 <= per_level <= 8, rows
         # and the frames are not rebuilt from text at every level (quadratic: ~depth^2 / 2)
         assert deep[2] <= 4 * deep[0], rows
+
+
+@pytest.mark.parametrize("frontend", ["fast", "ref", "fast-cffi"])
+def test_a_call_holds_its_list_and_dict_arguments(frontend):
+    """Each core holds a call's List and Dict arguments (once each, however often passed) for
+    the whole call, and nothing else: seen from a Python callback inside the call."""
+    from frontend_harness import FRONTEND_IMPORTS
+
+    out = run_python(FRONTEND_IMPORTS[frontend] + """
+from tvm_ffi_common.capi import LIB
+held = LIB.tvm_ffi_runtime_object_held
+seen = []
+look = api.convert(lambda *values: seen.extend(held(v._handle) for v in values))
+lst, dct, arr = api.List([1]), api.Dict({1: 2}), api.Array([1])
+look(lst, dct, arr, lst)
+look(arr)
+print(seen, held(lst._handle), held(dct._handle))
+""")
+    assert out.split("\n")[0] == "[1, 1, 0, 1, 0] 0 0", out

@@ -41,6 +41,7 @@ _SMALL_STR, _SMALL_BYTES, _POD_END = int(TI.kTVMFFISmallStr), int(TI.kTVMFFISmal
 _BIGINT, _OPAQUE_PYOBJECT, _TENSOR = int(TI.kTVMFFIBigInt), int(TI.kTVMFFIOpaquePyObject), \
     int(TI.kTVMFFITensor)
 _ARRAY, _MAP = int(TI.kTVMFFIArray), int(TI.kTVMFFIMap)
+_LIST, _DICT = int(TI.kTVMFFIList), int(TI.kTVMFFIDict)
 _CONTAINERS = frozenset({int(TI.kTVMFFIArray), int(TI.kTVMFFIList), int(TI.kTVMFFIMap),
                          int(TI.kTVMFFIDict)})
 _DL_CPU = int(abi.DLDeviceType.kDLCPU)
@@ -54,9 +55,14 @@ _device_class: type = Device
 
 
 class CallScope(arg_setters.CallScope):
-    """What must outlive one call (``arg_setters.CallScope``), released through cffi."""
+    """What must outlive one call (``arg_setters.CallScope``), released through cffi; and
+    whether a List or Dict may be among its arguments (``may_hold``: the call holds those)."""
 
-    __slots__ = ()
+    __slots__ = ("may_hold",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.may_hold = False
 
     def close(self) -> None:
         """Runs the fixups and drops the temporary references."""
@@ -99,7 +105,10 @@ def _enc_object(p, value, scope):
             _set_pod(p, _DLTENSOR_PTR, view)
             return
         raise ValueError(f"cannot pass an empty {type(value).__name__} (its handle was moved)")
-    _set_pod(p, _cast("TVMFFIObject*", handle).type_index, handle)
+    index = _cast("TVMFFIObject*", handle).type_index
+    _set_pod(p, index, handle)
+    if index == _LIST or index == _DICT:
+        scope.may_hold = True
     exchange_api = value._dlpack_exchange_api
     if exchange_api:
         dlpack_exchange.note_container(scope, exchange_api, handle)
@@ -274,6 +283,7 @@ def _exchange_encoder(address: int) -> Callable:
 
 def _python_setter(setter: Callable) -> Callable:
     def encode_in_python(p, value, scope):
+        scope.may_hold = True  # a rare kind: whatever it writes, the call looks
         _set_pod(p, _NONE, 0)  # the slot may be a reused one: a setter writes only its fields
         setter(abi.TVMFFIAny.from_address(address_of(p)), value, scope)
 

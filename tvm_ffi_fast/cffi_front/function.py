@@ -67,6 +67,7 @@ class _Frame(CallScope):
         """Ready for the next call: temporaries dropped, no framework context."""
         if self.owned or self.keep or self.after:
             self.close()
+        self.may_hold = False
         self.exchange_api = 0
         self.device_type, self.device_id, self.stream = -1, 0, 0
 
@@ -128,7 +129,7 @@ def call_packed(safe_call: Any, handle: Any, args: Any, context: Optional[CallSc
         result = frame.result
         result.type_index = 0
         result.v_int64 = 0
-        held = _hold_containers(packed, num_args)
+        held = _hold_containers(packed, num_args) if frame.may_hold else None
         try:
             if frame.device_type == -1 and not frame.exchange_api:
                 status = safe_call(handle, packed, num_args, result)
