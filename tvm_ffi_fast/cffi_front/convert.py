@@ -18,7 +18,7 @@ and :func:`decode_borrowed` on cffi pointers.
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from tvm_ffi_common import abi, pycapi
 
@@ -77,6 +77,24 @@ class CallScope(arg_setters.CallScope):
 
 def _raise_last_error() -> None:
     _function.raise_last_error()
+
+
+#: ``void**`` out-parameters of C calls, pooled: on PyPy a cffi object made per call (it
+#: escapes into C) costs more than the call it serves. ``take_out`` hands one to a single
+#: call; ``give_back`` returns it once read (one lost to an exception is merely collected).
+_OUT_SLOTS: List[Any] = []
+
+
+def take_out() -> Any:
+    """A ``void**`` for one C call's out-parameter (:func:`give_back` it once read)."""
+    return _OUT_SLOTS.pop() if _OUT_SLOTS else ffi.new("void*[1]")
+
+
+def give_back(out: Any) -> int:
+    """Returns ``out`` to the pool; gives the address it holds."""
+    address = int(_cast("intptr_t", out[0]))
+    _OUT_SLOTS.append(out)
+    return address
 
 
 def address_of(p: Any) -> int:
@@ -240,12 +258,12 @@ def _enc_ndarray(p, value, scope):
     if managed is None:
         _enc_dlpack(p, value, scope)
         return
-    out = ffi.new("void**")
+    out = take_out()
     status = lib.TVMFFITensorFromDLPack(_cast("DLManagedTensor*", managed), 0, 0, out)
+    handle = give_back(out)
     if status != 0:
         _release_managed(managed)
         _raise_last_error()
-    handle = address_of(out[0])
     scope.owned.append(handle)
     _set_pod(p, _TENSOR, handle)
 

@@ -27,7 +27,7 @@ from tvm_ffi_common import abi
 from . import dlpack_exchange, releases, rules
 from ._core import ffi, lib
 from .convert import (CallScope, address_of, decode_borrowed, decode_owned, encode,
-                      encode_owned, result_is_sound, result_violation)
+                      encode_owned, give_back, result_is_sound, result_violation, take_out)
 from .error import Error, exception_to_error_raised, raise_taken_error
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
 from .object import Object, register_class, wrap_owned
@@ -81,9 +81,10 @@ _FRAMES: List[_Frame] = []
 
 def take_last_error() -> Optional[Error]:
     """Moves this thread's raised error out of the runtime."""
-    out = ffi.new("void**")
+    out = take_out()
     lib.TVMFFIErrorMoveFromRaised(out)
-    return None if out[0] == _NULL else wrap_owned(address_of(out[0]), int(TI.kTVMFFIError))
+    handle = give_back(out)
+    return wrap_owned(handle, int(TI.kTVMFFIError)) if handle else None
 
 
 def raise_last_error() -> None:
@@ -271,14 +272,16 @@ def new_callback_handle(func: Callable, exchange_api: int = 0) -> int:
     no wrapper is made (an argument's Function is released when its call ends)."""
     key = _next_key()
     _callbacks[key] = (func, exchange_api)
-    out = ffi.new("void**")
+    out = take_out()
     # checked: a callback that cannot even start (at the recursion limit, cffi returns 0 with
     # no result written) fails the call with a RecursionError, as one with little C stack left
-    if lib.tvm_ffi_runtime_checked_callback_function(_cast("void*", key), _SAFE_CALL,
-                                                     _RELEASE_CALLBACK, out):
+    status = lib.tvm_ffi_runtime_checked_callback_function(_cast("void*", key), _SAFE_CALL,
+                                                           _RELEASE_CALLBACK, out)
+    handle = give_back(out)
+    if status:
         _callbacks.pop(key, None)
         raise_last_error()
-    return address_of(out[0])
+    return handle
 
 
 _SAFE_CALL, _RELEASE_CALLBACK = lib.tvm_ffi_cffi_safe_call, lib.tvm_ffi_cffi_release_callback
@@ -301,11 +304,13 @@ def get_global_func(name: str, allow_missing: bool = False) -> Optional[Function
     if releases.pending:
         releases.drain()
     data = name.encode("utf-8")
-    out = ffi.new("void**")
-    if lib.tvm_ffi_cffi_get_global(data, len(data), out):
+    out = take_out()
+    status = lib.tvm_ffi_cffi_get_global(data, len(data), out)
+    handle = give_back(out)
+    if status:
         raise_last_error()
-    if out[0] == _NULL:
+    if not handle:
         if allow_missing:
             return None
         raise ValueError(f"Cannot find global function {name}")
-    return wrap_owned(address_of(out[0]), int(TI.kTVMFFIFunction))
+    return wrap_owned(handle, int(TI.kTVMFFIFunction))

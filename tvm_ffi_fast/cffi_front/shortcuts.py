@@ -17,7 +17,8 @@ from tvm_ffi_common import abi, pycapi
 
 from . import releases
 from ._core import ffi, lib
-from .convert import CallScope, address_of, decode_borrowed, decode_owned, encode, encode_owned
+from .convert import (CallScope, address_of, decode_borrowed, decode_owned, encode, encode_owned,
+                      give_back, take_out)
 from .dlpack import export_capsule, from_dlpack, import_capsule  # noqa: F401 - the interface
 from .function import call_packed, get_global_func, raise_last_error
 from .object import decref, wrap_owned
@@ -196,7 +197,7 @@ def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,
                           require_contiguous: bool) -> int:
     """An owned Tensor handle taking over the DLPack managed tensor at ``managed``; on failure
     the caller still owns ``managed``."""
-    out = ffi.new("void**")
+    out = take_out()
     if versioned:
         status = lib.TVMFFITensorFromDLPackVersioned(
             _cast("DLManagedTensorVersioned*", managed), require_alignment,
@@ -204,9 +205,10 @@ def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,
     else:
         status = lib.TVMFFITensorFromDLPack(_cast("DLManagedTensor*", managed),
                                             require_alignment, int(require_contiguous), out)
+    handle = give_back(out)
     if status != 0:
         raise_last_error()
-    return address_of(out[0])
+    return handle
 
 
 def take_pending_signal_error():
