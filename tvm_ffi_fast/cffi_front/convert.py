@@ -258,19 +258,14 @@ def _enc_ndarray(p, value, scope):
     if managed is None:
         _enc_dlpack(p, value, scope)
         return
-    out = take_out()
-    status = lib.TVMFFITensorFromDLPack(_cast("DLManagedTensor*", managed), 0, 0, out)
-    handle = give_back(out)
-    if status != 0:
-        _release_managed(managed)
-        _raise_last_error()
+    try:
+        handle = _shortcuts.import_managed_tensor(managed, False, 0, False)
+    except BaseException:  # the managed tensor is still ours
+        tensor = _cast("DLManagedTensor*", managed)
+        tensor.deleter(tensor)
+        raise
     scope.owned.append(handle)
     _set_pod(p, _TENSOR, handle)
-
-
-def _release_managed(managed: int) -> None:
-    tensor = _cast("DLManagedTensor*", managed)
-    tensor.deleter(tensor)
 
 
 #: How this NumPy's __dlpack__ leaves C-contiguous strides (``buffer_tensor_convention``):
