@@ -207,16 +207,19 @@ def raise_taken_error(err: Optional[Error]) -> None:
         pending = take_pending_signal_error()
         if pending is not None:
             raise pending
+    raise _exception_of(err)  # made by a function: no local of this frame holds it (a cycle)
+
+
+def _exception_of(err: Error) -> BaseException:
     try:
-        exception = err.py_error()
+        return err.py_error()
     except ctypes.ArgumentError as failure:
         # At the recursion limit, building the exception can fail inside a ctypes call, which
         # hides the RecursionError in an ArgumentError: the one to raise is still that.
         if "RecursionError" not in str(failure):
             raise
-        raise RecursionError(f"maximum recursion depth exceeded while raising {err.kind}: "
-                             f"{err.message}") from None
-    raise exception
+        return RecursionError(f"maximum recursion depth exceeded while raising {err.kind}: "
+                              f"{err.message}")
 
 
 def exception_to_error(exception: BaseException) -> Error:
