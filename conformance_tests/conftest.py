@@ -56,8 +56,8 @@ def conformance_kernels(tmp_path_factory):
     shared = _tests_conftest()
     # CONFORMANCE_KERNEL_DIR reuses a directory of already compiled kernels (the
     # mutation test hands its own to the suites it runs); builds are cached by source.
-    directory = os.environ.get("CONFORMANCE_KERNEL_DIR") or str(
-        tmp_path_factory.mktemp("conformance-kernels"))
+    directory = os.environ.get("CONFORMANCE_KERNEL_DIR") or shared.shared_temp_dir(
+        tmp_path_factory, "conformance-kernels")
     builder = shared.KernelBuilder(directory, shared.upstream_package_dir())
 
     def build(item):

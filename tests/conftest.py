@@ -64,15 +64,27 @@ class KernelBuilder:
 
     def build(self, name: str, source: str, language: str = "c++", extra_flags=()) -> str:
         """Compiles ``source`` into ``lib<name>.so`` (once per session) and returns its path."""
+        import fcntl
         import hashlib
-        import subprocess
-
-        from tvm_ffi_common import libinfo
 
         digest = hashlib.sha1((language + source + repr(extra_flags)).encode()).hexdigest()[:12]
         target = os.path.join(self.directory, f"lib{name}-{digest}.so")
         if os.path.exists(target):
             return target
+        os.makedirs(self.directory, exist_ok=True)
+        # Another session (an xdist worker, the PyPy job) may build the same kernel into the
+        # same directory: one builds it under the lock, the other then finds it.
+        with open(target + ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not os.path.exists(target):
+                self._compile(name, source, language, extra_flags, target, digest)
+        return target
+
+    def _compile(self, name, source, language, extra_flags, target, digest) -> None:
+        import subprocess
+
+        from tvm_ffi_common import libinfo
+
         suffix = ".cc" if language == "c++" else ".c"
         src = os.path.join(self.directory, f"{name}-{digest}{suffix}")
         with open(src, "w") as f:
@@ -89,7 +101,29 @@ class KernelBuilder:
         if done.returncode != 0:
             raise AssertionError(f"kernel {name} failed to compile:\n{' '.join(cmd)}\n{done.stderr}")
         os.replace(target + ".tmp", target)
-        return target
+
+
+#: Test files that take minutes (each already runs two processes at a time): first in the run,
+#: so that pytest-xdist's other worker takes the short files meanwhile, instead of one worker
+#: finishing a long file alone at the end.
+LONG_FILES = ("test_upstream_suite_subset.py", "test_stress.py")
+
+
+def pytest_collection_modifyitems(items):
+    """Moves the tests of ``LONG_FILES`` first, longest first (the order is otherwise kept)."""
+    order = {name: rank for rank, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: order.get(item.path.name, len(LONG_FILES)))
+
+
+def shared_temp_dir(tmp_path_factory, name: str) -> str:
+    """A temporary directory for build caches, one per test run: under pytest-xdist, the
+    workers share it (their own temporary roots sit in one run root), so each kernel or C++
+    build happens once per run, not once per worker (the builders lock what they build)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        path = tmp_path_factory.getbasetemp().parent / name
+        path.mkdir(exist_ok=True)
+        return str(path)
+    return str(tmp_path_factory.mktemp(name))
 
 
 @pytest.fixture(scope="session")
@@ -101,11 +135,11 @@ def kernels(tmp_path_factory, upstream_dir) -> KernelBuilder:
     directory = os.environ.get("TVM_FFI_KERNEL_DIR")
     if directory:
         os.makedirs(directory, exist_ok=True)
-    return KernelBuilder(directory or str(tmp_path_factory.mktemp("kernels")), upstream_dir)
+    return KernelBuilder(directory or shared_temp_dir(tmp_path_factory, "kernels"), upstream_dir)
 
 
 @pytest.fixture(scope="session")
 def cpp_cache_dir(tmp_path_factory) -> str:
     """A ``TVM_FFI_CACHE_DIR`` shared by the session's tvm_ffi.cpp builds (each C++ build,
     slow on two cores, then happens once per session; see ``cpp_demo.py``)."""
-    return str(tmp_path_factory.mktemp("tvm-ffi-cache"))
+    return shared_temp_dir(tmp_path_factory, "tvm-ffi-cache")

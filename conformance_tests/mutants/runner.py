@@ -80,7 +80,8 @@ def _results(report: str) -> List[tuple]:
 
 def run_pytest(root: str, env: Dict[str, str], seed: int, targets: List[str], report: str,
                timeout: float = PHASE_TIMEOUT) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+    # -n 0: one process, so that -x stops at the first failure and the guard runs first
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider",
                f"--hypothesis-seed={seed}", f"--junitxml={report}"]
     command += [f"--deselect={path}" for path in EXCLUDED] + targets
     return subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
