@@ -16,10 +16,18 @@ would make every front-end comparison flaky.
 
 The whole corpus runs once per front end, in one interpreter each (see
 ``frontend_harness.run_frontend``), the runs in parallel.
+
+``CORPUS_UPSTREAM_RESULTS=file`` keeps upstream's two runs in ``file`` for a later session of
+the same tree: .ci/run's PyPy job compares its front ends with the runs its CPython job made
+(upstream runs on CPython in both), instead of running upstream twice more.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -43,15 +51,51 @@ def corpus_results(corpus_libs):
     Runs: "upstream", "upstream again" (a second, independent upstream run) and
     each front end under test.
     """
-    runs = {"upstream": "upstream", "upstream again": "upstream"}
-    runs.update({frontend: frontend for frontend in FRONTENDS_UNDER_TEST if frontend != "upstream"})
     cases = [(case.id, case.code) for case in ALL_CASES]
+    kept = _kept_upstream_runs(cases, corpus_libs)
+    runs = {} if kept else {"upstream": "upstream", "upstream again": "upstream"}
+    runs.update({frontend: frontend for frontend in FRONTENDS_UNDER_TEST if frontend != "upstream"})
 
     def run(frontend):
         return run_frontend(frontend, cases, setup=SETUP, libs=corpus_libs, introspect="introspect")
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip(runs, pool.map(run, runs.values())))
+        results = dict(zip(runs, pool.map(run, runs.values())))
+    if kept:
+        results.update(kept)
+    else:
+        _keep_upstream_runs(cases, corpus_libs, results)
+    return results
+
+
+def _corpus_key(cases, libs) -> str:
+    """What upstream's results depend on: the cases, the setup, the kernels (their paths name
+    their sources' digests), the harness that runs and normalizes, and the interpreter."""
+    with open(os.path.join(os.path.dirname(__file__), "frontend_harness.py"), "rb") as f:
+        harness = f.read()
+    text = json.dumps([cases, SETUP, sorted(libs.items()), sys.executable], sort_keys=True)
+    return hashlib.sha1(text.encode() + harness).hexdigest()
+
+
+def _kept_upstream_runs(cases, libs):
+    """Upstream's two runs kept by an earlier session for exactly this corpus, or None."""
+    path = os.environ.get("CORPUS_UPSTREAM_RESULTS")
+    if not path or not os.path.exists(path):
+        return None
+    with open(path) as f:
+        kept = json.load(f)
+    if kept.get("key") != _corpus_key(cases, libs):
+        return None
+    return {"upstream": kept["upstream"], "upstream again": kept["upstream again"]}
+
+
+def _keep_upstream_runs(cases, libs, results) -> None:
+    path = os.environ.get("CORPUS_UPSTREAM_RESULTS")
+    if path:
+        with open(path + ".tmp", "w") as f:
+            json.dump({"key": _corpus_key(cases, libs), "upstream": results["upstream"],
+                       "upstream again": results["upstream again"]}, f)
+        os.replace(path + ".tmp", path)
 
 
 def test_case_ids_are_unique():
