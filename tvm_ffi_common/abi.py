@@ -162,6 +162,13 @@ class TVMFFITypeIndex(enum.IntEnum):
     kTVMFFIDynObjectBegin = 128
 
 
+#: The mutable containers, List and Dict: a call holds (locks) each one it passes as an
+#: argument for the whole call (``tvm_ffi_runtime.h``, container locks); both front ends of
+#: both runtimes test a type index against this set.
+LOCKED_CONTAINER_TYPES = frozenset((int(TVMFFITypeIndex.kTVMFFIList),
+                                    int(TVMFFITypeIndex.kTVMFFIDict)))
+
+
 class TVMFFIObjectDeleterFlagBitMask(enum.IntFlag):
     """``TVMFFIObjectDeleterFlagBitMask``: the ``flags`` argument of a deleter.
 

@@ -132,9 +132,6 @@ class Function(Object):
         return finish_call(status, result, scope.exchange_api)
 
 
-_LOCKED_TYPES = (TI.kTVMFFIList, TI.kTVMFFIDict)
-
-
 def _hold_containers(packed: "ctypes.Array[abi.TVMFFIAny]") -> List[int]:
     """Holds the List and Dict arguments of a call for the whole call, in address order.
 
@@ -143,7 +140,7 @@ def _hold_containers(packed: "ctypes.Array[abi.TVMFFIAny]") -> List[int]:
     operation of the runtime's is (``tvm_ffi_runtime.h``, container locks). ctypes
     releases the GIL while a lock is waited for.
     """
-    handles = sorted({value.v_ptr for value in packed if value.type_index in _LOCKED_TYPES})
+    handles = sorted({value.v_ptr for value in packed if value.type_index in abi.LOCKED_CONTAINER_TYPES})
     for i, handle in enumerate(handles):
         if LIB.tvm_ffi_runtime_object_lock(handle) != 0:
             for taken in reversed(handles[:i]):

@@ -180,7 +180,7 @@ def hold(container: Any) -> bool:
     Returns whether it holds it: other objects are not locked.
     """
     handle = container._handle
-    if not handle or abi.TVMFFIObject.from_address(handle).type_index not in _LOCKED_TYPES:
+    if not handle or abi.TVMFFIObject.from_address(handle).type_index not in abi.LOCKED_CONTAINER_TYPES:
         return False
     if LIB.tvm_ffi_runtime_object_lock(handle) != 0:
         raise MemoryError("out of memory holding a container")
@@ -190,11 +190,8 @@ def hold(container: Any) -> bool:
 def release(container: Any) -> None:
     """Undoes one :func:`hold` of ``container`` (nothing for objects that are not locked)."""
     handle = container._handle
-    if handle and abi.TVMFFIObject.from_address(handle).type_index in _LOCKED_TYPES:
+    if handle and abi.TVMFFIObject.from_address(handle).type_index in abi.LOCKED_CONTAINER_TYPES:
         LIB.tvm_ffi_runtime_object_unlock(handle)
-
-
-_LOCKED_TYPES = (abi.TVMFFITypeIndex.kTVMFFIList, abi.TVMFFITypeIndex.kTVMFFIDict)
 
 
 def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,

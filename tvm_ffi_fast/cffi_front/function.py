@@ -155,7 +155,7 @@ def call_packed(safe_call: Any, handle: Any, args: Any, context: Optional[CallSc
         _FRAMES.append(frame)
 
 
-_LIST, _DICT = int(TI.kTVMFFIList), int(TI.kTVMFFIDict)
+_LOCKED = abi.LOCKED_CONTAINER_TYPES
 
 
 def _hold_containers(packed: Any, num_args: int) -> Optional[List[Any]]:
@@ -165,7 +165,7 @@ def _hold_containers(packed: Any, num_args: int) -> Optional[List[Any]]:
     found = None
     for i in range(num_args):
         index = packed[i].type_index
-        if index == _LIST or index == _DICT:
+        if index in _LOCKED:
             if found is None:
                 found = set()
             found.add(address_of(packed[i].v_ptr))

@@ -176,7 +176,7 @@ def hold(container: Any) -> bool:
     """Waits until no other thread holds the List or Dict ``container``, then holds it; returns
     whether it holds it (other objects are not locked)."""
     handle = container._handle
-    if not handle or _cast("TVMFFIObject*", handle).type_index not in _LOCKED_TYPES:
+    if not handle or _cast("TVMFFIObject*", handle).type_index not in abi.LOCKED_CONTAINER_TYPES:
         return False
     if lib.tvm_ffi_runtime_object_lock(_cast("void*", handle)) != 0:
         raise MemoryError("out of memory holding a container")
@@ -186,11 +186,8 @@ def hold(container: Any) -> bool:
 def release(container: Any) -> None:
     """Undoes one :func:`hold` of ``container`` (nothing for objects that are not locked)."""
     handle = container._handle
-    if handle and _cast("TVMFFIObject*", handle).type_index in _LOCKED_TYPES:
+    if handle and _cast("TVMFFIObject*", handle).type_index in abi.LOCKED_CONTAINER_TYPES:
         lib.tvm_ffi_runtime_object_unlock(_cast("void*", handle))
-
-
-_LOCKED_TYPES = (abi.TVMFFITypeIndex.kTVMFFIList, abi.TVMFFITypeIndex.kTVMFFIDict)
 
 
 def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,
