@@ -27,7 +27,7 @@ _HEADER = "from typing import Any, Dict, List, Optional, Tuple, Union\n"
 
 def make_class(env: Any, spec: Dict[str, Any]) -> type:
     """The ``@py_class`` a spec describes (its defaults are recipes, built here)."""
-    from child import build
+    from child_recipes import build
 
     module = types.ModuleType(f"conformance_dc_{spec['key'].replace('.', '_')}")
     module.api = env.api
@@ -51,7 +51,7 @@ def make_class(env: Any, spec: Dict[str, Any]) -> type:
 
 
 def _step(env: Any, cls: type, instances: List[Any], step: List[Any]) -> Any:
-    from child import build
+    from child_recipes import build
 
     kind = step[0]
     if kind == "construct":
@@ -85,7 +85,7 @@ def _step(env: Any, cls: type, instances: List[Any], step: List[Any]) -> Any:
 def _plain(env: Any, value: Any) -> Any:
     """An instance by its type key and fields (its type index depends on what each runtime
     registered before), anything else as the suite normalizes it."""
-    from child import normalize
+    from child_results import normalize
 
     dc = env.api.dataclasses
     if isinstance(value, list):
@@ -98,7 +98,7 @@ def _plain(env: Any, value: Any) -> Any:
 
 def run_dataclass_program(env: Any, program: Dict[str, Any]) -> List[Any]:
     """The normalized result of the class definition, then of each step."""
-    from child import raised
+    from child_results import raised
 
     try:
         cls = make_class(env, program["spec"])

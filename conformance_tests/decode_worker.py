@@ -16,7 +16,7 @@ import struct
 from types import SimpleNamespace
 from typing import Any, Callable, Dict, List
 
-#: The worker's helpers (``child.build``, ``raised``, ``normalize``, ``attempt``,
+#: The worker's helpers (``child_recipes.build``, ``raised``, ``normalize``, ``attempt``,
 #: ``type_info_record``; ``harness_faults.fault`` and ``take``), set by :func:`handlers`.
 W = SimpleNamespace()
 

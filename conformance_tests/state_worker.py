@@ -14,7 +14,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any, Callable, Dict, List
 
-#: How the worker records a Python exception as a result (``child.raised``), set by
+#: How the worker records a Python exception as a result (``child_results.raised``), set by
 #: :func:`handlers`.
 _raised: Callable[[BaseException], List[Any]] = None
 

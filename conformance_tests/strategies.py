@@ -1,6 +1,6 @@
 """Hypothesis strategies that make *recipes*: plain data every worker turns into the same value.
 
-A recipe is a tuple whose first item is a tag (``child.build`` is the
+A recipe is a tuple whose first item is a tag (``child_recipes.build`` is the
 interpreter). Recipes, not values, are generated because the value must be
 constructed inside each front end's own process. The strategies lean on the
 boundaries the ABI draws: int64 and beyond (BigInt), 7 and 8 bytes (small
@@ -195,7 +195,7 @@ compact_tensors = st.builds(lambda dtype, shape, seed: ("compact", dtype, shape,
 
 
 def callables(values):
-    """Python callables with a behaviour the worker reproduces (see ``child.make_callback``)."""
+    """Python callables with a behaviour the worker reproduces (see ``child_recipes.make_callback``)."""
     return st.one_of(
         st.just(("callable", ("identity",))),
         values.map(lambda v: ("callable", ("return", v))),

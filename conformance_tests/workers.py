@@ -22,7 +22,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 from . import config
-from .child import read_message, write_message
+from .framing import read_message, write_message
 
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
 
