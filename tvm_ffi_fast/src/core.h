@@ -212,6 +212,11 @@ FR_HIDDEN void* fr_string_object_new(const char* data, size_t size);
  * -1 without raising when the value is not one of those.
  */
 FR_HIDDEN int fr_any_str_view(const TVMFFIAny* value, int allow_bytes, TVMFFIByteArray* out);
+/*
+ * Appends the str a call returned to buf and releases it (it is owned); anything else raises
+ * TypeError ("Cannot convert from type `T` to `str`", upstream's words) and gives -1.
+ */
+FR_HIDDEN int fr_buf_append_str_result(FrBuf* buf, TVMFFIAny* result);
 
 /* ------------------------------------------------------ small utilities */
 

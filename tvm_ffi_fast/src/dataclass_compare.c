@@ -132,10 +132,11 @@ static int cmp_pod(const CmpWalk* walk, const TVMFFIAny* lhs, const TVMFFIAny* r
   }
 }
 
-static int cb_eq(void* ctx, const FrArg* args, TVMFFIAny* rv) {
+/* The walk's callbacks: both order their two arguments (owned for the walk); eq answers
+ * whether they are equal, cmp the order itself. */
+static int cb_order(void* ctx, const FrArg* args, int32_t* result) {
   CmpWalk* walk = (CmpWalk*)((FrWalkCallback*)ctx)->walk;
   TVMFFIAny lhs, rhs;
-  int32_t result;
   int status;
   if (walk == NULL) return fr_dc_raise_expired_callback();
   if (fr_any_view_to_owned(&args[0].value, &lhs) != 0) return -1;
@@ -143,27 +144,22 @@ static int cb_eq(void* ctx, const FrArg* args, TVMFFIAny* rv) {
     fr_any_release(&lhs);
     return -1;
   }
-  status = cmp_run(walk, &lhs, &rhs, &result);
+  status = cmp_run(walk, &lhs, &rhs, result);
   fr_any_release(&lhs);
   fr_any_release(&rhs);
+  return status;
+}
+
+static int cb_eq(void* ctx, const FrArg* args, TVMFFIAny* rv) {
+  int32_t result;
+  int status = cb_order(ctx, args, &result);
   if (status == 0) *rv = fr_any_bool(result == 0);
   return status;
 }
 
 static int cb_cmp(void* ctx, const FrArg* args, TVMFFIAny* rv) {
-  CmpWalk* walk = (CmpWalk*)((FrWalkCallback*)ctx)->walk;
-  TVMFFIAny lhs, rhs;
   int32_t result;
-  int status;
-  if (walk == NULL) return fr_dc_raise_expired_callback();
-  if (fr_any_view_to_owned(&args[0].value, &lhs) != 0) return -1;
-  if (fr_any_view_to_owned(&args[1].value, &rhs) != 0) {
-    fr_any_release(&lhs);
-    return -1;
-  }
-  status = cmp_run(walk, &lhs, &rhs, &result);
-  fr_any_release(&lhs);
-  fr_any_release(&rhs);
+  int status = cb_order(ctx, args, &result);
   if (status == 0) *rv = fr_any_int(result);
   return status;
 }

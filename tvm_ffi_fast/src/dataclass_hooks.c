@@ -90,17 +90,8 @@ static int expect_object_of(const TVMFFIAny* value, int32_t type_index, const ch
 /* Appends fn_repr(value), which must give a str. */
 static int append_fn_repr(FrBuf* out, void* fn_repr, const TVMFFIAny* value) {
   TVMFFIAny result;
-  TVMFFIByteArray text;
   if (fr_call(fn_repr, value, 1, &result) != 0) return -1;
-  if (fr_any_str_view(&result, 0, &text) != 0) {
-    fr_raise("TypeError", "Cannot convert from type `%s` to `str`",
-             fr_type_key_of(result.type_index));
-    fr_any_release(&result);
-    return -1;
-  }
-  fr_buf_append(out, text.data, text.size);
-  fr_any_release(&result);
-  return 0;
+  return fr_buf_append_str_result(out, &result);
 }
 
 /* A hook's text as upstream returns a std::string it built: always a String object. */

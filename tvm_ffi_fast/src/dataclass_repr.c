@@ -228,7 +228,6 @@ static const FrBuiltin kReprCallback = {"", cb_repr, NULL, 1, {FR_T_ANYVIEW}, FR
 static int repr_hook(ReprWalk* walk, void* hook, void* obj, int32_t ti, FrBuf* out) {
   FrWalkCallback* cb = NULL;
   TVMFFIAny args[2], result;
-  TVMFFIByteArray text;
   size_t start = out->size;
   void* fn;
   int status;
@@ -239,15 +238,7 @@ static int repr_hook(ReprWalk* walk, void* hook, void* obj, int32_t ti, FrBuf* o
   args[1] = fr_object_view(fn);
   status = fr_call(hook, args, 2, &result);
   fr_walk_callback_done(fn, cb);
-  if (status != 0) return -1;
-  if (fr_any_str_view(&result, 0, &text) != 0) {
-    fr_raise("TypeError", "Cannot convert from type `%s` to `str`",
-             fr_type_key_of(result.type_index));
-    fr_any_release(&result);
-    return -1;
-  }
-  fr_buf_append(out, text.data, text.size);
-  fr_any_release(&result);
+  if (status != 0 || fr_buf_append_str_result(out, &result) != 0) return -1;
   if (is_container(ti)) repr_suffix(walk, out, obj);
   return repr_finish(walk, obj, out->data + start, out->size - start);
 }

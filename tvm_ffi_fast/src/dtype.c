@@ -56,17 +56,8 @@ static int call_custom_global(const char* name, TVMFFIAny arg, TVMFFIAny* result
 
 static int custom_type_name(int code, FrBuf* out) {
   TVMFFIAny result;
-  TVMFFIByteArray text;
   if (call_custom_global("dtype.get_custom_type_name", fr_any_int(code), &result) != 0) return -1;
-  if (fr_any_str_view(&result, 0, &text) != 0) {
-    fr_raise("TypeError", "Cannot convert from type `%s` to `str`",
-             fr_type_key_of(result.type_index));
-    fr_any_release(&result);
-    return -1;
-  }
-  fr_buf_append(out, text.data, text.size);
-  fr_any_release(&result);
-  return 0;
+  return fr_buf_append_str_result(out, &result);
 }
 
 /* A String object, never the small form. */

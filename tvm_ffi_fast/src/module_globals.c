@@ -96,16 +96,20 @@ static int load_so(void* ctx, const FrArg* a, TVMFFIAny* rv) {
   return 0;
 }
 
+/* (module, name, query imports): the module's function of that name, into *f (NULL when it
+ * has none); shared by ImplementsFunction and GetFunction. */
+static int find_named_function(const FrArg* a, void** f) {
+  TVMFFIByteArray name;
+  str_arg(&a[1], &name);
+  return fr_module_find_function((FrModule*)a[0].value.v_obj, name.data, name.size,
+                                 (int)a[2].value.v_int64, f);
+}
+
 FR_MODULE_GLOBAL(module_implements, "ImplementsFunction", 3)
 static int module_implements_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
-  TVMFFIByteArray name;
   void* f = NULL;
   (void)ctx;
-  str_arg(&a[1], &name);
-  if (fr_module_find_function((FrModule*)a[0].value.v_obj, name.data, name.size,
-                              (int)a[2].value.v_int64, &f) != 0) {
-    return -1;
-  }
+  if (find_named_function(a, &f) != 0) return -1;
   *rv = fr_any_bool(f != NULL);
   if (f != NULL) fr_decref(f);
   return 0;
@@ -113,14 +117,9 @@ static int module_implements_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
 
 FR_MODULE_GLOBAL(module_get_function, "GetFunction", 3)
 static int module_get_function_native(void* ctx, const FrArg* a, TVMFFIAny* rv) {
-  TVMFFIByteArray name;
   void* f = NULL;
   (void)ctx;
-  str_arg(&a[1], &name);
-  if (fr_module_find_function((FrModule*)a[0].value.v_obj, name.data, name.size,
-                              (int)a[2].value.v_int64, &f) != 0) {
-    return -1;
-  }
+  if (find_named_function(a, &f) != 0) return -1;
   *rv = fr_any_object(f);
   return 0;
 }

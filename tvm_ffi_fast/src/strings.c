@@ -107,6 +107,19 @@ int fr_any_str_view(const TVMFFIAny* value, int allow_bytes, TVMFFIByteArray* ou
   }
 }
 
+int fr_buf_append_str_result(FrBuf* buf, TVMFFIAny* result) {
+  TVMFFIByteArray text;
+  if (fr_any_str_view(result, 0, &text) != 0) {
+    fr_raise("TypeError", "Cannot convert from type `%s` to `str`",
+             fr_type_key_of(result->type_index));
+    fr_any_release(result);
+    return -1;
+  }
+  fr_buf_append(buf, text.data, text.size);
+  fr_any_release(result);
+  return 0;
+}
+
 int fr_string_from_byte_array(const TVMFFIByteArray* input, TVMFFIAny* out) {
   FR_REQUIRE(input, "TVMFFIStringFromByteArray", "input");
   FR_REQUIRE(out, "TVMFFIStringFromByteArray", "out");
