@@ -140,7 +140,8 @@ def _hold_containers(packed: "ctypes.Array[abi.TVMFFIAny]") -> List[int]:
     operation of the runtime's is (``tvm_ffi_runtime.h``, container locks). ctypes
     releases the GIL while a lock is waited for.
     """
-    handles = sorted({value.v_ptr for value in packed if value.type_index in abi.LOCKED_CONTAINER_TYPES})
+    handles = sorted({value.v_ptr for value in packed
+                      if value.type_index in abi.LOCKED_CONTAINER_TYPES})
     for i, handle in enumerate(handles):
         if LIB.tvm_ffi_runtime_object_lock(handle) != 0:
             for taken in reversed(handles[:i]):

@@ -180,7 +180,8 @@ def hold(container: Any) -> bool:
     Returns whether it holds it: other objects are not locked.
     """
     handle = container._handle
-    if not handle or abi.TVMFFIObject.from_address(handle).type_index not in abi.LOCKED_CONTAINER_TYPES:
+    index = abi.TVMFFIObject.from_address(handle).type_index if handle else None
+    if index not in abi.LOCKED_CONTAINER_TYPES:
         return False
     if LIB.tvm_ffi_runtime_object_lock(handle) != 0:
         raise MemoryError("out of memory holding a container")

@@ -41,7 +41,7 @@ _SMALL_STR, _SMALL_BYTES, _POD_END = int(TI.kTVMFFISmallStr), int(TI.kTVMFFISmal
 _BIGINT, _OPAQUE_PYOBJECT, _TENSOR = int(TI.kTVMFFIBigInt), int(TI.kTVMFFIOpaquePyObject), \
     int(TI.kTVMFFITensor)
 _ARRAY, _MAP = int(TI.kTVMFFIArray), int(TI.kTVMFFIMap)
-_LIST, _DICT = int(TI.kTVMFFIList), int(TI.kTVMFFIDict)
+_LOCKED = abi.LOCKED_CONTAINER_TYPES
 _CONTAINERS = frozenset({int(TI.kTVMFFIArray), int(TI.kTVMFFIList), int(TI.kTVMFFIMap),
                          int(TI.kTVMFFIDict)})
 _DL_CPU = int(abi.DLDeviceType.kDLCPU)
@@ -125,7 +125,7 @@ def _enc_object(p, value, scope):
         raise ValueError(f"cannot pass an empty {type(value).__name__} (its handle was moved)")
     index = _cast("TVMFFIObject*", handle).type_index
     _set_pod(p, index, handle)
-    if index == _LIST or index == _DICT:
+    if index in _LOCKED:
         scope.may_hold = True
     exchange_api = value._dlpack_exchange_api
     if exchange_api:
