@@ -197,20 +197,23 @@ def set_object_kind_arg(out, value, scope):
 
 
 def dlpack_argument(value: Any, scope: "CallScope") -> Any:
-    """The Tensor a DLPack producer argument becomes (``from_dlpack``), made for the call.
-
-    Upstream's rule for a producer not on the CPU, once the call already has a device: one
-    that names its stream (``__tvm_ffi_env_stream__``) makes it the call's.
-    """
+    """The Tensor a DLPack producer argument becomes (``from_dlpack``), made for the call."""
     from .tensor import from_dlpack
 
     tensor = from_dlpack(value)
-    device_type, device_id = tensor.__dlpack_device__()
-    if (device_type != abi.DLDeviceType.kDLCPU and scope.device_type != -1 and
-            hasattr(value, "__tvm_ffi_env_stream__")):
-        scope.device_type, scope.device_id = device_type, device_id
-        scope.stream = value.__tvm_ffi_env_stream__()
+    note_producer_device(scope, value, *tensor.__dlpack_device__())
     return tensor
+
+
+def note_producer_device(scope: "CallScope", producer: Any, device_type: int,
+                         device_id: int) -> None:
+    """What the device of a DLPack producer argument tells the call. Upstream's rule for a
+    producer not on the CPU, once the call already has a device: one that names its stream
+    (``__tvm_ffi_env_stream__``) makes it the call's."""
+    if (device_type != abi.DLDeviceType.kDLCPU and scope.device_type != -1 and
+            hasattr(producer, "__tvm_ffi_env_stream__")):
+        scope.device_type, scope.device_id = device_type, device_id
+        scope.stream = producer.__tvm_ffi_env_stream__()
 
 
 def set_made_object(out, obj, scope):

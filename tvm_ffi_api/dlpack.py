@@ -51,8 +51,17 @@ def from_dlpack(ext_tensor: Any, *, require_alignment: int = 0,
     ``require_alignment`` (bytes) and ``require_contiguous`` make the import
     fail when the memory does not comply.
     """
-    from . import shortcuts
     from .object import wrap_owned
+
+    return wrap_owned(import_tensor(ext_tensor, require_alignment, require_contiguous),
+                      TI.kTVMFFITensor)
+
+
+def import_tensor(ext_tensor: Any, require_alignment: int = 0,
+                  require_contiguous: bool = False) -> int:
+    """What :func:`from_dlpack` does, giving the owned Tensor handle rather than a wrapper (a
+    call's argument needs no wrapper, whose finalizer PyPy's GC would have to run)."""
+    from . import shortcuts
 
     address = _published_table(type(ext_tensor))
     if address is not None:
@@ -66,7 +75,7 @@ def from_dlpack(ext_tensor: Any, *, require_alignment: int = 0,
                 dlpack_exchange.release_managed(managed)
                 raise BufferError("Failed to convert DLManagedTensorVersioned to ffi.Tensor") \
                     from None
-            return wrap_owned(handle, TI.kTVMFFITensor)
+            return handle
         except BufferError:
             pass  # the Python protocol may still work
     if hasattr(ext_tensor, "__dlpack__"):
@@ -82,7 +91,7 @@ def from_dlpack(ext_tensor: Any, *, require_alignment: int = 0,
                 break
         if handle is None:
             raise TypeError("Expect from_dlpack to take either a compatible tensor or PyCapsule")
-    return wrap_owned(handle, TI.kTVMFFITensor)
+    return handle
 
 
 def _published_table(cls: type):

@@ -44,7 +44,6 @@ _ARRAY, _MAP = int(TI.kTVMFFIArray), int(TI.kTVMFFIMap)
 _LOCKED = abi.LOCKED_CONTAINER_TYPES
 _CONTAINERS = frozenset({int(TI.kTVMFFIArray), int(TI.kTVMFFIList), int(TI.kTVMFFIMap),
                          int(TI.kTVMFFIDict)})
-_DL_CPU = int(abi.DLDeviceType.kDLCPU)
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _cast = ffi.cast
 _str_or_bytes = lib.tvm_ffi_cffi_str_or_bytes
@@ -138,11 +137,6 @@ def _enc_owned_handle(p, handle, scope):
     _set_pod(p, type_index_of(handle), handle)
 
 
-def _enc_made(p, obj, scope):
-    handle, obj._handle = obj._handle, None
-    _enc_owned_handle(p, handle, scope)
-
-
 def _enc_int(p, value, scope):
     value = int(value)
     if _INT64_MIN <= value <= _INT64_MAX:
@@ -233,21 +227,13 @@ def _enc_callable(p, value, scope):
 
 
 def _enc_dlpack(p, value, scope):
-    if hasattr(value, "__dlpack__") and dlpack._published_table(type(value)) is None:
-        # what arg_setters.dlpack_argument does, without a Tensor wrapper made and emptied
-        # (a NumPy array on PyPy: the finalizer of each wrapper costs the GC more than the call)
-        handle = dlpack._import_named(value.__dlpack__(), False, 0, False)
-        if handle is None:
-            raise ValueError("Expect a dltensor field, PyCapsule can only be consumed once")
-        scope.owned.append(handle)
-        device = _cast("DLTensor*", handle + 24).device
-        if (device.device_type != _DL_CPU and scope.device_type != -1 and
-                hasattr(value, "__tvm_ffi_env_stream__")):
-            scope.device_type, scope.device_id = device.device_type, device.device_id
-            scope.stream = value.__tvm_ffi_env_stream__()
-        _set_pod(p, _TENSOR, handle)
-        return
-    _enc_made(p, arg_setters.dlpack_argument(value, scope), scope)
+    # arg_setters.dlpack_argument without a Tensor wrapper made and emptied (on PyPy the
+    # finalizer of each wrapper costs the GC more than the call)
+    handle = dlpack.import_tensor(value)
+    scope.owned.append(handle)
+    device = _cast("DLTensor*", handle + 24).device
+    arg_setters.note_producer_device(scope, value, device.device_type, device.device_id)
+    _set_pod(p, _TENSOR, handle)
 
 
 def _enc_ndarray(p, value, scope):
