@@ -91,7 +91,7 @@ def take_out() -> Any:
 
 def give_back(out: Any) -> int:
     """Returns ``out`` to the pool; gives the address it holds."""
-    address = int(_cast("intptr_t", out[0]))
+    address = address_of(out[0])
     _OUT_SLOTS.append(out)
     return address
 

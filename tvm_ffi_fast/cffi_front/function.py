@@ -243,7 +243,7 @@ def _unreported_callback_failure(kind: type, exception: BaseException, traceback
 def tvm_ffi_cffi_safe_call(handle, args, num_args, result):
     """The ``safe_call`` of every Function made from a Python callable."""
     try:
-        func, exchange_api = _callbacks[int(_cast("intptr_t", handle))]
+        func, exchange_api = _callbacks[address_of(handle)]
         values = [decode_borrowed(args + i, exchange_api, True) for i in range(num_args)]
         encode_owned(func(*values), result)
         return 0
@@ -255,7 +255,7 @@ def tvm_ffi_cffi_safe_call(handle, args, num_args, result):
 @ffi.def_extern()
 def tvm_ffi_cffi_release_callback(handle):
     """The deleter of those Functions: C no longer holds the callable."""
-    _callbacks.pop(int(_cast("intptr_t", handle)), None)
+    _callbacks.pop(address_of(handle), None)
 
 
 def convert_to_function(func: Callable) -> Function:
