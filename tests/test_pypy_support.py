@@ -177,7 +177,7 @@ def test_buffer_managed_tensors_describe_arrays_as_dlpack_does():
     """What the cffi core passes for an exact NumPy array without calling ``__dlpack__`` is the
     tensor ``__dlpack__`` gives, field for field, or nothing (it then asks ``__dlpack__``); its
     deleter hands the array back."""
-    np = pytest.importorskip("numpy")
+    import numpy as np
     from tvm_ffi_common import abi, pycapi
 
     convention = pycapi.buffer_tensor_convention(np)
