@@ -209,3 +209,76 @@ def test_buffer_managed_tensors_describe_arrays_as_dlpack_does():
     assert pycapi.buffer_managed_tensor(memoryview(bytearray(8)), False) is None  # no NumPy array
     subclass = type("Sub", (np.ndarray,), {})
     assert pycapi.buffer_managed_tensor(np.zeros(2).view(subclass), False) is None
+
+
+#: What a callable argument's Function must do, whatever the core does with it between calls
+#: (the cffi core lends it from a pool and takes it back when C has not kept it).
+CALLABLE_LOANS = """
+import gc, json, threading, weakref
+k = api.load_module(LIB)
+
+class Add:
+    def __init__(self, n):
+        self.n = n
+    def __call__(self, x):
+        return x + self.n
+
+facts = {}
+# C keeps f and g in the Function it returns; loans made meanwhile must not disturb them
+kept_f, kept_g = Add(1), Add(10)
+composed = k.compose(kept_f, kept_g)
+facts["plain"] = [k.call1(Add(n), 100) for n in range(40)]
+facts["composed"] = composed(5)
+# a callable C did not keep is released by the call's end (gc: PyPy collects late)
+gone = Add(7)
+seen = weakref.ref(gone)
+facts["called"] = k.call1(gone, 1)
+del gone
+for _ in range(3):  # (no callable passed meanwhile: its loan might take gone's place)
+    gc.collect()
+    api.Array([0])  # where releases are queued, a call drains them
+facts["released"] = seen() is None
+kept = weakref.ref(kept_f)
+del kept_f
+gc.collect()
+facts["kept_alive"] = kept() is not None and composed(5) == 16
+del composed
+for _ in range(3):
+    gc.collect()
+    api.Array([0])
+facts["kept_released"] = kept() is None
+# callables of several threads at once each reach their own callable
+wrong = []
+def work(n):
+    for i in range(300):
+        got = k.call1(Add(n), i)
+        if got != i + n:
+            wrong.append((n, i, got))
+threads = [threading.Thread(target=work, args=(1000 * t,)) for t in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+facts["threads_wrong"] = wrong
+print(json.dumps(facts))
+"""
+
+
+@pytest.mark.parametrize("frontend", ["fast", "ref", "fast-cffi", "pypy-fast"])
+def test_callable_arguments_are_called_kept_and_released(kernels, frontend):
+    """A Python callable passed to C is called as itself in every call, stays alive while C
+    keeps it, and is released once neither C nor the caller holds it (the cffi core reuses
+    the Functions of callables C did not keep: this is what makes that safe)."""
+    if frontend.startswith("pypy") and pypy_interpreter() is None:
+        pytest.skip("no PyPy given: .ci/run's PyPy job sets TVM_FFI_PYPY and runs this there")
+    import json
+
+    from frontend_harness import FRONTEND_IMPORTS, interpreter
+
+    lib = build_corpus_kernels(kernels, ["callbacks"])["callbacks"]
+    code = FRONTEND_IMPORTS[frontend] + f"\nLIB = {lib!r}\n" + CALLABLE_LOANS
+    done = subprocess.run([interpreter(frontend), "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    facts = json.loads(done.stdout)
+    assert facts == {"plain": [100 + n for n in range(40)], "composed": 16, "called": 8,
+                     "released": True, "kept_alive": True, "kept_released": True,
+                     "threads_wrong": []}, facts

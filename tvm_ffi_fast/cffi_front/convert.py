@@ -40,7 +40,7 @@ _SMALL_STR, _SMALL_BYTES, _POD_END = int(TI.kTVMFFISmallStr), int(TI.kTVMFFISmal
     int(TI.kTVMFFIUnchanged)
 _BIGINT, _OPAQUE_PYOBJECT, _TENSOR = int(TI.kTVMFFIBigInt), int(TI.kTVMFFIOpaquePyObject), \
     int(TI.kTVMFFITensor)
-_ARRAY, _MAP = int(TI.kTVMFFIArray), int(TI.kTVMFFIMap)
+_ARRAY, _MAP, _FUNCTION = int(TI.kTVMFFIArray), int(TI.kTVMFFIMap), int(TI.kTVMFFIFunction)
 _LOCKED = abi.LOCKED_CONTAINER_TYPES
 _CONTAINERS = frozenset({int(TI.kTVMFFIArray), int(TI.kTVMFFIList), int(TI.kTVMFFIMap),
                          int(TI.kTVMFFIDict)})
@@ -54,14 +54,17 @@ _device_class: type = Device
 
 
 class CallScope(arg_setters.CallScope):
-    """What must outlive one call (``arg_setters.CallScope``), released through cffi; and
-    whether a List or Dict may be among its arguments (``may_hold``: the call holds those)."""
+    """What must outlive one call (``arg_setters.CallScope``), released through cffi;
+    whether a List or Dict may be among its arguments (``may_hold``: the call holds those);
+    and the Functions of Python callables lent to the call (``lent``: see
+    ``function.lend_callback``)."""
 
-    __slots__ = ("may_hold",)
+    __slots__ = ("may_hold", "lent")
 
     def __init__(self) -> None:
         super().__init__()
         self.may_hold = False
+        self.lent: List[Any] = []
 
     def close(self) -> None:
         """Runs the fixups and drops the temporary references."""
@@ -70,6 +73,8 @@ class CallScope(arg_setters.CallScope):
         owned = self.owned
         while owned:
             decref(owned.pop())
+        if self.lent:
+            _function.return_lent(self.lent)
         self.keep.clear()
         self.after.clear()
 
@@ -223,7 +228,7 @@ def _enc_void_p(p, value, scope):
 
 
 def _enc_callable(p, value, scope):
-    _enc_owned_handle(p, _function.new_callback_handle(value), scope)
+    _set_pod(p, _FUNCTION, _function.lend_callback(value, scope))
 
 
 def _enc_dlpack(p, value, scope):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from tvm_ffi_common import abi
 
@@ -30,7 +30,7 @@ from .convert import (CallScope, address_of, decode_borrowed, decode_owned, enco
                       encode_owned, give_back, result_is_sound, result_violation, take_out)
 from .error import Error, exception_to_error_raised, raise_taken_error
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
-from .object import Object, register_class, wrap_owned
+from .object import Object, decref, register_class, wrap_owned
 
 TI = abi.TVMFFITypeIndex
 _NULL = ffi.NULL
@@ -65,7 +65,7 @@ class _Frame(CallScope):
 
     def reset(self) -> None:
         """Ready for the next call: temporaries dropped, no framework context."""
-        if self.owned or self.keep or self.after:
+        if self.owned or self.keep or self.after or self.lent:
             self.close()
         self.may_hold = False
         self.exchange_api = 0
@@ -269,7 +269,11 @@ def convert_to_function(func: Callable) -> Function:
 
 def new_callback_handle(func: Callable, exchange_api: int = 0) -> int:
     """An owned handle of a new Function whose call calls ``func`` (see :func:`wrap_callable`);
-    no wrapper is made (an argument's Function is released when its call ends)."""
+    no wrapper is made."""
+    return _new_callback(func, exchange_api)[1]
+
+
+def _new_callback(func: Callable, exchange_api: int) -> Tuple[int, int]:
     key = _next_key()
     _callbacks[key] = (func, exchange_api)
     out = take_out()
@@ -281,10 +285,49 @@ def new_callback_handle(func: Callable, exchange_api: int = 0) -> int:
     if status:
         _callbacks.pop(key, None)
         raise_last_error()
-    return handle
+    return key, handle
 
 
 _SAFE_CALL, _RELEASE_CALLBACK = lib.tvm_ffi_cffi_safe_call, lib.tvm_ffi_cffi_release_callback
+
+#: (key, owned handle) of callback Functions no one holds, ready to be lent again. Made and
+#: dropped per call, a callable argument cost PyPy more than the callback: its deleter is a
+#: C-to-Python crossing (270 ns), its creation a C allocation. ``list.pop``/``append`` are
+#: atomic, so each is lent to one call at a time, whatever the threads.
+_IDLE_CALLBACKS: List[Tuple[int, int]] = []
+_IDLE_KEPT = 32
+#: ``combined_ref_count`` of an object with one strong reference and no weak one.
+_ONE_HOLDER = (1 << 32) | 1
+
+
+def lend_callback(func: Callable, scope: CallScope) -> int:
+    """The handle of a Function calling ``func`` for the call ``scope`` serves (as
+    :func:`new_callback_handle`'s, but the scope gives it back: :func:`return_lent`)."""
+    if _IDLE_CALLBACKS:
+        try:
+            key, handle = _IDLE_CALLBACKS.pop()
+        except IndexError:  # another thread took the last one
+            key = 0
+        if key:
+            _callbacks[key] = (func, 0)
+            scope.lent.append((key, handle))
+            return handle
+    loan = _new_callback(func, 0)
+    scope.lent.append(loan)
+    return loan[1]
+
+
+def return_lent(lent: List[Tuple[int, int]]) -> None:
+    """Ends the loans of a call's scope: a Function C did not keep waits, cleared, to be lent
+    again; one it kept (a registry, a closure) is merely released, as any argument is."""
+    while lent:
+        key, handle = lent.pop()
+        if (_cast("TVMFFIObject*", handle).combined_ref_count == _ONE_HOLDER
+                and len(_IDLE_CALLBACKS) < _IDLE_KEPT):
+            del _callbacks[key]
+            _IDLE_CALLBACKS.append((key, handle))
+        else:
+            decref(handle)
 
 
 def wrap_callable(func: Callable, exchange_api: int = 0) -> Function:
