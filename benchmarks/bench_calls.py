@@ -1,6 +1,7 @@
 """Times the same calls under tvm_ffi_ref, tvm_ffi_fast and upstream tvm_ffi.
 
     python benchmarks/bench_calls.py [--json FILE] [--repeat N] [--rounds N] [--frontends ...]
+                                     [--only TEXT ...]
     pypy3 benchmarks/bench_calls.py --cpython PYTHON   # PyPy-fast against upstream on CPython
 
 The front ends "pypy-fast" and "pypy-ref" are ours run by PyPy (``--pypy`` names it, or the
@@ -111,8 +112,10 @@ def build_kernels(cpython: str) -> str:
 # ------------------------------------------------------------------ worker
 
 
-def run_worker(module_name: str, library: str, repeat: int) -> Dict[str, float]:
-    """Times every shape in this process; returns name -> nanoseconds per call."""
+def run_worker(module_name: str, library: str, repeat: int,
+               only: Optional[List[str]] = None) -> Dict[str, float]:
+    """Times every shape (or those whose name contains one of ``only``) in this process;
+    returns name -> nanoseconds per call."""
     import time
 
     import numpy as np
@@ -182,6 +185,8 @@ def run_worker(module_name: str, library: str, repeat: int) -> Dict[str, float]:
     for name, iterations in shapes:
         if module_name == FRONTENDS["ref"] and name in REF_SKIPS:
             continue
+        if only and not any(part in name for part in only):
+            continue
         body = bodies[name]
         for _ in range(min(iterations, 200)):  # warm caches and dispatch tables
             body()
@@ -221,11 +226,12 @@ def _torch_bodies(api, mod) -> Dict[str, object]:
 # ------------------------------------------------------------------ driver
 
 
-def measure(frontend: str, library: str, repeat: int, python: str) -> Optional[Dict[str, float]]:
+def measure(frontend: str, library: str, repeat: int, python: str,
+            only: Optional[List[str]] = None) -> Optional[Dict[str, float]]:
     """Runs the worker for one front end in a fresh interpreter (``python``)."""
     done = subprocess.run(
         [python, __file__, "--worker", FRONTENDS[frontend], "--library", library,
-         "--repeat", str(repeat)],
+         "--repeat", str(repeat)] + (["--only", *only] if only else []),
         capture_output=True, text=True)
     if done.returncode != 0:
         print(f"[{frontend}] failed:\n{done.stderr.strip()[-2000:]}", file=sys.stderr)
@@ -300,11 +306,13 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="the CPython (with upstream installed) of upstream, fast and ref")
     parser.add_argument("--pypy", default=sys.executable if ON_PYPY else None,
                         help="the PyPy (with this project installed) of pypy-fast and pypy-ref")
+    parser.add_argument("--only", nargs="+", metavar="TEXT",
+                        help="time only the shapes whose name contains one of these")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--library", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        print(json.dumps(run_worker(args.worker, args.library, args.repeat)))
+        print(json.dumps(run_worker(args.worker, args.library, args.repeat, args.only)))
         return 0
     if args.cpython is None:
         parser.error("run by PyPy, --cpython names the CPython that runs upstream")
@@ -315,7 +323,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     for _ in range(args.rounds):
         for f in args.frontends:
             measured = measure(f, library, args.repeat,
-                               args.pypy if f.startswith("pypy-") else args.cpython)
+                               args.pypy if f.startswith("pypy-") else args.cpython, args.only)
             kept = results[f]
             if measured is None or kept is None:
                 results[f] = None

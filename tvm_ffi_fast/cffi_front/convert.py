@@ -68,15 +68,21 @@ class CallScope(arg_setters.CallScope):
 
     def close(self) -> None:
         """Runs the fixups and drops the temporary references."""
-        for action in self.after:
-            action()
+        # Most calls have one temporary or none: no loop is entered for those (PyPy's JIT
+        # compiles each loop apart, and entering one costs more than a reference dropped).
+        if self.after:
+            for action in self.after:
+                action()
+            self.after.clear()
         owned = self.owned
-        while owned:
+        if owned:
             decref(owned.pop())
+            while owned:
+                decref(owned.pop())
         if self.lent:
             _function.return_lent(self.lent)
-        self.keep.clear()
-        self.after.clear()
+        if self.keep:
+            self.keep.clear()
 
 
 def _raise_last_error() -> None:

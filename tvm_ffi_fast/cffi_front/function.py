@@ -125,8 +125,17 @@ def call_packed(safe_call: Any, handle: Any, args: Any, context: Optional[CallSc
     try:
         num_args = len(args)
         packed = frame.args if num_args <= frame.capacity else frame.args_for(num_args)
-        for i in range(num_args):
-            encode(packed + i, args[i], frame)
+        if num_args <= 4:  # no loop entered: see _encode_all
+            if num_args:
+                encode(packed + 0, args[0], frame)
+                if num_args > 1:
+                    encode(packed + 1, args[1], frame)
+                    if num_args > 2:
+                        encode(packed + 2, args[2], frame)
+                        if num_args > 3:
+                            encode(packed + 3, args[3], frame)
+        else:
+            _encode_all(packed, args, num_args, frame)
         result = frame.result
         result.type_index = 0
         result.v_int64 = 0
@@ -153,6 +162,14 @@ def call_packed(safe_call: Any, handle: Any, args: Any, context: Optional[CallSc
     finally:
         frame.reset()
         _FRAMES.append(frame)
+
+
+def _encode_all(packed: Any, args: Any, num_args: int, frame: _Frame) -> None:
+    """Encodes the arguments of a longer call. Shorter ones are encoded without a loop:
+    PyPy's JIT compiles every loop apart, and a call that entered one (its back edge taken
+    once per argument) cost two to three times as much: three ints 97 against 35 ns."""
+    for i in range(num_args):
+        encode(packed + i, args[i], frame)
 
 
 _LOCKED = abi.LOCKED_CONTAINER_TYPES
@@ -225,10 +242,11 @@ register_class(TI.kTVMFFIFunction, Function)
 # ------------------------------------------------------ Python callables in C
 
 
-#: key -> (callable, exchange table) of every Function made from a Python callable that C
-#: still holds. The key is the Function's ``self`` pointer: a plain number, not a cffi
-#: handle (``ffi.new_handle`` and ``ffi.from_handle`` cost more than a dict on PyPy).
-_callbacks: Dict[int, Any] = {}
+#: key -> [callable, exchange table] of every Function made from a Python callable that C
+#: still holds (or that waits to be lent, its callable None). The key is the Function's
+#: ``self`` pointer: a plain number, not a cffi handle (``ffi.new_handle`` and
+#: ``ffi.from_handle`` cost more than a dict on PyPy).
+_callbacks: Dict[int, List[Any]] = {}
 _next_key = itertools.count(1).__next__  # atomic: two threads never get the same key
 
 
@@ -244,8 +262,12 @@ def tvm_ffi_cffi_safe_call(handle, args, num_args, result):
     """The ``safe_call`` of every Function made from a Python callable."""
     try:
         func, exchange_api = _callbacks[address_of(handle)]
-        values = [decode_borrowed(args + i, exchange_api, True) for i in range(num_args)]
-        encode_owned(func(*values), result)
+        if num_args == 1:  # the common case, without a list made
+            value = func(decode_borrowed(args, exchange_api, True))
+        else:
+            value = func(*[decode_borrowed(args + i, exchange_api, True)
+                           for i in range(num_args)])
+        encode_owned(value, result)
         return 0
     except BaseException as exception:  # noqa: BLE001 - every error must cross as an Error
         exception_to_error_raised(exception)
@@ -270,12 +292,14 @@ def convert_to_function(func: Callable) -> Function:
 def new_callback_handle(func: Callable, exchange_api: int = 0) -> int:
     """An owned handle of a new Function whose call calls ``func`` (see :func:`wrap_callable`);
     no wrapper is made."""
-    return _new_callback(func, exchange_api)[1]
+    return _new_callback([func, exchange_api])[0]
 
 
-def _new_callback(func: Callable, exchange_api: int) -> Tuple[int, int]:
+def _new_callback(entry: List[Any]) -> Tuple[int, Any, List[Any]]:
+    """A new Function calling ``entry[0]``: its owned handle, its header (a cffi pointer) and
+    ``entry``, which keys it in :data:`_callbacks`."""
     key = _next_key()
-    _callbacks[key] = (func, exchange_api)
+    _callbacks[key] = entry
     out = take_out()
     # checked: a callback that cannot even start (at the recursion limit, cffi returns 0 with
     # no result written) fails the call with a RecursionError, as one with little C stack left
@@ -285,16 +309,16 @@ def _new_callback(func: Callable, exchange_api: int) -> Tuple[int, int]:
     if status:
         _callbacks.pop(key, None)
         raise_last_error()
-    return key, handle
+    return handle, _cast("TVMFFIObject*", handle), entry
 
 
 _SAFE_CALL, _RELEASE_CALLBACK = lib.tvm_ffi_cffi_safe_call, lib.tvm_ffi_cffi_release_callback
 
-#: (key, owned handle) of callback Functions no one holds, ready to be lent again. Made and
-#: dropped per call, a callable argument cost PyPy more than the callback: its deleter is a
-#: C-to-Python crossing (270 ns), its creation a C allocation. ``list.pop``/``append`` are
-#: atomic, so each is lent to one call at a time, whatever the threads.
-_IDLE_CALLBACKS: List[Tuple[int, int]] = []
+#: (handle, header, entry) of callback Functions no one holds, ready to be lent again. Made
+#: and dropped per call, a callable argument cost PyPy more than the callback: its deleter
+#: is a C-to-Python crossing (270 ns), its creation a C allocation. ``list.pop``/``append``
+#: are atomic, so each is lent to one call at a time, whatever the threads.
+_IDLE_CALLBACKS: List[Tuple[int, Any, List[Any]]] = []
 _IDLE_KEPT = 32
 #: ``combined_ref_count`` of an object with one strong reference and no weak one.
 _ONE_HOLDER = (1 << 32) | 1
@@ -303,31 +327,28 @@ _ONE_HOLDER = (1 << 32) | 1
 def lend_callback(func: Callable, scope: CallScope) -> int:
     """The handle of a Function calling ``func`` for the call ``scope`` serves (as
     :func:`new_callback_handle`'s, but the scope gives it back: :func:`return_lent`)."""
-    if _IDLE_CALLBACKS:
-        try:
-            key, handle = _IDLE_CALLBACKS.pop()
-        except IndexError:  # another thread took the last one
-            key = 0
-        if key:
-            _callbacks[key] = (func, 0)
-            scope.lent.append((key, handle))
-            return handle
-    loan = _new_callback(func, 0)
+    try:
+        loan = _IDLE_CALLBACKS.pop()
+    except IndexError:
+        loan = _new_callback([func, 0])
+    else:
+        loan[2][0] = func
     scope.lent.append(loan)
-    return loan[1]
+    return loan[0]
 
 
-def return_lent(lent: List[Tuple[int, int]]) -> None:
-    """Ends the loans of a call's scope: a Function C did not keep waits, cleared, to be lent
-    again; one it kept (a registry, a closure) is merely released, as any argument is."""
-    while lent:
-        key, handle = lent.pop()
-        if (_cast("TVMFFIObject*", handle).combined_ref_count == _ONE_HOLDER
-                and len(_IDLE_CALLBACKS) < _IDLE_KEPT):
-            del _callbacks[key]
-            _IDLE_CALLBACKS.append((key, handle))
-        else:
-            decref(handle)
+def return_lent(lent: List[Tuple[int, Any, List[Any]]]) -> None:
+    """Ends the loans of a call's scope: a Function C did not keep waits, its callable
+    forgotten, to be lent again; one it kept (a registry, a closure) is merely released, as
+    any argument is."""
+    loan = lent.pop()
+    if loan[1].combined_ref_count == _ONE_HOLDER and len(_IDLE_CALLBACKS) < _IDLE_KEPT:
+        loan[2][0] = None
+        _IDLE_CALLBACKS.append(loan)
+    else:
+        decref(loan[0])
+    if lent:  # (the first without a loop: PyPy's JIT compiles each loop apart, and entering
+        return_lent(lent)  # one costs more than the loan)
 
 
 def wrap_callable(func: Callable, exchange_api: int = 0) -> Function:
