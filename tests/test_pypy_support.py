@@ -282,3 +282,47 @@ def test_callable_arguments_are_called_kept_and_released(kernels, frontend):
     assert facts == {"plain": [100 + n for n in range(40)], "composed": 16, "called": 8,
                      "released": True, "kept_alive": True, "kept_released": True,
                      "threads_wrong": []}, facts
+
+
+STRING_RESULTS = """
+import json
+from tvm_ffi_fast._core import ffi
+k = api.load_module(LIB)
+text, data = "a string longer than seven bytes", b"bytes longer than seven"
+arr = api.Array([text, data])
+items = ffi.cast("TVMFFIAny*", ffi.cast("TVMFFISeqCell*", arr._handle + 24).data)
+
+def strong_counts():
+    return [ffi.cast("TVMFFIObject*", items[i].v_ptr).combined_ref_count & 0xFFFFFFFF
+            for i in range(2)]
+
+before = strong_counts()
+s, b = arr[0], arr[1]
+echoed = k.call1(lambda x: x, s)
+print(json.dumps({"counts": [before, strong_counts()],
+                  "kinds": [type(v).__name__ for v in (s, b, echoed)],
+                  "equal": [s == text, b == data, echoed == text],
+                  "objects": [s._tvm_ffi_cached_object is None, b._tvm_ffi_cached_object is None]}))
+"""
+
+
+@pytest.mark.parametrize("frontend", ["fast-cffi", "pypy-fast"])
+def test_the_cffi_core_copies_string_and_bytes_results(kernels, frontend):
+    """A String or Bytes result of the cffi core is its content, copied, with no object
+    behind it (a finalizer per value costs PyPy's GC more than the copy): the object's
+    reference is dropped as the value is made, and the value passes back as any str."""
+    if frontend.startswith("pypy") and pypy_interpreter() is None:
+        pytest.skip("no PyPy given: .ci/run's PyPy job sets TVM_FFI_PYPY and runs this there")
+    import json
+
+    from frontend_harness import FRONTEND_IMPORTS, interpreter
+
+    lib = build_corpus_kernels(kernels, ["callbacks"])["callbacks"]
+    code = FRONTEND_IMPORTS[frontend] + f"\nLIB = {lib!r}\n" + STRING_RESULTS
+    done = subprocess.run([interpreter(frontend), "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"counts": [[1, 1], [1, 1]],
+                                       "kinds": ["String", "Bytes", "String"],
+                                       "equal": [True, True, True],
+                                       "objects": [True, True]}, done.stdout

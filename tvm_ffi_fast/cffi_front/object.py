@@ -14,9 +14,10 @@ before its next call into the runtime (see ``releases.py`` for why).
 
 How a result becomes a Python value depends on its class, decided once per
 class by :func:`register_class` (the *wrap mode*): a plain wrapper, a
-``str``/``bytes``/``tuple`` that remembers its object (``String``,
-``Bytes``, ``Shape``), or the class's own ``_tvm_ffi_from_handle`` /
-``_adopt``.
+``str``/``bytes``/``tuple`` (``String``, ``Bytes``, ``Shape``: a Shape
+remembers its object, a String or Bytes only when its content could not
+make the same object again, see :func:`wrap_owned`), or the class's own
+``_tvm_ffi_from_handle`` / ``_adopt``.
 """
 
 from __future__ import annotations
@@ -91,9 +92,8 @@ def _wrapper(type_index: int) -> Tuple[type, int]:
     return found
 
 
-def _text(handle: int) -> bytes:
-    cell = _cast("TVMFFIByteArray*", handle + 24)
-    return ffi.unpack(cell.data, cell.size)
+#: The longest text a String or Bytes argument carries inline (TVMFFISmallStr/SmallBytes).
+_INLINE_TEXT = 7
 
 
 def wrap_owned(handle: int, type_index: Optional[int] = None) -> Any:
@@ -109,10 +109,27 @@ def wrap_owned(handle: int, type_index: Optional[int] = None) -> Any:
         obj._handle = handle
         obj._exchange_api = 0
         return obj
-    if mode == MODE_STR:
-        value = str.__new__(cls, _text(handle).decode("utf-8", "surrogateescape"))
-    elif mode == MODE_BYTES:
-        value = bytes.__new__(cls, _text(handle))
+    if mode == MODE_STR or mode == MODE_BYTES:
+        cell = _cast("TVMFFIByteArray*", handle + 24)
+        text = ffi.unpack(cell.data, cell.size)
+        # Copied, the object released at once: the value is a String (or Bytes) with no
+        # object behind it, as one made in Python, and passed back it becomes the same kind
+        # of object again. On PyPy a wrapper kept for the object costs the GC a finalizer,
+        # 300 to 1,500 ns per value in a sustained loop: more than that copy. Content that
+        # would not come back the same (inline when short, or not UTF-8) keeps its object.
+        copied = cell.size > _INLINE_TEXT
+        if mode == MODE_BYTES:
+            value = bytes.__new__(cls, text)
+        else:
+            try:
+                value = str.__new__(cls, text.decode("utf-8"))
+            except UnicodeDecodeError:
+                value = str.__new__(cls, text.decode("utf-8", "surrogateescape"))
+                copied = False
+        if copied:
+            _decref(_cast("void*", handle))
+            value._tvm_ffi_cached_object = None
+            return value
     elif mode == MODE_SHAPE:
         cell = _cast("TVMFFIShapeCell*", handle + 24)
         value = tuple.__new__(cls, [cell.data[i] for i in range(cell.size)])
