@@ -1,7 +1,7 @@
 """Times the same calls under tvm_ffi_ref, tvm_ffi_fast and upstream tvm_ffi.
 
     python benchmarks/bench_calls.py [--json FILE] [--repeat N] [--rounds N] [--frontends ...]
-                                     [--only TEXT ...]
+                                     [--only TEXT ...] [--sustained]
     pypy3 benchmarks/bench_calls.py --cpython PYTHON   # PyPy-fast against upstream on CPython
 
 The front ends "pypy-fast" and "pypy-ref" are ours run by PyPy (``--pypy`` names it, or the
@@ -19,7 +19,10 @@ build) and the others apart; the reference skips the 1e4-object graph rows
 (``REF_SKIPS``). Machines here are shared and noisy: compare the ratios of
 one run, not absolute times across runs. Each timing is the best of
 ``--repeat`` loops in each of ``--rounds`` processes per front end, the front ends taking
-turns (so that a change of load weighs on all of them).
+turns (so that a change of load weighs on all of them). The best of short loops
+can miss the pauses of a tracing collector (PyPy's: each value with a finalizer
+costs it hundreds of ns, paid in a later major collection); ``--sustained``
+makes each loop long enough to include them.
 """
 
 from __future__ import annotations
@@ -62,6 +65,10 @@ SHAPES = [
     ("py_class: read an int field", 20000),
     ("py_class: write a str field (converted)", 10000),
 ]
+
+#: How much longer each timed loop of a short call is with ``--sustained`` (5000 calls become
+#: 100,000: on PyPy several major collections, whose finalizer work a short loop may miss).
+SUSTAINED_FACTOR = 20
 
 #: Shapes the reference is not timed on: one round of each takes it seconds to minutes
 #: (its walks are Python over ctypes), which says nothing new.
@@ -113,9 +120,10 @@ def build_kernels(cpython: str) -> str:
 
 
 def run_worker(module_name: str, library: str, repeat: int,
-               only: Optional[List[str]] = None) -> Dict[str, float]:
+               only: Optional[List[str]] = None, sustained: bool = False) -> Dict[str, float]:
     """Times every shape (or those whose name contains one of ``only``) in this process;
-    returns name -> nanoseconds per call."""
+    returns name -> nanoseconds per call. ``sustained``: each timed loop is
+    ``SUSTAINED_FACTOR`` times longer."""
     import time
 
     import numpy as np
@@ -190,6 +198,8 @@ def run_worker(module_name: str, library: str, repeat: int,
         body = bodies[name]
         for _ in range(min(iterations, 200)):  # warm caches and dispatch tables
             body()
+        if sustained and iterations >= 1000:  # (the others' loops are long already)
+            iterations *= SUSTAINED_FACTOR
         best = math.inf
         for _ in range(repeat):
             start = time.perf_counter()
@@ -226,12 +236,11 @@ def _torch_bodies(api, mod) -> Dict[str, object]:
 # ------------------------------------------------------------------ driver
 
 
-def measure(frontend: str, library: str, repeat: int, python: str,
-            only: Optional[List[str]] = None) -> Optional[Dict[str, float]]:
+def measure(frontend: str, library: str, python: str,
+            worker_args: List[str]) -> Optional[Dict[str, float]]:
     """Runs the worker for one front end in a fresh interpreter (``python``)."""
     done = subprocess.run(
-        [python, __file__, "--worker", FRONTENDS[frontend], "--library", library,
-         "--repeat", str(repeat)] + (["--only", *only] if only else []),
+        [python, __file__, "--worker", FRONTENDS[frontend], "--library", library, *worker_args],
         capture_output=True, text=True)
     if done.returncode != 0:
         print(f"[{frontend}] failed:\n{done.stderr.strip()[-2000:]}", file=sys.stderr)
@@ -308,22 +317,29 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="the PyPy (with this project installed) of pypy-fast and pypy-ref")
     parser.add_argument("--only", nargs="+", metavar="TEXT",
                         help="time only the shapes whose name contains one of these")
+    parser.add_argument("--sustained", action="store_true",
+                        help=f"time loops {SUSTAINED_FACTOR} times longer: a collector's pauses "
+                             "(PyPy's finalizers) then weigh on every timing, where the best of "
+                             "short loops can miss them")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--library", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        print(json.dumps(run_worker(args.worker, args.library, args.repeat, args.only)))
+        print(json.dumps(run_worker(args.worker, args.library, args.repeat, args.only,
+                                    args.sustained)))
         return 0
     if args.cpython is None:
         parser.error("run by PyPy, --cpython names the CPython that runs upstream")
     if any(f.startswith("pypy-") for f in args.frontends) and args.pypy is None:
         parser.error("--pypy names the PyPy that runs the pypy-* front ends")
     library = build_kernels(args.cpython)
+    worker_args = ["--repeat", str(args.repeat)] + (["--only", *args.only] if args.only else []) \
+        + (["--sustained"] if args.sustained else [])
     results: Dict[str, Optional[Dict[str, float]]] = {f: {} for f in args.frontends}
     for _ in range(args.rounds):
         for f in args.frontends:
-            measured = measure(f, library, args.repeat,
-                               args.pypy if f.startswith("pypy-") else args.cpython, args.only)
+            measured = measure(f, library, args.pypy if f.startswith("pypy-") else args.cpython,
+                               worker_args)
             kept = results[f]
             if measured is None or kept is None:
                 results[f] = None

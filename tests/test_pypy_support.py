@@ -6,6 +6,8 @@
   and drained by ordinary code elsewhere;
 * the cffi core of ``tvm_ffi_fast`` (``cffi_front/``, what PyPy runs): the whole kernel
   corpus through it on CPython (``TVM_FFI_FAST_CORE=cffi``) gives the corpus's results;
+  callable arguments lent from its pool are themselves in every call, and released; its
+  String and Bytes results are copies with no object behind them;
 * the PyPy job: with ``$TVM_FFI_PYPY`` (a PyPy with this project installed, as .ci/run makes)
   both front ends import under PyPy and say which core they run.
 """
@@ -13,13 +15,15 @@
 from __future__ import annotations
 
 import ctypes
+import json
 import subprocess
 import sys
 
 import pytest
 
 from corpus_cases import ALL_CASES, SETUP
-from frontend_harness import build_corpus_kernels, pypy_interpreter, run_frontend
+from frontend_harness import (FRONTEND_IMPORTS, build_corpus_kernels, interpreter,
+                              pypy_interpreter, run_frontend)
 
 
 def test_capsule_calls_round_trip():
@@ -211,6 +215,19 @@ def test_buffer_managed_tensors_describe_arrays_as_dlpack_does():
     assert pycapi.buffer_managed_tensor(np.zeros(2).view(subclass), False) is None
 
 
+def _facts_under(frontend: str, kernels, program: str):
+    """What ``program`` prints (JSON) under ``frontend`` with ``LIB``, the corpus's callback
+    kernels; skipped for a PyPy front end when no PyPy is given."""
+    if frontend.startswith("pypy") and pypy_interpreter() is None:
+        pytest.skip("no PyPy given: .ci/run's PyPy job sets TVM_FFI_PYPY and runs this there")
+    lib = build_corpus_kernels(kernels, ["callbacks"])["callbacks"]
+    code = FRONTEND_IMPORTS[frontend] + f"\nLIB = {lib!r}\n" + program
+    done = subprocess.run([interpreter(frontend), "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
 #: What a callable argument's Function must do, whatever the core does with it between calls
 #: (the cffi core lends it from a pool and takes it back when C has not kept it).
 CALLABLE_LOANS = """
@@ -267,18 +284,7 @@ def test_callable_arguments_are_called_kept_and_released(kernels, frontend):
     """A Python callable passed to C is called as itself in every call, stays alive while C
     keeps it, and is released once neither C nor the caller holds it (the cffi core reuses
     the Functions of callables C did not keep: this is what makes that safe)."""
-    if frontend.startswith("pypy") and pypy_interpreter() is None:
-        pytest.skip("no PyPy given: .ci/run's PyPy job sets TVM_FFI_PYPY and runs this there")
-    import json
-
-    from frontend_harness import FRONTEND_IMPORTS, interpreter
-
-    lib = build_corpus_kernels(kernels, ["callbacks"])["callbacks"]
-    code = FRONTEND_IMPORTS[frontend] + f"\nLIB = {lib!r}\n" + CALLABLE_LOANS
-    done = subprocess.run([interpreter(frontend), "-c", code], capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    facts = json.loads(done.stdout)
+    facts = _facts_under(frontend, kernels, CALLABLE_LOANS)
     assert facts == {"plain": [100 + n for n in range(40)], "composed": 16, "called": 8,
                      "released": True, "kept_alive": True, "kept_released": True,
                      "threads_wrong": []}, facts
@@ -311,18 +317,8 @@ def test_the_cffi_core_copies_string_and_bytes_results(kernels, frontend):
     """A String or Bytes result of the cffi core is its content, copied, with no object
     behind it (a finalizer per value costs PyPy's GC more than the copy): the object's
     reference is dropped as the value is made, and the value passes back as any str."""
-    if frontend.startswith("pypy") and pypy_interpreter() is None:
-        pytest.skip("no PyPy given: .ci/run's PyPy job sets TVM_FFI_PYPY and runs this there")
-    import json
-
-    from frontend_harness import FRONTEND_IMPORTS, interpreter
-
-    lib = build_corpus_kernels(kernels, ["callbacks"])["callbacks"]
-    code = FRONTEND_IMPORTS[frontend] + f"\nLIB = {lib!r}\n" + STRING_RESULTS
-    done = subprocess.run([interpreter(frontend), "-c", code], capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"counts": [[1, 1], [1, 1]],
+    facts = _facts_under(frontend, kernels, STRING_RESULTS)
+    assert facts == {"counts": [[1, 1], [1, 1]],
                                        "kinds": ["String", "Bytes", "String"],
                                        "equal": [True, True, True],
-                                       "objects": [True, True]}, done.stdout
+                                       "objects": [True, True]}, facts
