@@ -246,6 +246,8 @@ kept_f, kept_g = Add(1), Add(10)
 composed = k.compose(kept_f, kept_g)
 facts["plain"] = [k.call1(Add(n), 100) for n in range(40)]
 facts["composed"] = composed(5)
+# two loans in one call, the second called through the first
+facts["two"] = [k.call1(lambda fn: fn(3), Add(n)) for n in range(5)]
 # a callable C did not keep is released by the call's end (gc: PyPy collects late)
 gone = Add(7)
 seen = weakref.ref(gone)
@@ -285,7 +287,8 @@ def test_callable_arguments_are_called_kept_and_released(kernels, frontend):
     keeps it, and is released once neither C nor the caller holds it (the cffi core reuses
     the Functions of callables C did not keep: this is what makes that safe)."""
     facts = _facts_under(frontend, kernels, CALLABLE_LOANS)
-    assert facts == {"plain": [100 + n for n in range(40)], "composed": 16, "called": 8,
+    assert facts == {"plain": [100 + n for n in range(40)], "composed": 16,
+                     "two": [3, 4, 5, 6, 7], "called": 8,
                      "released": True, "kept_alive": True, "kept_released": True,
                      "threads_wrong": []}, facts
 

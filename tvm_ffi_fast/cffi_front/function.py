@@ -341,14 +341,17 @@ def return_lent(lent: List[Tuple[int, Any, List[Any]]]) -> None:
     """Ends the loans of a call's scope: a Function C did not keep waits, its callable
     forgotten, to be lent again; one it kept (a registry, a closure) is merely released, as
     any argument is."""
-    loan = lent.pop()
+    _return_loan(lent.pop())
+    while lent:  # (the first without a loop: PyPy's JIT compiles each loop apart, and
+        _return_loan(lent.pop())  # entering one costs more than the loan)
+
+
+def _return_loan(loan: Tuple[int, Any, List[Any]]) -> None:
     if loan[1].combined_ref_count == _ONE_HOLDER and len(_IDLE_CALLBACKS) < _IDLE_KEPT:
         loan[2][0] = None
         _IDLE_CALLBACKS.append(loan)
     else:
         decref(loan[0])
-    if lent:  # (the first without a loop: PyPy's JIT compiles each loop apart, and entering
-        return_lent(lent)  # one costs more than the loan)
 
 
 def wrap_callable(func: Callable, exchange_api: int = 0) -> Function:
