@@ -13,7 +13,9 @@ A Python callable becomes a Function whose ``safe_call`` is the ``extern
 "Python"`` function :func:`tvm_ffi_cffi_safe_call`, its ``self`` a
 number that keys the callable in :data:`_callbacks`, kept there until the
 Function's deleter, the ``extern "Python"`` :func:`tvm_ffi_cffi_release_callback`,
-drops it.
+drops it. A callable passed as an argument borrows such a Function from a pool
+for the call (:func:`lend_callback`); the call's end gives it back unless C
+kept it.
 """
 
 from __future__ import annotations
