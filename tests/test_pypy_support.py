@@ -177,19 +177,19 @@ def _array_views():
         yield np.zeros((2, 3), dtype=dtype)
 
 
-def test_buffer_managed_tensors_describe_arrays_as_dlpack_does():
+def test_ndarray_managed_tensors_describe_arrays_as_dlpack_does():
     """What the cffi core passes for an exact NumPy array without calling ``__dlpack__`` is the
     tensor ``__dlpack__`` gives, field for field, or nothing (it then asks ``__dlpack__``); its
     deleter hands the array back."""
     import numpy as np
     from tvm_ffi_common import abi, pycapi
 
-    convention = pycapi.buffer_tensor_convention(np)
+    convention = pycapi.ndarray_tensor_convention(np)
     assert convention is not None, np.__version__  # 2.0 and 2.4 each have one
     built = 0
     for array in _array_views():
         before = sys.getrefcount(array)
-        managed = pycapi.buffer_managed_tensor(array, convention)
+        managed = pycapi.ndarray_managed_tensor(array, convention)
         try:
             capsule = array.__dlpack__()
         except (BufferError, TypeError):
@@ -205,14 +205,14 @@ def test_buffer_managed_tensors_describe_arrays_as_dlpack_does():
             continue
         built += 1
         assert _dltensor_fields(managed) == expected, (array.dtype, array.shape, array.strides)
-        assert sys.getrefcount(array) == before + 1  # the buffer holds the array
+        assert sys.getrefcount(array) == before + 1  # the managed tensor holds the array
         deleter = abi.DLManagedTensor.from_address(managed).deleter
         deleter(ctypes.cast(managed, ctypes.POINTER(abi.DLManagedTensor)))
         assert sys.getrefcount(array) == before
     assert built >= 20
-    assert pycapi.buffer_managed_tensor(memoryview(bytearray(8)), False) is None  # no NumPy array
+    assert pycapi.ndarray_managed_tensor(memoryview(bytearray(8)), False) is None  # no NumPy array
     subclass = type("Sub", (np.ndarray,), {})
-    assert pycapi.buffer_managed_tensor(np.zeros(2).view(subclass), False) is None
+    assert pycapi.ndarray_managed_tensor(np.zeros(2).view(subclass), False) is None
 
 
 def _facts_under(frontend: str, kernels, program: str):

@@ -129,54 +129,78 @@ static PyObject* capsule_mark_used(PyObject* self, PyObject* const* args, Py_ssi
 }
 
 /*
- * buffer_managed_tensor(array, null_contiguous_strides): the DLManagedTensor a NumPy array's
- * __dlpack__() would hand over, built from its buffer in one call (on PyPy each crossing into
- * the C API emulation costs more than the whole call it serves, and __dlpack__ takes five).
- * The address is returned, the caller owning the managed tensor; None for anything but an
- * exact numpy.ndarray, and where __dlpack__ would describe the array differently or refuse it
- * (read-only, another byte order, a dtype DLPack lacks, strides that are no multiple of the
- * item size, 0-d): the caller then asks __dlpack__ itself. NumPy 2.0 leaves the strides of a
- * C-contiguous array NULL, 2.4 does not: null_contiguous_strides says which this
- * NumPy does, as pycapi.buffer_tensor_convention finds out.
+ * ndarray_managed_tensor(array, null_contiguous_strides): the DLManagedTensor a NumPy array's
+ * __dlpack__() would hand over, read from the array's own header in one call, with no NumPy
+ * function called (on PyPy each crossing into the C API emulation costs more than the whole
+ * call it serves: __dlpack__ takes five, and even the buffer protocol costs a microsecond).
+ * The address is returned, the caller owning the managed tensor, which holds a reference to
+ * the array; None for anything but an exact numpy.ndarray, and where __dlpack__ would describe
+ * the array differently or refuse it (read-only, another byte order, a dtype DLPack lacks,
+ * strides that are no multiple of the item size, 0-d): the caller then asks __dlpack__
+ * itself. NumPy 2.0 leaves the strides of a C-contiguous array NULL, 2.4 does not:
+ * null_contiguous_strides says which this NumPy does, as pycapi.ndarray_tensor_convention
+ * finds out (and if the header were not where it is read, no convention would agree).
  */
 typedef struct {
   DLManagedTensor managed;
-  Py_buffer view; /* holds the array (view.obj) until the deleter releases it */
+  PyObject* array; /* held until the deleter drops it */
   int64_t dims[];  /* shape, then strides in elements */
-} BufferTensor;
+} ArrayTensor;
 
-static void buffer_tensor_deleter(DLManagedTensor* managed) {
-  BufferTensor* self = (BufferTensor*)managed;
+static void array_tensor_deleter(DLManagedTensor* managed) {
+  ArrayTensor* self = (ArrayTensor*)managed;
   PyGILState_STATE state = PyGILState_Ensure();
-  PyBuffer_Release(&self->view);
+  Py_DECREF(self->array);
   PyGILState_Release(state);
   free(self);
 }
 
-/* The DLPack dtype code of a buffer format NumPy's __dlpack__ also exports; -1 for others. */
-static int dlpack_code_of_format(const char* format) {
-  if (format[0] == 'Z') return (format[1] == 'f' || format[1] == 'd') && format[2] == 0 ? kDLComplex : -1;
-  if (format[0] == 0 || format[1] != 0) return -1;
-  switch (format[0]) {
-    case '?': return kDLBool;
-    case 'b': case 'h': case 'i': case 'l': case 'q': return kDLInt;
-    case 'B': case 'H': case 'I': case 'L': case 'Q': return kDLUInt;
-    case 'e': case 'f': case 'd': return kDLFloat;
-    default: return -1;
-  }
-}
+/* The leading fields of NumPy's array and dtype objects, the same from NumPy 1.7 to 2.x (the
+ * dtype's later fields moved in 2.0, so only its characters are read). */
+typedef struct {
+  PyObject_HEAD
+  void* typeobj;
+  char kind;
+  char type; /* the type character: the buffer protocol's format for the numeric types */
+  char byteorder;
+} NumpyDescrHead;
 
-/* The leading fields of NumPy's array object, the same since NumPy 1.0 (and in 2.x). The
- * buffer protocol gives the same data, shape and item size, but for a contiguous array it
- * gives canonical strides where a size-1 dimension's own may differ; __dlpack__ exports the
- * array's own, which are read here once the buffer confirms the fields are where expected. */
 typedef struct {
   PyObject_HEAD
   char* data;
   int nd;
   Py_ssize_t* dimensions;
   Py_ssize_t* strides;
+  PyObject* base;
+  NumpyDescrHead* descr;
+  int flags;
 } NumpyArrayHead;
+
+#define NUMPY_ARRAY_WRITEABLE 0x0400
+
+/* The DLPack code and bits of a NumPy type character NumPy's __dlpack__ also exports; code -1
+ * for others (long double, objects, strings, dates, records). */
+static int dlpack_type_of_char(char type, int* bits) {
+  switch (type) {
+    case '?': *bits = 8; return kDLBool;
+    case 'b': *bits = 8; return kDLInt;
+    case 'h': *bits = 16; return kDLInt;
+    case 'i': *bits = 32; return kDLInt;
+    case 'l': *bits = 8 * (int)sizeof(long); return kDLInt;
+    case 'q': *bits = 64; return kDLInt;
+    case 'B': *bits = 8; return kDLUInt;
+    case 'H': *bits = 16; return kDLUInt;
+    case 'I': *bits = 32; return kDLUInt;
+    case 'L': *bits = 8 * (int)sizeof(long); return kDLUInt;
+    case 'Q': *bits = 64; return kDLUInt;
+    case 'e': *bits = 16; return kDLFloat;
+    case 'f': *bits = 32; return kDLFloat;
+    case 'd': *bits = 64; return kDLFloat;
+    case 'F': *bits = 64; return kDLComplex;
+    case 'D': *bits = 128; return kDLComplex;
+    default: return -1;
+  }
+}
 
 /* NumPy's C-contiguity (its flag): row-major strides where a dimension is longer than 1, or
  * no element at all. */
@@ -194,55 +218,53 @@ static int is_c_contiguous(const NumpyArrayHead* head, Py_ssize_t itemsize) {
   return 1;
 }
 
-static PyObject* buffer_managed_tensor(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+static PyObject* ndarray_managed_tensor(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   const NumpyArrayHead* head;
-  Py_buffer view;
-  BufferTensor* out;
-  int code, i, null_contiguous_strides;
+  ArrayTensor* out;
+  int code, bits, i, ndim, null_contiguous_strides;
+  Py_ssize_t itemsize;
+  char order;
   (void)self;
   if (nargs != 2) {
-    PyErr_SetString(PyExc_TypeError, "buffer_managed_tensor expects 2 arguments");
+    PyErr_SetString(PyExc_TypeError, "ndarray_managed_tensor expects 2 arguments");
     return NULL;
   }
   if ((null_contiguous_strides = PyObject_IsTrue(args[1])) < 0) return NULL;
   if (strcmp(Py_TYPE(args[0])->tp_name, "numpy.ndarray") != 0) Py_RETURN_NONE; /* exact type */
-  if (PyObject_GetBuffer(args[0], &view, PyBUF_RECORDS) != 0) { /* strided, writable, format */
-    PyErr_Clear();
-    Py_RETURN_NONE;
-  }
   head = (const NumpyArrayHead*)args[0];
-  code = view.format != NULL ? dlpack_code_of_format(view.format) : -1;
+  ndim = head->nd;
+  order = head->descr->byteorder;
+  code = dlpack_type_of_char(head->descr->type, &bits);
   /* 0-d: NumPy versions differ in which of shape and strides they leave NULL */
-  if (head->data != view.buf || head->nd != view.ndim || view.ndim == 0 || view.ndim > 64 ||
-      view.itemsize > 16) {
-    code = -1;
-  }
-  for (i = 0; code >= 0 && i < view.ndim; ++i) {
-    if (head->dimensions[i] != view.shape[i] || head->strides[i] % view.itemsize != 0) code = -1;
-  }
-  if (code < 0 ||
-      (out = malloc(sizeof(BufferTensor) + 2 * (size_t)view.ndim * sizeof(int64_t))) == NULL) {
-    PyBuffer_Release(&view);
+  if (code < 0 || ndim <= 0 || ndim > 64 || !(head->flags & NUMPY_ARRAY_WRITEABLE) ||
+      (order != '=' && order != '|')) { /* '=' native (NumPy writes '<' as that here), '|' none */
     Py_RETURN_NONE;
   }
-  out->view = view;
-  for (i = 0; i < view.ndim; ++i) {
-    out->dims[i] = view.shape[i];
-    out->dims[view.ndim + i] = head->strides[i] / view.itemsize;
+  itemsize = bits / 8;
+  for (i = 0; i < ndim; ++i) {
+    if (head->strides[i] % itemsize != 0) Py_RETURN_NONE;
   }
-  out->managed.dl_tensor.data = view.buf;
+  out = malloc(sizeof(ArrayTensor) + 2 * (size_t)ndim * sizeof(int64_t));
+  if (out == NULL) Py_RETURN_NONE;
+  Py_INCREF(args[0]);
+  out->array = args[0];
+  for (i = 0; i < ndim; ++i) {
+    out->dims[i] = head->dimensions[i];
+    out->dims[ndim + i] = head->strides[i] / itemsize;
+  }
+  out->managed.dl_tensor.data = head->data;
   out->managed.dl_tensor.device.device_type = kDLCPU;
   out->managed.dl_tensor.device.device_id = 0;
-  out->managed.dl_tensor.ndim = view.ndim;
+  out->managed.dl_tensor.ndim = ndim;
   out->managed.dl_tensor.dtype.code = (uint8_t)code;
-  out->managed.dl_tensor.dtype.bits = (uint8_t)(view.itemsize * 8);
+  out->managed.dl_tensor.dtype.bits = (uint8_t)bits;
   out->managed.dl_tensor.dtype.lanes = 1;
   out->managed.dl_tensor.shape = out->dims;
   out->managed.dl_tensor.strides =
-      null_contiguous_strides && is_c_contiguous(head, view.itemsize) ? NULL : out->dims + view.ndim;
+      null_contiguous_strides && is_c_contiguous(head, itemsize) ? NULL : out->dims + ndim;
   out->managed.dl_tensor.byte_offset = 0;
   out->managed.manager_ctx = NULL;
-  out->managed.deleter = buffer_tensor_deleter;
+  out->managed.deleter = array_tensor_deleter;
   return PyLong_FromVoidPtr(out);
 }
 
@@ -389,7 +411,7 @@ static PyMethodDef methods[] = {
     {"capsule_set_destructor", capsule_set_destructor, METH_VARARGS, NULL},
     {"capsule_pointer", (PyCFunction)(void (*)(void))capsule_pointer, METH_FASTCALL, NULL},
     {"capsule_mark_used", (PyCFunction)(void (*)(void))capsule_mark_used, METH_FASTCALL, NULL},
-    {"buffer_managed_tensor", (PyCFunction)(void (*)(void))buffer_managed_tensor, METH_FASTCALL, NULL},
+    {"ndarray_managed_tensor", (PyCFunction)(void (*)(void))ndarray_managed_tensor, METH_FASTCALL, NULL},
     {"new_reference", new_reference, METH_O, NULL},
     {"object_at", object_at, METH_O, NULL},
     {"take_reference", take_reference, METH_O, NULL},

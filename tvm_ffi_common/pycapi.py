@@ -36,14 +36,14 @@ capsule_pointer = _pycapi.capsule_pointer
 #: ``capsule_mark_used(capsule, name)``: a DLPack consumer took the capsule's tensor: no
 #: destructor, renamed ``name`` (an address from :func:`static_name`).
 capsule_mark_used = _pycapi.capsule_mark_used
-#: ``buffer_managed_tensor(array, null_contiguous_strides)``: the address of the
-#: ``DLManagedTensor`` (the caller owns it) that a NumPy array's ``__dlpack__()`` would give,
-#: built from the array's buffer in one call; None where ``__dlpack__`` would describe the
-#: array otherwise or refuse it (read-only, another byte order, a dtype DLPack lacks, strides
-#: no multiple of the item size, 0-d), and for anything but an exact ``numpy.ndarray`` (other
-#: buffers define no DLPack export to agree with). ``null_contiguous_strides``: this NumPy's
-#: convention, from :func:`buffer_tensor_convention`.
-buffer_managed_tensor = _pycapi.buffer_managed_tensor
+#: ``ndarray_managed_tensor(array, null_contiguous_strides)``: the address of the
+#: ``DLManagedTensor`` (the caller owns it; it holds the array) that a NumPy array's
+#: ``__dlpack__()`` would give, read from the array's header in one call; None where
+#: ``__dlpack__`` would describe the array otherwise or refuse it (read-only, another byte
+#: order, a dtype DLPack lacks, strides no multiple of the item size, 0-d), and for anything
+#: but an exact ``numpy.ndarray``. ``null_contiguous_strides``: this NumPy's convention, from
+#: :func:`ndarray_tensor_convention` (which also proves the header is read right).
+ndarray_managed_tensor = _pycapi.ndarray_managed_tensor
 
 #: The C destructor of the DLPack capsules we export: a capsule no consumer took (still
 #: named ``dltensor_versioned`` or ``dltensor``) calls its managed tensor's deleter.
@@ -77,8 +77,8 @@ err_occurred = _pycapi.err_occurred
 check_signals = _pycapi.check_signals
 
 
-def buffer_tensor_convention(numpy: Any) -> Optional[bool]:
-    """The ``null_contiguous_strides`` under which :func:`buffer_managed_tensor` describes this
+def ndarray_tensor_convention(numpy: Any) -> Optional[bool]:
+    """The ``null_contiguous_strides`` under which :func:`ndarray_managed_tensor` describes this
     NumPy's arrays (``numpy``: the module) field for field as their ``__dlpack__()`` does,
     checked on a few layouts; None if under neither (then ask ``__dlpack__`` every time).
 
@@ -94,7 +94,7 @@ def buffer_tensor_convention(numpy: Any) -> Optional[bool]:
                 t.shape[:t.ndim] if t.shape else None, t.strides[:t.ndim] if t.strides else None)
 
     def agrees(array: Any, null_contiguous_strides: bool) -> bool:
-        managed = buffer_managed_tensor(array, null_contiguous_strides)
+        managed = ndarray_managed_tensor(array, null_contiguous_strides)
         if managed is None:
             return False
         tensor = DLManagedTensor.from_address(managed)

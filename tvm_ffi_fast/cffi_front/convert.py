@@ -47,7 +47,7 @@ _CONTAINERS = frozenset({int(TI.kTVMFFIArray), int(TI.kTVMFFIList), int(TI.kTVMF
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _cast = ffi.cast
 _str_or_bytes = lib.tvm_ffi_cffi_str_or_bytes
-_buffer_managed_tensor = pycapi.buffer_managed_tensor
+_ndarray_managed_tensor = pycapi.ndarray_managed_tensor
 
 #: The class devices are returned as (``set_device_class`` replaces it).
 _device_class: type = Device
@@ -248,10 +248,10 @@ def _enc_dlpack(p, value, scope):
 
 
 def _enc_ndarray(p, value, scope):
-    # An exact NumPy array: the managed tensor its __dlpack__() would give, built from its
-    # buffer in one call (five calls into PyPy's C API emulation fewer); anything that call
+    # An exact NumPy array: the managed tensor its __dlpack__() would give, read from its
+    # header in one call (five calls into PyPy's C API emulation fewer); anything that call
     # would not describe the same way goes through __dlpack__ itself.
-    managed = _buffer_managed_tensor(value, _ndarray_convention)
+    managed = _ndarray_managed_tensor(value, _ndarray_convention)
     if managed is None:
         _enc_dlpack(p, value, scope)
         return
@@ -265,20 +265,20 @@ def _enc_ndarray(p, value, scope):
     _set_pod(p, _TENSOR, handle)
 
 
-#: How this NumPy's __dlpack__ leaves C-contiguous strides (``buffer_tensor_convention``):
-#: None if its arrays cannot go by their buffer; unset until the first array.
+#: How this NumPy's __dlpack__ leaves C-contiguous strides (``ndarray_tensor_convention``):
+#: None if its arrays cannot go by their header; unset until the first array.
 _ndarray_convention: Optional[bool] = None
 _ndarray_checked = False
 
 
-def _passes_by_buffer(cls: type) -> bool:
+def _passes_by_header(cls: type) -> bool:
     global _ndarray_convention, _ndarray_checked
     if cls.__module__ != "numpy" or cls.__qualname__ != "ndarray":
         return False
     if not _ndarray_checked:
         import numpy
 
-        _ndarray_convention = pycapi.buffer_tensor_convention(numpy)
+        _ndarray_convention = pycapi.ndarray_tensor_convention(numpy)
         _ndarray_checked = True
     return _ndarray_convention is not None
 
@@ -317,7 +317,7 @@ def _choose_encoder(value: Any) -> Callable:
     kind = argument_kind(value)
     if kind == "dlpack_exchange":
         return _exchange_encoder(dlpack_exchange.class_api_address(type(value)))
-    if kind == "dlpack" and _passes_by_buffer(type(value)):
+    if kind == "dlpack" and _passes_by_header(type(value)):
         return _enc_ndarray
     encoder = _ENCODER_OF_KIND.get(kind)
     return encoder if encoder is not None else _python_setter(PYTHON_SETTERS[kind])
