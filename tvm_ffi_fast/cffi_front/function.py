@@ -291,12 +291,6 @@ def convert_to_function(func: Callable) -> Function:
     return wrap_callable(func)
 
 
-def new_callback_handle(func: Callable, exchange_api: int = 0) -> int:
-    """An owned handle of a new Function whose call calls ``func`` (see :func:`wrap_callable`);
-    no wrapper is made."""
-    return _new_callback([func, exchange_api])[0]
-
-
 def _new_callback(entry: List[Any]) -> Tuple[int, Any, List[Any]]:
     """A new Function calling ``entry[0]``: its owned handle, its header (a cffi pointer) and
     ``entry``, which keys it in :data:`_callbacks`."""
@@ -327,8 +321,8 @@ _ONE_HOLDER = (1 << 32) | 1
 
 
 def lend_callback(func: Callable, scope: CallScope) -> int:
-    """The handle of a Function calling ``func`` for the call ``scope`` serves (as
-    :func:`new_callback_handle`'s, but the scope gives it back: :func:`return_lent`)."""
+    """The owned handle of a Function calling ``func`` (no wrapper made) for the call ``scope``
+    serves, which gives it back when it ends (:func:`return_lent`)."""
     try:
         loan = _IDLE_CALLBACKS.pop()
     except IndexError:
@@ -360,7 +354,7 @@ def wrap_callable(func: Callable, exchange_api: int = 0) -> Function:
     """A new Function object whose call calls ``func``, even if ``func`` is a Function; with
     ``exchange_api`` (a DLPack exchange table's address), Tensor arguments reach ``func`` as
     that framework's tensors."""
-    return wrap_owned(new_callback_handle(func, exchange_api), int(TI.kTVMFFIFunction))
+    return wrap_owned(_new_callback([func, exchange_api])[0], int(TI.kTVMFFIFunction))
 
 
 # ------------------------------------------------------------ global functions
