@@ -20,9 +20,10 @@ build) and the others apart; the reference skips the 1e4-object graph rows
 one run, not absolute times across runs. Each timing is the best of
 ``--repeat`` loops in each of ``--rounds`` processes per front end, the front ends taking
 turns (so that a change of load weighs on all of them). The best of short loops
-can miss the pauses of a tracing collector (PyPy's: each value with a finalizer
-costs it hundreds of ns, paid in a later major collection); ``--sustained``
-makes each loop long enough to include them.
+can miss the pauses of a tracing collector (PyPy's, whose work for the objects a
+loop made may fall in a later loop, or after the last); ``--sustained`` makes each
+loop twenty times longer and takes the median of all loops of all rounds instead
+of the best, for every front end alike: what a long run costs per call.
 """
 
 from __future__ import annotations
@@ -33,10 +34,11 @@ import importlib.util
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FRONTENDS = {"upstream": "tvm_ffi", "fast": "tvm_ffi_fast", "ref": "tvm_ffi_ref",
@@ -120,10 +122,10 @@ def build_kernels(cpython: str) -> str:
 
 
 def run_worker(module_name: str, library: str, repeat: int,
-               only: Optional[List[str]] = None, sustained: bool = False) -> Dict[str, float]:
+               only: Optional[List[str]] = None, sustained: bool = False) -> Dict[str, Any]:
     """Times every shape (or those whose name contains one of ``only``) in this process;
-    returns name -> nanoseconds per call. ``sustained``: each timed loop is
-    ``SUSTAINED_FACTOR`` times longer."""
+    returns name -> nanoseconds per call (the best loop's). ``sustained``: each timed loop is
+    ``SUSTAINED_FACTOR`` times longer, and name -> every loop's nanoseconds per call."""
     import time
 
     import numpy as np
@@ -200,13 +202,15 @@ def run_worker(module_name: str, library: str, repeat: int,
             body()
         if sustained and iterations >= 1000:  # (the others' loops are long already)
             iterations *= SUSTAINED_FACTOR
-        best = math.inf
+        loops = []
         for _ in range(repeat):
             start = time.perf_counter()
             for _ in range(iterations):
                 body()
-            best = min(best, time.perf_counter() - start)
-        results[name] = best / iterations / per_call_divisor.get(name, 1) * 1e9
+            loops.append((time.perf_counter() - start) / iterations
+                         / per_call_divisor.get(name, 1) * 1e9)
+        # sustained: every loop, for the median across rounds; else the best
+        results[name] = loops if sustained else min(loops)
     return results
 
 
@@ -318,9 +322,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--only", nargs="+", metavar="TEXT",
                         help="time only the shapes whose name contains one of these")
     parser.add_argument("--sustained", action="store_true",
-                        help=f"time loops {SUSTAINED_FACTOR} times longer: a collector's pauses "
-                             "(PyPy's finalizers) then weigh on every timing, where the best of "
-                             "short loops can miss them")
+                        help=f"time loops {SUSTAINED_FACTOR} times longer and keep the median "
+                             "of all loops: a collector's work then weighs on every timing, "
+                             "where the best of short loops can miss it")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--library", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -335,17 +339,21 @@ def main(argv: Optional[List[str]] = None) -> int:
     library = build_kernels(args.cpython)
     worker_args = ["--repeat", str(args.repeat)] + (["--only", *args.only] if args.only else []) \
         + (["--sustained"] if args.sustained else [])
-    results: Dict[str, Optional[Dict[str, float]]] = {f: {} for f in args.frontends}
+    loops: Dict[str, Optional[Dict[str, List[float]]]] = {f: {} for f in args.frontends}
     for _ in range(args.rounds):
         for f in args.frontends:
             measured = measure(f, library, args.pypy if f.startswith("pypy-") else args.cpython,
                                worker_args)
-            kept = results[f]
+            kept = loops[f]
             if measured is None or kept is None:
-                results[f] = None
+                loops[f] = None
                 continue
             for name, ns in measured.items():
-                kept[name] = min(ns, kept.get(name, math.inf))
+                kept.setdefault(name, []).extend(ns if args.sustained else [ns])
+    pick = statistics.median if args.sustained else min
+    results: Dict[str, Optional[Dict[str, float]]] = {
+        f: None if kept is None else {name: pick(ns) for name, ns in kept.items()}
+        for f, kept in loops.items()}
     report = table(results)
     print_table(report, args.frontends)
     if args.json:
