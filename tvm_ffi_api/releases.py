@@ -15,6 +15,10 @@ anyway: before every call and every conversion that may make or read
 objects. A program that counts references after dropping a wrapper collects
 garbage first (``gc.collect()``), and its next call sees the count drop.
 Each core configures the queue with its own ``TVMFFIObjectDecRef``.
+
+Memory a tensor holds outside the collector's heap is reported to it where
+collection is not prompt (:func:`external_memory`): otherwise a loop that
+drops large tensors behind small wrappers would not collect, nor release.
 """
 
 from __future__ import annotations
@@ -50,8 +54,20 @@ def decref_now(handle: int) -> None:
     _decref[0](handle)
 
 
+def external_memory(nbytes: int) -> None:
+    """Tells a collector that does not count it (PyPy's) that a new wrapper holds ``nbytes``
+    of memory outside its heap: a loop dropping large tensors then collects (and so releases)
+    as often as their size asks, not only as often as its small wrappers would."""
+    if not PROMPT and nbytes > 0:
+        _add_memory_pressure(nbytes)
+
+
 def drain() -> None:
     """Drops every queued reference (called by ordinary code, never by a finalizer)."""
     decref = _decref[0]
     while pending:
         decref(pending.pop())
+
+
+if not PROMPT:
+    from __pypy__ import add_memory_pressure as _add_memory_pressure

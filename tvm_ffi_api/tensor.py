@@ -23,7 +23,7 @@ from typing import Any, Optional, Tuple
 
 from tvm_ffi_common import abi
 
-from . import shortcuts
+from . import releases, shortcuts
 from .device import Device
 from .dtype import dtype_from_tuple
 from .object import Object, TensorBase, class_for_type_index, register_class
@@ -170,6 +170,18 @@ class Tensor(TensorBase, TensorMethods):
     """An n-dimensional array that lives in C memory and crosses kernels by reference."""
 
     __slots__ = ()
+
+    if not releases.PROMPT:
+        @classmethod
+        def _adopt(cls, handle: int) -> "Tensor":
+            """A Tensor taking over one reference, its memory reported to the collector."""
+            tensor = super()._adopt(handle)
+            fields = tensor._fields()
+            size = (fields.dtype[1] * fields.dtype[2] + 7) // 8
+            for extent in fields.shape:
+                size *= extent
+            releases.external_memory(size)
+            return tensor
 
 
 register_class(TI.kTVMFFITensor, Tensor)
