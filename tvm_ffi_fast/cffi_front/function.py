@@ -373,7 +373,24 @@ def get_global_func(name: str, allow_missing: bool = False) -> Optional[Function
     if status:
         raise_last_error()
     if not handle:
+        _LOOKED_UP.pop(name, None)
         if allow_missing:
             return None
         raise ValueError(f"Cannot find global function {name}")
-    return wrap_owned(handle, int(TI.kTVMFFIFunction))
+    if releases.PROMPT:
+        return wrap_owned(handle, int(TI.kTVMFFIFunction))
+    # Where collection is not prompt (PyPy), a new wrapper per lookup costs its collector
+    # more than the lookup (a finalizer's object is found dead only by a major collection):
+    # the Function last made for a name is kept and handed back while the name still finds
+    # that function and no attribute was set on it.
+    func = _LOOKED_UP.get(name)
+    if func is not None and func._handle == handle and not func.__dict__:
+        decref(handle)
+        return func
+    func = _LOOKED_UP[name] = wrap_owned(handle, int(TI.kTVMFFIFunction))
+    return func
+
+
+#: name -> the Function :func:`get_global_func` last made for it, where collection is not
+#: prompt (a lookup that finds the name missing forgets it).
+_LOOKED_UP: Dict[str, Function] = {}
