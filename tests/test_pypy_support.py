@@ -8,7 +8,8 @@
 * the cffi core of ``tvm_ffi_fast`` (``cffi_front/``, what PyPy runs): the whole kernel
   corpus through it on CPython (``TVM_FFI_FAST_CORE=cffi``) gives the corpus's results;
   callable arguments lent from its pool are themselves in every call, and released; its
-  String and Bytes results are copies with no object behind them;
+  String and Bytes results are copies with no object behind them; on PyPy a global lookup
+  hands back the Function it made for the name, and a removed function still dies;
 * the PyPy job: with ``$TVM_FFI_PYPY`` (a PyPy with this project installed, as .ci/run makes)
   both front ends import under PyPy and say which core they run.
 """
