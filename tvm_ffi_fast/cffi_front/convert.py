@@ -217,7 +217,15 @@ def _enc_dtype(p, value, scope):
 
 def _enc_device(p, value, scope):
     _set_pod(p, _DEVICE, 0)
-    p.v_device.device_type, p.v_device.device_id = value.dlpack_device_type(), value.index
+    p.v_device.device_type = value.dlpack_device_type() & 0xFFFFFFFF  # (see device_type_of)
+    p.v_device.device_id = value.index
+
+
+def device_type_of(device: Any) -> int:
+    """The ``device_type`` of a cffi ``DLDevice`` as upstream reads it, an int32: DLPack's
+    enum has no negative member, so the compiler (and cffi) make it unsigned."""
+    device_type = device.device_type
+    return device_type - (1 << 32) if device_type & 0x80000000 else device_type
 
 
 def _enc_sequence(p, value, scope):
@@ -363,7 +371,7 @@ def _pod_value(p: Any, index: int) -> Any:
 
         return dtype_from_tuple(p.v_dtype.code, p.v_dtype.bits, p.v_dtype.lanes)
     if index == _DEVICE:
-        return _device_class._from_pair(p.v_device.device_type, p.v_device.device_id)
+        return _device_class._from_pair(device_type_of(p.v_device), p.v_device.device_id)
     if index == _DLTENSOR_PTR:
         from .tensor import tensor_class
 

@@ -17,8 +17,8 @@ from tvm_ffi_common import abi, pycapi
 
 from . import releases
 from ._core import ffi, lib
-from .convert import (CallScope, address_of, decode_borrowed, decode_owned, encode, encode_owned,
-                      give_back, take_out)
+from .convert import (CallScope, address_of, decode_borrowed, decode_owned, device_type_of,
+                      encode, encode_owned, give_back, take_out)
 from .dlpack import export_capsule, from_dlpack, import_capsule  # noqa: F401 - the interface
 from .function import call_packed, get_global_func, raise_last_error
 from .object import decref, wrap_owned
@@ -244,7 +244,7 @@ def dltensor(address: int) -> DLTensorFields:
     ndim = t.ndim
     strides = t.strides
     return DLTensorFields(
-        address_of(t.data), t.device.device_type, t.device.device_id, ndim,
+        address_of(t.data), device_type_of(t.device), t.device.device_id, ndim,
         (t.dtype.code, t.dtype.bits, t.dtype.lanes), tuple([t.shape[i] for i in range(ndim)]),
         tuple([strides[i] for i in range(ndim)]) if strides != ffi.NULL else None,
         t.byte_offset)
