@@ -4,6 +4,7 @@ between workers; floats by their bits, str and bytes with the exactness of their
 from __future__ import annotations
 
 import ctypes
+import re
 from typing import TYPE_CHECKING, Any, List
 
 if TYPE_CHECKING:  # annotations only (a worker imports its modules as scripts)
@@ -22,8 +23,18 @@ def first_line(text: str) -> str:
     return lines[0] if lines else ""
 
 
+#: What Python says when a property without a setter is assigned to changed with its version
+#: (3.9: "can't set attribute", 3.10 names the attribute, 3.11 "property 'x' of 'T' object
+#: has no setter"); PyPy words it as its Python version does, upstream runs on CPython 3.11.
+_READ_ONLY_PROPERTY = re.compile(r"(can't set attribute( '[^']*')?"
+                                 r"|property( '[^']*')? of '[^']*' object has no setter)")
+
+
 def raised(error: BaseException) -> List[Any]:
-    return ["raises", type(error).__name__, first_line(str(error))]
+    message = first_line(str(error))
+    if isinstance(error, AttributeError) and _READ_ONLY_PROPERTY.fullmatch(message):
+        message = "read-only property"
+    return ["raises", type(error).__name__, message]
 
 
 def normalize(env: Env, value: Any, depth: int = 0) -> Any:
