@@ -32,7 +32,7 @@ from typing import Any
 from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
 
-from . import dlpack_exchange
+from . import dlpack_exchange, releases
 
 TI = abi.TVMFFITypeIndex
 
@@ -52,6 +52,9 @@ def from_dlpack(ext_tensor: Any, *, require_alignment: int = 0,
     fail when the memory does not comply.
     """
     from .object import wrap_owned
+
+    if releases.pending:  # (a loop importing large tensors releases the ones it dropped)
+        releases.drain()
 
     return wrap_owned(import_tensor(ext_tensor, require_alignment, require_contiguous),
                       TI.kTVMFFITensor)

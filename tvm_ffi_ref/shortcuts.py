@@ -21,7 +21,7 @@ from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 from tvm_ffi_common import abi, pycapi
 
-from . import error, releases, runtime
+from . import error, runtime
 from tvm_ffi_common.capi import LIB
 from .runtime import containers, maps, strings, tensors
 from .runtime.slots import FFIError
@@ -201,8 +201,6 @@ def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,
 
     On failure the caller still owns ``managed`` (the producer's deleter has not run).
     """
-    if releases.pending:  # (a loop importing large tensors releases the ones it dropped)
-        releases.drain()
     if ENABLED:
         try:
             return tensors.new_tensor_from_managed(managed, versioned, require_alignment,

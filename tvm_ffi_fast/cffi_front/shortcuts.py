@@ -194,8 +194,6 @@ def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,
                           require_contiguous: bool) -> int:
     """An owned Tensor handle taking over the DLPack managed tensor at ``managed``; on failure
     the caller still owns ``managed``."""
-    if releases.pending:  # (a loop importing large tensors releases the ones it dropped)
-        releases.drain()
     out = take_out()
     if versioned:
         status = lib.TVMFFITensorFromDLPackVersioned(
