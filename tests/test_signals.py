@@ -8,8 +8,12 @@ from subprocess_utils import run_python
 SPIN_C = r"""
 #define _POSIX_C_SOURCE 199309L
 #include <tvm/ffi/extra/c_env_api.h>
+#include <signal.h>
 #include <time.h>
-/* Spins until the environment reports a pending signal, as a long kernel should. */
+#include <unistd.h>
+/* Spins until the environment reports a pending signal, as a long kernel should. The
+   process sends itself SIGINT once the kernel is spinning: a timer started by the caller
+   could fire before the call began on a loaded machine, and test nothing. */
 TVM_FFI_DLL_EXPORT int __tvm_ffi_spin(void* self, const TVMFFIAny* args, int32_t n,
                                       TVMFFIAny* result) {
   struct timespec pause = {0, 1000000};
@@ -20,6 +24,7 @@ TVM_FFI_DLL_EXPORT int __tvm_ffi_spin(void* self, const TVMFFIAny* args, int32_t
       TVMFFIErrorSetRaisedFromCStr("EnvErrorAlreadySet", "a signal is pending in the caller");
       return -1;
     }
+    if (i == 2) kill(getpid(), SIGINT); /* Ctrl-C, while the kernel runs */
     nanosleep(&pause, 0);
   }
   result->type_index = kTVMFFIInt;
@@ -37,10 +42,9 @@ IMPORTS = {"upstream": "import tvm_ffi as api", "ref": "import tvm_ffi_ref as ap
 def test_ctrl_c_interrupts_a_kernel_that_checks_signals(kernels, frontend):
     path = kernels.build("spin", SPIN_C, language="c")
     out = run_python(f"""
-    import os, signal, threading, time
+    import time
     {IMPORTS[frontend]}
     spin = api.load_module({path!r}).spin
-    threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
     start = time.time()
     try:
         spin()
