@@ -23,12 +23,17 @@ turns (so that a change of load weighs on all of them). The best of short loops
 can miss the pauses of a tracing collector (PyPy's, whose work for the objects a
 loop made may fall in a later loop, or after the last); ``--sustained`` makes each
 loop twenty times longer and takes the median of all loops of all rounds instead
-of the best, for every front end alike: what a long run costs per call.
+of the best, for every front end alike: what a long run costs per call. For PyPy's
+front ends a column gives the share of each row's timed loops that PyPy's collector
+worked (``gc.get_stats().total_gc_time``): where a row loses to upstream, it tells the
+call's own cost from the collector's (a row's share may include work left by the rows
+before it, which run in the same process). Finalizers themselves run outside that share.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import importlib.util
 import json
@@ -121,11 +126,18 @@ def build_kernels(cpython: str) -> str:
 # ------------------------------------------------------------------ worker
 
 
+def _gc_seconds() -> float:
+    """Seconds PyPy's collector has worked in this process so far (0 on CPython, whose
+    reference counting frees as it goes and whose cycle collector these rows barely wake)."""
+    return gc.get_stats().total_gc_time / 1000 if ON_PYPY else 0.0
+
+
 def run_worker(module_name: str, library: str, repeat: int,
                only: Optional[List[str]] = None, sustained: bool = False) -> Dict[str, Any]:
     """Times every shape (or those whose name contains one of ``only``) in this process;
-    returns name -> nanoseconds per call (the best loop's). ``sustained``: each timed loop is
-    ``SUSTAINED_FACTOR`` times longer, and name -> every loop's nanoseconds per call."""
+    returns {"ns": name -> nanoseconds per call (the best loop's), "gc": name -> the share of
+    the loops' time spent in PyPy's collector (PyPy only)}. ``sustained``: each timed loop is
+    ``SUSTAINED_FACTOR`` times longer, and "ns" gives every loop's nanoseconds per call."""
     import time
 
     import numpy as np
@@ -191,7 +203,7 @@ def run_worker(module_name: str, library: str, repeat: int,
     if torch_bodies:
         bodies.update(torch_bodies)
         shapes += TORCH_SHAPES
-    results = {}
+    results, gc_share = {}, {}
     for name, iterations in shapes:
         if module_name == FRONTENDS["ref"] and name in REF_SKIPS:
             continue
@@ -202,16 +214,19 @@ def run_worker(module_name: str, library: str, repeat: int,
             body()
         if sustained and iterations >= 1000:  # (the others' loops are long already)
             iterations *= SUSTAINED_FACTOR
-        loops = []
+        loops, elapsed, collecting = [], 0.0, 0.0
         for _ in range(repeat):
-            start = time.perf_counter()
+            gc_before, start = _gc_seconds(), time.perf_counter()
             for _ in range(iterations):
                 body()
-            loops.append((time.perf_counter() - start) / iterations
-                         / per_call_divisor.get(name, 1) * 1e9)
+            took = time.perf_counter() - start
+            elapsed, collecting = elapsed + took, collecting + _gc_seconds() - gc_before
+            loops.append(took / iterations / per_call_divisor.get(name, 1) * 1e9)
         # sustained: every loop, for the median across rounds; else the best
         results[name] = loops if sustained else min(loops)
-    return results
+        if ON_PYPY:
+            gc_share[name] = collecting / elapsed
+    return {"ns": results, "gc": gc_share}
 
 
 def _torch_bodies(api, mod) -> Dict[str, object]:
@@ -241,8 +256,9 @@ def _torch_bodies(api, mod) -> Dict[str, object]:
 
 
 def measure(frontend: str, library: str, python: str,
-            worker_args: List[str]) -> Optional[Dict[str, float]]:
-    """Runs the worker for one front end in a fresh interpreter (``python``)."""
+            worker_args: List[str]) -> Optional[Dict[str, Dict[str, Any]]]:
+    """Runs the worker for one front end in a fresh interpreter (``python``); returns what
+    :func:`run_worker` returns, or None when it failed."""
     done = subprocess.run(
         [python, __file__, "--worker", FRONTENDS[frontend], "--library", library, *worker_args],
         capture_output=True, text=True)
@@ -257,9 +273,11 @@ def geomean(values: List[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else math.nan
 
 
-def table(results: Dict[str, Optional[Dict[str, float]]]) -> Dict:
+def table(results: Dict[str, Optional[Dict[str, float]]],
+          gc_shares: Optional[Dict[str, Dict[str, float]]] = None) -> Dict:
     """Rows of ns per call and ratios against upstream, plus geometric means (all rows, the
-    PyTorch rows, the others)."""
+    PyTorch rows, the others); ``gc_shares``: front end -> shape -> the share of its time
+    spent collecting (PyPy's front ends), shown as a percentage column."""
     rows = []
     base = results.get("upstream")
     measured = [values for values in results.values() if values]
@@ -274,6 +292,9 @@ def table(results: Dict[str, Optional[Dict[str, float]]]) -> Dict:
             mine = results.get(frontend)
             if base and mine and name in base and name in mine:
                 row[f"{frontend}/upstream"] = mine[name] / base[name]
+        for frontend, shares in (gc_shares or {}).items():
+            if name in shares:
+                row[f"{frontend} GC %"] = 100 * shares[name]
         rows.append(row)
     summary = {}
     groups = (("", lambda name: True), (" (torch rows)", lambda name: name in torch_names),
@@ -290,8 +311,9 @@ def table(results: Dict[str, Optional[Dict[str, float]]]) -> Dict:
 
 def print_table(report: Dict, frontends: List[str]) -> None:
     """The report as a fixed-width table."""
-    cols = [f"{f}_ns" for f in frontends] + [f"{f}/upstream" for f in frontends
-                                             if any(f"{f}/upstream" in r for r in report["rows"])]
+    cols = [f"{f}_ns" for f in frontends] + [
+        f"{f}{suffix}" for suffix in ("/upstream", " GC %") for f in frontends
+        if any(f"{f}{suffix}" in r for r in report["rows"])]
     width = max(len(r["shape"]) for r in report["rows"])
     print(f"{'shape':<{width}}  " + "  ".join(f"{c:>14}" for c in cols))
     for row in report["rows"]:
@@ -299,7 +321,7 @@ def print_table(report: Dict, frontends: List[str]) -> None:
         for c in cols:
             value = row.get(c)
             cells.append(f"{'n/a':>14}" if value is None else
-                         (f"{value:>14.2f}" if "/" in c else f"{value:>14.0f}"))
+                         (f"{value:>14.2f}" if "/" in c else f"{value:>14.0f}"))  # ns, GC %
         print(f"{row['shape']:<{width}}  " + "  ".join(cells))
     for key, value in report["summary"].items():
         print(f"{key}: {value:.2f}")
@@ -340,6 +362,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     worker_args = ["--repeat", str(args.repeat)] + (["--only", *args.only] if args.only else []) \
         + (["--sustained"] if args.sustained else [])
     loops: Dict[str, Optional[Dict[str, List[float]]]] = {f: {} for f in args.frontends}
+    shares: Dict[str, Dict[str, List[float]]] = {f: {} for f in args.frontends}
     for _ in range(args.rounds):
         for f in args.frontends:
             measured = measure(f, library, args.pypy if f.startswith("pypy-") else args.cpython,
@@ -348,13 +371,16 @@ def main(argv: Optional[List[str]] = None) -> int:
             if measured is None or kept is None:
                 loops[f] = None
                 continue
-            for name, ns in measured.items():
+            for name, ns in measured["ns"].items():
                 kept.setdefault(name, []).extend(ns if args.sustained else [ns])
+            for name, share in measured["gc"].items():
+                shares[f].setdefault(name, []).append(share)
     pick = statistics.median if args.sustained else min
     results: Dict[str, Optional[Dict[str, float]]] = {
         f: None if kept is None else {name: pick(ns) for name, ns in kept.items()}
         for f, kept in loops.items()}
-    report = table(results)
+    report = table(results, {f: {name: statistics.mean(s) for name, s in by_name.items()}
+                             for f, by_name in shares.items() if by_name})
     print_table(report, args.frontends)
     if args.json:
         with open(args.json, "w") as f:
