@@ -19,6 +19,7 @@ import ctypes
 import dataclasses
 import functools
 import json
+import sys
 import warnings
 from functools import cached_property
 from typing import Any, Dict, List, Optional
@@ -40,13 +41,23 @@ def _missing() -> Any:
     return MISSING
 
 
+#: Whether ``functools.partial`` is compiled (CPython's), and so the quickest callable for a
+#: property: PyPy's is Python code that builds a dict on every call, where a closure is
+#: inlined by its JIT (a field read cost twice as much through it).
+_PARTIAL_IS_COMPILED = sys.implementation.name == "cpython"
+
+
 class FieldGetter:
     """Reads one field of an object through its ``TVMFFIFieldGetter`` (at handle + offset)."""
 
     def __init__(self, getter: int, offset: int):
         self.getter = getter
         self.offset = offset
-        self._call = functools.partial(shortcuts.field_get, getter, offset)
+        if _PARTIAL_IS_COMPILED:
+            self._call = functools.partial(shortcuts.field_get, getter, offset)
+        else:
+            field_get = shortcuts.field_get
+            self._call = lambda obj: field_get(getter, offset, obj)
 
     def __call__(self, obj: Any) -> Any:
         return self._call(obj)
@@ -59,7 +70,11 @@ class FieldSetter:
         self.setter = setter
         self.offset = offset
         self.flags = flags
-        self._call = functools.partial(shortcuts.field_set, setter, flags, offset)
+        if _PARTIAL_IS_COMPILED:
+            self._call = functools.partial(shortcuts.field_set, setter, flags, offset)
+        else:
+            field_set = shortcuts.field_set
+            self._call = lambda obj, value: field_set(setter, flags, offset, obj, value)
 
     def __call__(self, obj: Any, value: Any) -> None:
         self._call(obj, value)

@@ -290,15 +290,34 @@ def _field_address(obj: Any, offset: int) -> int:
     return handle + offset
 
 
+#: The C types a field access casts to, parsed once: a type given as a string is parsed
+#: again at every cast on PyPy, where the JIT cannot fold it away.
+_GETTER_T, _SETTER_T, _VOID_P = (ffi.typeof(t) for t in
+                                 ("TVMFFIFieldGetter", "TVMFFIFieldSetter", "void*"))
+
+#: ``TVMFFIAny[2]`` buffers of field accesses, pooled (``list.pop``/``append`` are atomic, so
+#: each access owns the one it took): an ``ffi.new`` per read cost PyPy a raw allocation and
+#: memory pressure that brought its major collections forward (a field read took 110-420 ns,
+#: half of it collecting). A getter writes ``[0]``; a setter reads its value from ``[1]``.
+_FIELD_SLOTS: List[Any] = []
+
+
 def field_get(getter: int, offset: int, obj: Any) -> Any:
     """A reflected field's value, through its ``TVMFFIFieldGetter`` (an address) at ``obj``'s
     handle + ``offset``."""
     if not getter:
         raise TypeError("the field has no getter")
-    result = ffi.new("TVMFFIAny*")
-    if _cast("TVMFFIFieldGetter", getter)(_cast("void*", _field_address(obj, offset)), result):
-        raise_last_error()
-    return decode_owned(result)
+    address = _field_address(obj, offset)
+    slots = _FIELD_SLOTS.pop() if _FIELD_SLOTS else ffi.new("TVMFFIAny[2]")
+    try:
+        result = slots + 0
+        result.type_index = 0
+        result.v_int64 = 0
+        if _cast(_GETTER_T, getter)(_cast(_VOID_P, address), result):
+            raise_last_error()
+        return decode_owned(result)
+    finally:
+        _FIELD_SLOTS.append(slots)
 
 
 def field_set(setter: int, flags: int, offset: int, obj: Any, value: Any) -> None:
@@ -308,19 +327,24 @@ def field_set(setter: int, flags: int, offset: int, obj: Any, value: Any) -> Non
     if not setter:
         raise AttributeError("the field has no setter")
     scope = CallScope()
+    args = _FIELD_SLOTS.pop() if _FIELD_SLOTS else ffi.new("TVMFFIAny[2]")
     try:
-        args = ffi.new("TVMFFIAny[2]")
-        args[0].type_index, args[0].v_int64 = abi.TVMFFITypeIndex.kTVMFFIOpaquePtr, address
+        args[0].type_index, args[0].v_int64 = _OPAQUE_PTR, address
         encode(args + 1, value, scope)
-        if flags & abi.TVMFFIFieldFlagBitMask.kTVMFFIFieldFlagBitSetterIsFunctionObj:
+        if flags & _SETTER_IS_FUNCTION:
             result = ffi.new("TVMFFIAny*")
-            status = lib.TVMFFIFunctionCall(_cast("void*", setter), args, 2, result)
+            status = lib.TVMFFIFunctionCall(_cast(_VOID_P, setter), args, 2, result)
         else:
-            status = _cast("TVMFFIFieldSetter", setter)(_cast("void*", address), args + 1)
+            status = _cast(_SETTER_T, setter)(_cast(_VOID_P, address), args + 1)
     finally:
         scope.close()
+        _FIELD_SLOTS.append(args)
     if status != 0:
         raise_last_error()
+
+
+_OPAQUE_PTR = int(abi.TVMFFITypeIndex.kTVMFFIOpaquePtr)
+_SETTER_IS_FUNCTION = int(abi.TVMFFIFieldFlagBitMask.kTVMFFIFieldFlagBitSetterIsFunctionObj)
 
 
 #: converter address -> its cffi handle (kept for the process: types are never unregistered).
