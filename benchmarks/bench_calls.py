@@ -132,6 +132,25 @@ def _gc_seconds() -> float:
     return gc.get_stats().total_gc_time / 1000 if ON_PYPY else 0.0
 
 
+_TIMING_LOOP = """
+def timed(body, iterations, clock):
+    start = clock()
+    for _ in range(iterations):
+        body()
+    return clock() - start
+"""
+
+
+def _timing_loop(name: str) -> Any:
+    """``timed(body, iterations, clock)``, seconds for ``iterations`` calls of ``body``, compiled
+    anew for one row. PyPy's JIT compiles a loop per code object: one loop shared by every
+    row is specialised to the first row's body, and each later row runs through bridges off
+    it, paying for the rows before it (a field read cost three times as much that way)."""
+    namespace: Dict[str, Any] = {}
+    exec(compile(_TIMING_LOOP, f"<timing loop: {name}>", "exec"), namespace)
+    return namespace["timed"]
+
+
 def run_worker(module_name: str, library: str, repeat: int,
                only: Optional[List[str]] = None, sustained: bool = False) -> Dict[str, Any]:
     """Times every shape (or those whose name contains one of ``only``) in this process;
@@ -209,17 +228,14 @@ def run_worker(module_name: str, library: str, repeat: int,
             continue
         if only and not any(part in name for part in only):
             continue
-        body = bodies[name]
-        for _ in range(min(iterations, 200)):  # warm caches and dispatch tables
-            body()
+        body, timed = bodies[name], _timing_loop(name)
+        timed(body, min(iterations, 200), time.perf_counter)  # warm caches, dispatch tables
         if sustained and iterations >= 1000:  # (the others' loops are long already)
             iterations *= SUSTAINED_FACTOR
         loops, elapsed, collecting = [], 0.0, 0.0
         for _ in range(repeat):
-            gc_before, start = _gc_seconds(), time.perf_counter()
-            for _ in range(iterations):
-                body()
-            took = time.perf_counter() - start
+            gc_before = _gc_seconds()
+            took = timed(body, iterations, time.perf_counter)
             elapsed, collecting = elapsed + took, collecting + _gc_seconds() - gc_before
             loops.append(took / iterations / per_call_divisor.get(name, 1) * 1e9)
         # sustained: every loop, for the median across rounds; else the best
