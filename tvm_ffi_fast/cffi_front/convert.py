@@ -46,7 +46,6 @@ _CONTAINERS = frozenset({int(TI.kTVMFFIArray), int(TI.kTVMFFIList), int(TI.kTVMF
                          int(TI.kTVMFFIDict)})
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _cast = ffi.cast
-_from_buffer = ffi.from_buffer
 _str_or_bytes = lib.tvm_ffi_cffi_str_or_bytes
 _ndarray_managed_tensor = pycapi.ndarray_managed_tensor
 
@@ -170,10 +169,7 @@ def _enc_text(p, data: bytes, is_str: int, scope) -> None:
         p.v_int64 = 0
         p.v_bytes = data
         return
-    # from_buffer: a bytes object given as a char* sends PyPy's cffi down its generic call
-    # path, a raw exchange buffer allocated per call (a 100-byte str argument: 113-179 ns
-    # for this call alone against 58-97)
-    if _str_or_bytes(_from_buffer(data), size, is_str, p):
+    if _str_or_bytes(data, size, is_str, p):
         _raise_last_error()
     scope.owned.append(p.v_int64)
 

@@ -368,7 +368,7 @@ def get_global_func(name: str, allow_missing: bool = False) -> Optional[Function
         releases.drain()
     data = name.encode("utf-8")
     out = take_out()
-    status = lib.tvm_ffi_cffi_get_global(ffi.from_buffer(data), len(data), out)  # see _enc_text
+    status = lib.tvm_ffi_cffi_get_global(data, len(data), out)
     handle = give_back(out)
     if status:
         raise_last_error()
