@@ -78,6 +78,9 @@ def _wrap_mode(type_index: int, cls: type) -> int:
 
 def register_class(type_index: int, cls: type) -> type:
     """Makes ``cls`` the wrapper class of ``type_index``."""
+    # a plain int key, never the IntEnum: one enum key makes PyPy store the whole dict as
+    # objects, and every lookup boxes its int (a wrap was a forcing call and two allocations)
+    type_index = int(type_index)
     TYPE_CLASSES[type_index] = cls
     cls._tvm_ffi_type_index = type_index  # type: ignore[attr-defined]
     _WRAPPERS[type_index] = (cls, _wrap_mode(type_index, cls))
