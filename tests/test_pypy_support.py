@@ -169,6 +169,34 @@ def test_global_lookups_share_a_live_wrapper_only_under_pypy(frontend):
     assert fresh and replaced and released
 
 
+_HOT_TABLES = r"""
+import functools, json, sys
+import tvm_ffi_fast as api
+api.Array([1, "two"])  # wraps registered and first-seen classes
+wrappers = sys.modules["tvm_ffi_fast.object"]._WRAPPERS
+getter = sys.modules["tvm_ffi_fast.type_records"].FieldGetter(0, 0)
+print(json.dumps([all(type(k) is int for k in wrappers),
+                  isinstance(getter._call, functools.partial)]))
+"""
+
+
+@pytest.mark.parametrize("frontend", ["fast-cffi", "pypy-fast"])
+def test_the_cffi_core_keeps_its_hot_paths_plain_for_pypy(frontend):
+    """What PyPy's JIT needs on every call, held: the table a result's wrapper class is found
+    in has plain int keys (one IntEnum key makes PyPy store it as objects, boxing each lookup),
+    and a field's accessor is a closure where ``functools.partial`` is Python code building a
+    dict per call (PyPy's), the compiled partial where it is compiled (CPython's)."""
+    if frontend.startswith("pypy-") and pypy_interpreter() is None:
+        pytest.skip("needs $TVM_FFI_PYPY (a PyPy with this project): the PyPy job runs this")
+    env = dict(os.environ, TVM_FFI_FAST_CORE="cffi")
+    done = subprocess.run([interpreter(frontend), "-c", _HOT_TABLES], capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    int_keys, partial = json.loads(done.stdout.splitlines()[-1])
+    assert int_keys
+    assert partial == (not frontend.startswith("pypy-"))
+
+
 @pytest.fixture(scope="module")
 def corpus_libs(kernels):
     return build_corpus_kernels(kernels)
