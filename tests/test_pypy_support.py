@@ -152,19 +152,25 @@ print(json.dumps([shared, fresh, replaced, alive() is None]))
 """
 
 
+def _run_under_cffi_core(frontend: str, script: str):
+    """What ``script``'s last line prints as JSON, run by ``frontend``'s interpreter with
+    tvm_ffi_fast on its cffi core; skips a PyPy front end where no PyPy is given."""
+    if frontend.startswith("pypy-") and pypy_interpreter() is None:
+        pytest.skip("needs $TVM_FFI_PYPY (a PyPy with this project): the PyPy job runs this")
+    env = dict(os.environ, TVM_FFI_FAST_CORE="cffi")
+    done = subprocess.run([interpreter(frontend), "-c", script], capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
 @pytest.mark.parametrize("frontend", ["fast-cffi", "pypy-fast"])
 def test_global_lookups_share_a_live_wrapper_only_under_pypy(frontend):
     """The cffi core on PyPy hands back the Function it made for a name while the name finds
     the same function and no attribute was set on it (a wrapper per lookup cost its collector
     more than the lookup); on CPython each lookup makes a wrapper, as upstream. Either way a
     removed function is released."""
-    if frontend.startswith("pypy-") and pypy_interpreter() is None:
-        pytest.skip("needs $TVM_FFI_PYPY (a PyPy with this project): the PyPy job runs this")
-    env = dict(os.environ, TVM_FFI_FAST_CORE="cffi")
-    done = subprocess.run([interpreter(frontend), "-c", _LOOKUPS], capture_output=True,
-                          text=True, timeout=120, env=env)
-    assert done.returncode == 0, done.stderr
-    shared, fresh, replaced, released = json.loads(done.stdout.splitlines()[-1])
+    shared, fresh, replaced, released = _run_under_cffi_core(frontend, _LOOKUPS)
     assert shared == frontend.startswith("pypy-")
     assert fresh and replaced and released
 
@@ -186,13 +192,7 @@ def test_the_cffi_core_keeps_its_hot_paths_plain_for_pypy(frontend):
     in has plain int keys (one IntEnum key makes PyPy store it as objects, boxing each lookup),
     and a field's accessor is a closure where ``functools.partial`` is Python code building a
     dict per call (PyPy's), the compiled partial where it is compiled (CPython's)."""
-    if frontend.startswith("pypy-") and pypy_interpreter() is None:
-        pytest.skip("needs $TVM_FFI_PYPY (a PyPy with this project): the PyPy job runs this")
-    env = dict(os.environ, TVM_FFI_FAST_CORE="cffi")
-    done = subprocess.run([interpreter(frontend), "-c", _HOT_TABLES], capture_output=True,
-                          text=True, timeout=120, env=env)
-    assert done.returncode == 0, done.stderr
-    int_keys, partial = json.loads(done.stdout.splitlines()[-1])
+    int_keys, partial = _run_under_cffi_core(frontend, _HOT_TABLES)
     assert int_keys
     assert partial == (not frontend.startswith("pypy-"))
 
