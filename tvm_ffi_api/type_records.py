@@ -43,7 +43,7 @@ def _missing() -> Any:
 
 #: Whether ``functools.partial`` is compiled (CPython's), and so the quickest callable for a
 #: property: PyPy's is Python code that builds a dict on every call, where a closure is
-#: inlined by its JIT (a field read cost twice as much through it).
+#: inlined by its JIT.
 _PARTIAL_IS_COMPILED = sys.implementation.name == "cpython"
 
 
