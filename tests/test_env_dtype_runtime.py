@@ -503,7 +503,8 @@ def test_ref_runtime_env_details(runtime, kernels):
     # of a failed signal check.
     path = kernels.build("signals", SIGNAL_KERNEL_C, language="c")
     out = run_capi(runtime, """
-    import contextlib, io
+    import contextlib, io, signal
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as test_signals says why
     from tvm_ffi_ref.runtime import env
     stderr = io.StringIO()
     with contextlib.redirect_stderr(stderr):

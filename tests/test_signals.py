@@ -42,7 +42,11 @@ IMPORTS = {"upstream": "import tvm_ffi as api", "ref": "import tvm_ffi_ref as ap
 def test_ctrl_c_interrupts_a_kernel_that_checks_signals(kernels, frontend):
     path = kernels.build("spin", SPIN_C, language="c")
     out = run_python(f"""
-    import time
+    import signal, time
+    # Python's own Ctrl-C handler, whatever this process inherited: a process started in
+    # the background by a shell without job control inherits SIGINT ignored, and Python
+    # then installs no handler (the test would see the kernel finish)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     {IMPORTS[frontend]}
     spin = api.load_module({path!r}).spin
     start = time.time()
