@@ -294,6 +294,8 @@ def _field_address(obj: Any, offset: int) -> int:
 #: again at every cast on PyPy, where the JIT cannot fold it away.
 _GETTER_T, _SETTER_T, _VOID_P = (ffi.typeof(t) for t in
                                  ("TVMFFIFieldGetter", "TVMFFIFieldSetter", "void*"))
+_OPAQUE_PTR = int(abi.TVMFFITypeIndex.kTVMFFIOpaquePtr)
+_SETTER_IS_FUNCTION = int(abi.TVMFFIFieldFlagBitMask.kTVMFFIFieldFlagBitSetterIsFunctionObj)
 
 #: ``TVMFFIAny[2]`` buffers of field accesses, pooled (``list.pop``/``append`` are atomic, so
 #: each access owns the one it took): an ``ffi.new`` per read cost PyPy a raw allocation and
@@ -341,10 +343,6 @@ def field_set(setter: int, flags: int, offset: int, obj: Any, value: Any) -> Non
         _FIELD_SLOTS.append(args)
     if status != 0:
         raise_last_error()
-
-
-_OPAQUE_PTR = int(abi.TVMFFITypeIndex.kTVMFFIOpaquePtr)
-_SETTER_IS_FUNCTION = int(abi.TVMFFIFieldFlagBitMask.kTVMFFIFieldFlagBitSetterIsFunctionObj)
 
 
 #: converter address -> its cffi handle (kept for the process: types are never unregistered).
