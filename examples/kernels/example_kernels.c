@@ -9,14 +9,16 @@
  *
  * Each function also exports __tvm_ffi__metadata_<name>, its type schema in
  * the JSON upstream's TVM_FFI_DLL_EXPORT_TYPED_FUNC writes when built with
- * TVM_FFI_DLL_EXPORT_INCLUDE_METADATA=1, so tools (tvm-ffi-check, stub
- * generators) know what to pass. `tvm-ffi-check` with no argument checks
+ * TVM_FFI_DLL_EXPORT_INCLUDE_METADATA=1, through TVM_FFI_ABI_EXPORT_SCHEMA
+ * (tvm_ffi_abi/export.h), so tools (tvm-ffi-check, stub generators) know what
+ * to pass. `tvm-ffi-check` with no argument checks
  * this library; it obeys every rule.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tvm/ffi/c_api.h>
+#include <tvm_ffi_abi/export.h>
 
 /* ------------------------------------------------------------ helpers */
 
@@ -109,46 +111,15 @@ static void set_float(TVMFFIAny* result, double value) {
 
 /* ------------------------------------------------------------ metadata */
 
-/* A type schema: {"type":"<key>"} for a plain type, and a function's
- * {"type":"ffi.Function","named_args":{"return":[R],"params":[P,...]}}. */
-#define T(key) "{\"type\":\"" key "\"}"
-#define FUNCTION_SCHEMA(ret, params) \
-  "{\"type\":\"ffi.Function\",\"named_args\":{\"return\":[" ret "],\"params\":[" params "]}}"
-
-/* Returns {"type_schema":"<schema, escaped as a JSON string>"} as an owned String. */
-static int return_metadata(const char* schema, TVMFFIAny* result) {
-  static const char head[] = "{\"type_schema\":\"";
-  char buffer[1024];
-  size_t n = sizeof(head) - 1;
-  const char* p;
-  TVMFFIByteArray text;
-  memcpy(buffer, head, n);
-  for (p = schema; *p != '\0'; ++p) {
-    if (n + 4 >= sizeof(buffer)) return raise_error("RuntimeError", "type schema too long");
-    if (*p == '"' || *p == '\\') buffer[n++] = '\\';
-    buffer[n++] = *p;
-  }
-  buffer[n++] = '"';
-  buffer[n++] = '}';
-  text.data = buffer;
-  text.size = n;
-  return TVMFFIStringFromByteArray(&text, result);
-}
-
-#define EXPORT_METADATA(name, schema)                                                  \
-  TVM_FFI_DLL_EXPORT int __tvm_ffi__metadata_##name(void* self, const TVMFFIAny* args, \
-                                                    int32_t num_args, TVMFFIAny* result) { \
-    (void)self, (void)args, (void)num_args;                                            \
-    return return_metadata(schema, result);                                            \
-  }
-
-EXPORT_METADATA(add_int, FUNCTION_SCHEMA(T("int"), T("int") "," T("int")))
-EXPORT_METADATA(scale, FUNCTION_SCHEMA(T("float"), T("float") "," T("float")))
-EXPORT_METADATA(string_length, FUNCTION_SCHEMA(T("int"), T("ffi.String")))
-EXPORT_METADATA(concat, FUNCTION_SCHEMA(T("ffi.String"), T("ffi.String") "," T("ffi.String")))
-EXPORT_METADATA(sum_float32, FUNCTION_SCHEMA(T("float"), T("DLTensor*")))
-EXPORT_METADATA(echo, FUNCTION_SCHEMA(T("Any"), T("Any")))
-EXPORT_METADATA(raise_value_error, FUNCTION_SCHEMA(T("None"), T("ffi.String")))
+/* Each function's type schema: its result type, then its parameters' types
+ * (tvm_ffi_abi/export.h writes the JSON upstream's C++ macro writes). */
+TVM_FFI_ABI_EXPORT_SCHEMA(add_int, "int", "int", "int");
+TVM_FFI_ABI_EXPORT_SCHEMA(scale, "float", "float", "float");
+TVM_FFI_ABI_EXPORT_SCHEMA(string_length, "int", "ffi.String");
+TVM_FFI_ABI_EXPORT_SCHEMA(concat, "ffi.String", "ffi.String", "ffi.String");
+TVM_FFI_ABI_EXPORT_SCHEMA(sum_float32, "float", "DLTensor*");
+TVM_FFI_ABI_EXPORT_SCHEMA(echo, "Any", "Any");
+TVM_FFI_ABI_EXPORT_SCHEMA(raise_value_error, "None", "ffi.String");
 
 /* ------------------------------------------------------------ kernels */
 

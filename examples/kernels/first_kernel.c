@@ -145,21 +145,13 @@ TVM_FFI_DLL_EXPORT int __tvm_ffi_current_stream(void* self, const TVMFFIAny* arg
   return 0;
 }
 
-/* Each function's type schema, the JSON upstream's C++ export macro writes when built
- * with TVM_FFI_DLL_EXPORT_INCLUDE_METADATA=1; tools read it to know what to pass. The
- * schema is a JSON string inside a JSON object, so its quotes are escaped twice. */
-#define TYPE(key) "{\\\"type\\\":\\\"" key "\\\"}"
-#define METADATA(name, result_type, params)                                                \
-  TVM_FFI_DLL_EXPORT int __tvm_ffi__metadata_##name(void* self, const TVMFFIAny* args,     \
-                                                    int32_t num_args, TVMFFIAny* result) { \
-    static const char text[] =                                                             \
-        "{\"type_schema\":\"{\\\"type\\\":\\\"ffi.Function\\\",\\\"named_args\\\":"        \
-        "{\\\"return\\\":[" result_type "],\\\"params\\\":[" params "]}}\"}";              \
-    TVMFFIByteArray bytes = {text, sizeof(text) - 1};                                      \
-    (void)self, (void)args, (void)num_args;                                                \
-    return TVMFFIStringFromByteArray(&bytes, result);                                      \
-  }
+/* Each function's type schema, the JSON upstream's C++ export macro writes when
+ * built with TVM_FFI_DLL_EXPORT_INCLUDE_METADATA=1; tools read it to know what to
+ * pass. The header is this project's (upstream's are C++ for this); it needs only
+ * the C API, so it works against upstream's c_api.h too. The result type comes
+ * first, then each parameter's. */
+#include <tvm_ffi_abi/export.h>
 
-METADATA(scale_into, TYPE("None"), TYPE("DLTensor*") "," TYPE("DLTensor*") "," TYPE("float"))
-METADATA(scale, TYPE("ffi.Tensor"), TYPE("DLTensor*") "," TYPE("float"))
-METADATA(current_stream, TYPE("int"), TYPE("Device"))
+TVM_FFI_ABI_EXPORT_SCHEMA(scale_into, "None", "DLTensor*", "DLTensor*", "float");
+TVM_FFI_ABI_EXPORT_SCHEMA(scale, "ffi.Tensor", "DLTensor*", "float");
+TVM_FFI_ABI_EXPORT_SCHEMA(current_stream, "int", "Device");
