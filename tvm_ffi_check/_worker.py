@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import json
 import os
 import pickle
 import select
@@ -192,8 +193,9 @@ def _module_text(module, global_name: str, name: str) -> Optional[str]:
 
 
 class _Supervisor:
-    def __init__(self, module, in_fd: int, out_fd: int, record) -> None:
+    def __init__(self, module, in_fd: int, out_fd: int, record, sandbox=None) -> None:
         self.module = module
+        self.sandbox = sandbox  # its CPU limit is set in each child: CPU time counts per process
         self.in_fd = in_fd
         self.out_fd = out_fd
         self.record = record  # where the fault reporter writes (guard.SharedFaultRecord)
@@ -218,6 +220,10 @@ class _Supervisor:
                 os.close(self.in_fd)
                 os.close(self.out_fd)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
+                if self.sandbox is not None:
+                    from .sandbox import apply_cpu_limit
+
+                    apply_cpu_limit(self.sandbox)
                 _serve_child(self.module, request_read, answer_write)
             except BaseException:  # noqa: BLE001 - report and leave without cleanup
                 traceback.print_exc()
@@ -303,7 +309,10 @@ def _describe_status(status: Optional[int]) -> str:
             name = signal.Signals(number).name
         except ValueError:
             name = f"signal {number}"
-        return f"killed by {name}"
+        from .sandbox import LIMIT_SIGNALS
+
+        limit = LIMIT_SIGNALS.get(name)
+        return f"killed by {name}" + (f": it reached {limit}" if limit else "")
     if os.WIFEXITED(status):
         return f"exited with status {os.WEXITSTATUS(status)} (a kernel called exit?)"
     return f"stopped (wait status {status})"
@@ -318,6 +327,12 @@ def main(argv=None) -> int:
     os.dup2(2, 1)  # kernel output goes to stderr, which the checker collects
     sys.stdout = sys.stderr
     path = argv[0]
+    # The limits first, while the process has one thread (see sandbox.isolate_network).
+    from .sandbox import Sandbox, apply_process_limits
+
+    settings = json.loads(argv[1]) if len(argv) > 1 else {}
+    sandbox = Sandbox(**settings.get("sandbox", Sandbox.off().to_json()))
+    limits = apply_process_limits(sandbox, settings.get("memory_exemption"))
     try:
         # Everything a child needs, imported once here rather than in every child
         # (NumPy alone takes half a second: every tensor and argument array uses it).
@@ -347,8 +362,8 @@ def main(argv=None) -> int:
     gc.freeze()  # what is loaded stays: each full collection need not walk it again
     write_message(out_fd, {"done": True, "ok": True, "runtime": api.runtime_name(),
                            "pid": os.getpid(), "registered": registered,
-                           "fault_reporter": reporter})
-    supervisor = _Supervisor(module, in_fd, out_fd, record)
+                           "fault_reporter": reporter, "sandbox": limits})
+    supervisor = _Supervisor(module, in_fd, out_fd, record, sandbox)
     try:
         while True:
             request = read_message(in_fd)

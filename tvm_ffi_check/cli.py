@@ -13,29 +13,47 @@ import os
 import sys
 from typing import List, Optional
 
+from tvm_ffi_common.cli_args import (
+    OneLineParser,
+    integer,
+    output_problem,
+    positive_integer,
+    positive_number,
+    write_problem,
+)
 from tvm_ffi_ref import rules
+from . import sandbox
 
 EXIT_PASS, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _limit(convert):
+    """A sandbox limit's converter: ``convert``'s value, or None for 'none'."""
+    def parse(text: str):
+        if text.strip().lower() in sandbox.UNLIMITED:
+            return None
+        try:
+            return convert(text)
+        except (ValueError, argparse.ArgumentTypeError) as exc:
+            text = str(exc)
+            raise argparse.ArgumentTypeError(text if "'none'" in text else
+                                             f"{text}, or 'none'") from None
+    return parse
 
 
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+def _size(text: str) -> int:
+    try:
+        value = sandbox.parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    assert value is not None  # 'none' is handled by _limit
     return value
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``tvm-ffi-check``."""
     rule_lines = "\n".join(f"  {rule:<17} {meaning}" for rule, meaning in rules.RULES.items())
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="tvm-ffi-check",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Check that a kernel library obeys the TVM FFI stable C ABI: call each "
@@ -65,14 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="check only the exported __tvm_ffi_<name> functions")
     parser.add_argument("--strict", action="store_true",
                         help="a function no call reached (unverified) fails the check")
-    parser.add_argument("--examples", type=_positive_int, default=50, metavar="N",
+    parser.add_argument("--examples", type=positive_integer, default=50, metavar="N",
                         help="hypothesis examples per function (default 50)")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=integer, default=0,
                         help="hypothesis seed; the same seed gives the same calls (default 0)")
-    parser.add_argument("--timeout", type=_positive_float, default=5.0, metavar="SECONDS",
+    parser.add_argument("--timeout", type=positive_number, default=5.0, metavar="SECONDS",
                         help="longest a single call may take before it counts as hung "
                              "(default 5)")
-    parser.add_argument("--threads", type=int, default=4, metavar="N",
+    parser.add_argument("--threads", type=integer, default=4, metavar="N",
                         help="threads for the concurrent-call check; below 2 skips it "
                              "(default 4)")
     parser.add_argument("--json", metavar="PATH",
@@ -83,26 +101,38 @@ def build_parser() -> argparse.ArgumentParser:
                         help="no progress bar (it shows only on a terminal anyway)")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                         help="color the table (default: on a terminal)")
+    limits = parser.add_argument_group(
+        "sandbox", "limits of the worker process that loads and calls the library (the report "
+                   "says which applied); 'none' lifts one")
+    limits.add_argument("--limit-memory", type=_limit(_size), default=sandbox.default_memory(),
+                        metavar="SIZE",
+                        help="address space, e.g. 16G (default: this machine's memory + 8 GiB; "
+                             "not applied under AddressSanitizer or to a CUDA library)")
+    limits.add_argument("--limit-cpu", type=_limit(positive_integer), default=300,
+                        metavar="SECONDS", help="CPU seconds per function (default 300)")
+    limits.add_argument("--limit-file-size", type=_limit(_size), default=4 << 30,
+                        metavar="SIZE", help="largest file the library may write (default 4G)")
+    limits.add_argument("--allow-network", action="store_true",
+                        help="keep the network (by default the worker gets a network "
+                             "namespace of its own where the machine allows it)")
+    limits.add_argument("--allow-core-dumps", action="store_true",
+                        help="let a crash leave a core dump (off by default)")
+    limits.add_argument("--no-sandbox", action="store_true",
+                        help="no limit at all")
     return parser
+
+
+def sandbox_of(args: argparse.Namespace) -> sandbox.Sandbox:
+    """The worker's limits the parsed command line asks for."""
+    if args.no_sandbox:
+        return sandbox.Sandbox.off()
+    return sandbox.Sandbox(memory=args.limit_memory, cpu=args.limit_cpu,
+                           file_size=args.limit_file_size, core_dumps=args.allow_core_dumps,
+                           network=args.allow_network)
 
 
 def _patterns(items: List[str]) -> List[str]:
     return [p.strip() for item in items for p in item.split(",") if p.strip()]
-
-
-def _writable(path: Optional[str], option: str) -> Optional[str]:
-    """Why a report cannot be written to ``path`` (checked before the long run), or None."""
-    if not path or path == "-":
-        return None
-    if os.path.isdir(path):
-        return f"{option} {path}: is a directory"
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        return f"{option} {path}: the directory {directory} does not exist"
-    if not os.access(directory, os.W_OK) or (os.path.exists(path) and
-                                             not os.access(path, os.W_OK)):
-        return f"{option} {path}: not writable"
-    return None
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -114,13 +144,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = parser.parse_args(argv)
     options = Options(examples=args.examples, seed=args.seed, timeout=args.timeout,
                       functions=_patterns(args.functions), threads=args.threads,
-                      globals=args.globals, skip=_patterns(args.skip), strict=args.strict)
+                      globals=args.globals, skip=_patterns(args.skip), strict=args.strict,
+                      sandbox=sandbox_of(args))
     table_stream = sys.stderr if args.json == "-" else sys.stdout
     color = args.color == "always" or (args.color == "auto" and table_stream.isatty()
                                        and not os.environ.get("NO_COLOR"))
     if args.library is not None and args.example:
         parser.error("give a library or --example, not both")
-    for problem in (_writable(args.json, "--json"), _writable(args.junit_xml, "--junit-xml")):
+    for problem in (output_problem(args.json, "--json"),
+                    output_problem(args.junit_xml, "--junit-xml")):
         if problem:
             print(f"tvm-ffi-check: error: {problem}", file=sys.stderr)
             return EXIT_UNUSABLE
@@ -145,15 +177,23 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 130
     table_stream.write(report.render_table(result, color=color, header=False))
     table_stream.flush()
-    try:
-        if args.json == "-":
-            report.write_json(result, sys.stdout)
-        elif args.json:
-            with open(args.json, "w") as f:
-                report.write_json(result, f)
-        if args.junit_xml:
-            report.write_junit(result, args.junit_xml)
-    except OSError as exc:
-        print(f"tvm-ffi-check: error: writing the report failed: {exc}", file=sys.stderr)
-        return EXIT_UNUSABLE
+    for option, path, write in (("--json", args.json, _write_json),
+                                ("--junit-xml", args.junit_xml, report.write_junit)):
+        if not path:
+            continue
+        try:
+            write(result, path)
+        except OSError as exc:
+            print(f"tvm-ffi-check: error: {write_problem(path, option, exc)}", file=sys.stderr)
+            return EXIT_UNUSABLE
     return EXIT_PASS if result.passed else EXIT_FINDINGS
+
+
+def _write_json(result, path: str) -> None:
+    from . import report
+
+    if path == "-":
+        report.write_json(result, sys.stdout)
+        return
+    with open(path, "w") as f:
+        report.write_json(result, f)

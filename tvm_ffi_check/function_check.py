@@ -30,7 +30,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from . import discover
 from . import schema as schemas
 from .guard import signal_name
-from .results import METADATA_HINT, RULES, Finding, FunctionReport, Options
+from .hints import metadata_hint
+from .results import RULES, Finding, FunctionReport, Options
 from .targets import EXPORT, Target
 from .values import TensorArg, format_call
 from .worker_client import Worker
@@ -284,7 +285,7 @@ class FunctionCheck:
             reason += "; they were made from its type schema, so the types it names may be " \
                       "ones the checker cannot make"
         elif self.target.kind == EXPORT:
-            reason += "; " + METADATA_HINT
+            reason += "; " + metadata_hint(self.worker.language)
         else:
             reason += "; it was registered without a type schema (register a typed function " \
                       "so that its schema is known)"

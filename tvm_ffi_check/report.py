@@ -31,6 +31,8 @@ def render_header(report: LibraryReport, count: int) -> str:
     lines = [f"{TOOL} {__version__}: {report.library}",
              f"{count} function(s), {options.examples} examples each, seed {options.seed}, "
              f"timeout {options.timeout:g} s per call"]
+    if report.sandbox:
+        lines.append(f"sandbox: {', '.join(report.sandbox)}")
     if report.unselected:
         lines.append(f"not selected by --functions: {_names(report.unselected)}")
     for name, why in report.skipped:
@@ -157,7 +159,9 @@ def to_json(report: LibraryReport) -> Dict[str, Any]:
         "options": {"examples": options.examples, "seed": options.seed,
                     "timeout": options.timeout, "functions": list(options.functions),
                     "threads": options.threads, "globals": options.globals,
-                    "skip": list(options.skip), "strict": options.strict},
+                    "skip": list(options.skip), "strict": options.strict,
+                    "sandbox": (options.sandbox.to_json() if options.sandbox else None)},
+        "sandbox": report.sandbox,
         "rules": dict(rules.RULES),
         "summary": report.counts(),
         "functions": [f.to_json() for f in report.functions],
@@ -220,7 +224,8 @@ def write_junit(report: LibraryReport, path: str) -> None:
     props = ET.SubElement(suite, "properties")
     for key, value in (("library", report.library), ("seed", report.options.seed),
                        ("examples", report.options.examples),
-                       ("timeout", report.options.timeout)):
+                       ("timeout", report.options.timeout),
+                       ("sandbox", "; ".join(report.sandbox) or "none")):
         ET.SubElement(props, "property", name=key, value=str(value))
     classname = "tvm_ffi_check." + (report.library.rsplit("/", 1)[-1].replace(".", "_"))
     for function in report.functions:

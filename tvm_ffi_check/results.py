@@ -6,14 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from tvm_ffi_ref import rules
+from .sandbox import Sandbox
 
 RULES = rules.RULES
-
-#: The hint a function no call reached gets when it carries no type schema.
-METADATA_HINT = ("build the library with -DTVM_FFI_DLL_EXPORT_INCLUDE_METADATA=1 so that it "
-                 "exports each function's type schema (__tvm_ffi__metadata_<name>), and the "
-                 "checker calls it with the types it takes")
-
 
 class CheckError(Exception):
     """The library cannot be checked at all (bad path, not a TVM FFI library, ...)."""
@@ -25,7 +20,8 @@ class Options:
 
     ``globals``: also check the global functions and the methods of the object
     types the library registers when it loads; ``skip``: glob patterns of
-    functions never to call; ``strict``: a function no call reached fails.
+    functions never to call; ``strict``: a function no call reached fails;
+    ``sandbox``: the worker's limits (the defaults when None).
     """
 
     examples: int = 50
@@ -38,6 +34,7 @@ class Options:
     globals: bool = True
     skip: Sequence[str] = ()
     strict: bool = False
+    sandbox: Optional[Sandbox] = None
 
 
 @dataclass
@@ -129,6 +126,8 @@ class LibraryReport:
     skipped: List[Tuple[str, str]] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
     duration: float = 0.0
+    #: The worker's limits that applied, one phrase each (:mod:`.sandbox`).
+    sandbox: List[str] = field(default_factory=list)
 
     @property
     def unverified(self) -> List[FunctionReport]:

@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from tvm_ffi_ref.elf_symbols import read_dynamic_symbols
 from . import schema as schemas
 from .function_check import FunctionCheck
+from .sandbox import keep_hypothesis_out_of_cwd
 from .results import (  # noqa: F401 - re-exported
     RULES,
     CheckError,
@@ -149,12 +150,14 @@ def check_library(path: str, options: Optional[Options] = None,
     :class:`CheckError` when the library cannot be checked at all.
     """
     options = options or Options()
+    keep_hypothesis_out_of_cwd()
     started = time.monotonic()
     exports, data_symbols = validate_library(path)
     report = LibraryReport(os.path.abspath(path), options)
     report.skipped += [(f"__tvm_ffi_{name}", "a data symbol, not a function")
                        for name in data_symbols]
-    worker = Worker(os.path.abspath(path))
+    worker = Worker(os.path.abspath(path), sandbox=options.sandbox)
+    report.sandbox = worker.limits
     try:
         chosen = _gather(path, options, worker, exports, report)
         if not worker.fault_reporter:

@@ -12,6 +12,7 @@ the checker itself imported.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import re
 import signal
@@ -19,10 +20,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
+from tvm_ffi_ref.elf_symbols import read_dynamic_symbols
 from ._worker import read_message, write_message
+from .hints import language_of
 from .results import CheckError
+from .sandbox import Sandbox, cuda_exemption
 
 #: The directory holding this package (site-packages, or a source checkout installed with -e).
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -35,22 +39,36 @@ class Worker:
 
     ``registered`` is what the library registered while it loaded (globals
     and types, :func:`tvm_ffi_check.targets.registered_since`);
-    ``fault_reporter`` whether guard-page faults are reported with their address.
+    ``fault_reporter`` whether guard-page faults are reported with their address;
+    ``sandbox`` the limits it runs under (:class:`tvm_ffi_check.sandbox.Sandbox`,
+    the default when None) and ``limits`` what the worker said applied;
+    ``language`` the library's, ``"C"`` or ``"C++"`` (:mod:`.hints`).
     """
 
-    def __init__(self, library: str, load_timeout: float = 60.0) -> None:
+    def __init__(self, library: str, load_timeout: float = 60.0,
+                 sandbox: Optional[Sandbox] = None) -> None:
         self.library = library
         self.load_timeout = load_timeout
         self.output = tempfile.TemporaryFile()
         self.process: Optional[subprocess.Popen] = None
         self.registered: Dict[str, Any] = {}
         self.fault_reporter = False
+        self.limits: List[str] = []
+        self.sandbox = Sandbox.default() if sandbox is None else sandbox
+        try:
+            symbols = read_dynamic_symbols(library)
+            self.language: Optional[str] = language_of(symbols.defined | symbols.undefined)
+            exemption = cuda_exemption(symbols.undefined)
+        except (OSError, ValueError, IndexError, UnicodeError):
+            self.language, exemption = None, None
+        self.settings = json.dumps({"sandbox": self.sandbox.to_json(),
+                                    "memory_exemption": exemption})
         self.start()
 
     def start(self) -> None:
         offset = self.output_offset()
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _BOOTSTRAP, PACKAGE_ROOT, self.library],
+            [sys.executable, "-c", _BOOTSTRAP, PACKAGE_ROOT, self.library, self.settings],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.output)
         try:
             hello = read_message(self.process.stdout.fileno(),
@@ -71,6 +89,7 @@ class Worker:
                              f"{explain_load_error(hello.get('error') or '')}")
         self.registered = hello.get("registered") or {}
         self.fault_reporter = bool(hello.get("fault_reporter"))
+        self.limits = list(hello.get("sandbox") or [])
 
     def output_offset(self) -> int:
         self.output.seek(0, os.SEEK_END)
