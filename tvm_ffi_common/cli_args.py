@@ -25,15 +25,14 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         if message.startswith("argument "):  # argparse's "argument --x: ..." -> "--x: ..."
             message = message[len("argument "):]
-        fail(self.prog, message)
+        sys.exit(complain(self.prog, f"{message} (see {self.prog} --help)"))
 
 
-def fail(prog: str, message: str, status: int = EXIT_USAGE) -> NoReturn:
-    """Prints ``prog: error: message`` on one line of stderr and exits with ``status``."""
-    text = " ".join(message.split())  # one line, whatever the message held
-    print(f"{prog}: error: {text} (see {prog} --help)" if status == EXIT_USAGE and
-          "--help" not in text else f"{prog}: error: {text}", file=sys.stderr)
-    sys.exit(status)
+def complain(prog: str, message: str, status: int = EXIT_USAGE) -> int:
+    """Prints ``prog: error: message`` as one line on stderr; returns ``status``."""
+    text = " ".join(str(message).split())  # one line, whatever the message held
+    print(f"{prog}: error: {text}", file=sys.stderr)
+    return status
 
 
 def integer(text: str) -> int:

@@ -21,6 +21,14 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence
 
+from tvm_ffi_common.cli_args import (
+    OneLineParser,
+    complain,
+    non_negative_integer,
+    output_problem,
+    write_problem,
+)
+
 EXAMPLES = """\
 examples:
   tvm-ffi-explain '"hello"'                 a str of at most 7 bytes travels inline
@@ -87,7 +95,7 @@ def main(argv: Optional[Sequence[str]] = None, stdout=None) -> int:
     from .text import can_encode, render_text
 
     stdout = stdout or sys.stdout
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="tvm-ffi-explain",
         description="Shows the bytes a kernel receives when Python passes it these values: "
                     "each TVMFFIAny field by field and, for objects, the header, the cell "
@@ -102,9 +110,9 @@ def main(argv: Optional[Sequence[str]] = None, stdout=None) -> int:
     parser.add_argument("--svg", metavar="FILE", help="also draw the explanation as SVG")
     parser.add_argument("--stable", action="store_true",
                         help="hide addresses (mask pointer bytes), so output is reproducible")
-    parser.add_argument("--max-items", type=int, default=8, metavar="N",
+    parser.add_argument("--max-items", type=non_negative_integer, default=8, metavar="N",
                         help="container elements and tensor bytes/8 to show (default 8)")
-    parser.add_argument("--depth", type=int, default=6, metavar="N",
+    parser.add_argument("--depth", type=non_negative_integer, default=6, metavar="N",
                         help="how many pointers deep to follow (default 6)")
     parser.add_argument("--ascii", action="store_true", help="no box-drawing characters")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
@@ -112,6 +120,9 @@ def main(argv: Optional[Sequence[str]] = None, stdout=None) -> int:
     parser.add_argument("--no-round-trip", action="store_true",
                         help="do not say what each value comes back as")
     args = parser.parse_args(argv)
+    problem = output_problem(args.svg, "--svg")
+    if problem:
+        return complain(parser.prog, problem)
     if args.trace is not None:
         return _trace(args, stdout)
     if not args.expressions:
@@ -120,9 +131,7 @@ def main(argv: Optional[Sequence[str]] = None, stdout=None) -> int:
     try:
         values = evaluate(args.expressions)
     except Exception as error:  # noqa: BLE001 - report it like Python would, without a trace
-        print(f"tvm-ffi-explain: cannot evaluate: {type(error).__name__}: {error}",
-              file=sys.stderr)
-        return 2
+        return complain(parser.prog, f"cannot evaluate: {type(error).__name__}: {error}")
     explanation = explain(*values, sources=args.expressions, stable=args.stable,
                           max_items=args.max_items, max_depth=args.depth,
                           max_bytes=8 * max(args.max_items, 1),
@@ -133,11 +142,21 @@ def main(argv: Optional[Sequence[str]] = None, stdout=None) -> int:
     if args.ascii:
         text = render_text(explanation, ascii=True, color=_use_color(args.color, stdout))
     stdout.write(text)
-    if args.svg:
-        with open(args.svg, "w", encoding="utf-8") as f:
-            f.write(render_svg(explanation))
-        print(f"wrote {args.svg}", file=sys.stderr)
+    if args.svg and not _write_svg(args.svg, render_svg(explanation)):
+        return 2
     return 0 if explanation.error is None else 1
+
+
+def _write_svg(path: str, svg: str) -> bool:
+    """Writes ``--svg``'s file; a failed write is one line on stderr (and False)."""
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(svg)
+    except OSError as exc:
+        complain("tvm-ffi-explain", write_problem(path, "--svg", exc))
+        return False
+    print(f"wrote {path}", file=sys.stderr)
+    return True
 
 
 def _trace(args, stdout) -> int:
@@ -146,14 +165,12 @@ def _trace(args, stdout) -> int:
     from .text import can_encode
 
     if args.expressions:
-        print("tvm-ffi-explain: --trace takes one call and no other expression", file=sys.stderr)
-        return 2
+        return complain("tvm-ffi-explain", "--trace takes one call and no other expression")
     try:
         trace = trace_call(args.trace, namespace([args.trace]), stable=args.stable,
                            max_items=args.max_items, max_depth=args.depth)
     except Exception as error:  # noqa: BLE001 - report it like Python would, without a trace
-        print(f"tvm-ffi-explain: cannot trace: {type(error).__name__}: {error}", file=sys.stderr)
-        return 2
+        return complain("tvm-ffi-explain", f"cannot trace: {type(error).__name__}: {error}")
     text = render_trace(trace)
     if args.ascii or not can_encode(stdout, text):
         text = render_trace(trace, ascii=True)
@@ -161,9 +178,8 @@ def _trace(args, stdout) -> int:
     if args.svg and not trace.problem:
         from .svg import render_trace_svg
 
-        with open(args.svg, "w", encoding="utf-8") as f:
-            f.write(render_trace_svg(trace))
-        print(f"wrote {args.svg}", file=sys.stderr)
+        if not _write_svg(args.svg, render_trace_svg(trace)):
+            return 2
     return 2 if trace.problem else 0
 
 

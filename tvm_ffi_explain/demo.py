@@ -9,13 +9,13 @@ and result and the error a failing call raised.
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import os
 import sys
 from typing import List, Optional, Sequence, Tuple
 
 from tvm_ffi_common import libinfo
+from tvm_ffi_common.cli_args import OneLineParser
 
 from tvm_ffi_ref import LIB, abi, abi_version
 
@@ -200,7 +200,7 @@ def run(out=sys.stdout) -> int:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``tvm-ffi-demo``; exit status 0 when every call behaved."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="tvm-ffi-demo", description=__doc__.splitlines()[0])
     parser.parse_args(argv)
     mistakes = run()
     if mistakes:

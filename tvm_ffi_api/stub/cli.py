@@ -22,10 +22,13 @@ from __future__ import annotations
 import argparse
 import ctypes
 import importlib
+import os
 import sys
 import traceback
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Set
+
+from tvm_ffi_common.cli_args import OneLineParser, complain, non_negative_integer, output_problem
 
 from ..core import _object_type_key_to_index
 from . import consts as C
@@ -37,6 +40,21 @@ from .lib_state import (collect_global_funcs, collect_type_keys, object_info_fro
 from .utils import FuncInfo, InitConfig, Options
 
 
+_PROG = "tvm-ffi-stubgen"
+
+
+def _library_problem(path: str) -> Optional[str]:
+    """Why ``path`` cannot be a shared library to load (before dlopen's longer message)."""
+    if not os.path.exists(path):
+        return "no such file"
+    if os.path.isdir(path):
+        return "is a directory, expected a shared library"
+    with open(path, "rb") as f:
+        if f.read(4) != b"\x7fELF":
+            return "not a shared library (no ELF header)"
+    return None
+
+
 def _fail(path: Path, text: str) -> None:
     print(f'{C.TERM_RED}[Failed] File "{path}": {text}{C.TERM_RESET}')
 
@@ -46,8 +64,21 @@ def __main__() -> int:
     opt = _parse_args()
     generator = get_generator(opt.target)
     for module in opt.imports:
-        importlib.import_module(module)
-    libraries = [ctypes.CDLL(path) for path in opt.dlls]  # noqa: F841 - kept loaded for the run
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # noqa: BLE001 - whatever the module raised, one line
+            return complain(_PROG, f"--imports {module}: cannot be imported "
+                                   f"({type(exc).__name__}: {exc})")
+    libraries = []  # kept loaded for the run
+    for path in opt.dlls:
+        problem = _library_problem(path)
+        if problem is None:
+            try:
+                libraries.append(ctypes.CDLL(path))
+            except OSError as exc:
+                problem = f"cannot be loaded as a shared library ({exc})"
+        if problem is not None:
+            return complain(_PROG, f"--dlls {path}: {problem}")
     files = collect_files([Path(f) for f in opt.files], generator.source_exts)
     global_funcs = collect_global_funcs()
     init_path: Optional[Path] = None
@@ -303,8 +334,8 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawTextHel
 
 
 def _parse_args() -> Options:
-    parser = argparse.ArgumentParser(
-        prog="tvm-ffi-stubgen", formatter_class=_HelpFormatter,
+    parser = OneLineParser(
+        prog=_PROG, formatter_class=_HelpFormatter,
         description=(
             "Generate type stubs for TVM FFI extensions, in two modes:\n"
             "- with `--init-*`, write the `_ffi_api.py` and `__init__.py` files a package "
@@ -328,7 +359,7 @@ def _parse_args() -> Options:
     parser.add_argument("--init-prefix", type=str, default="",
                         help="Registry prefix whose functions and types get files "
                              "(e.g. tvm_ffi.); with --init-pypkg and --init-lib.")
-    parser.add_argument("--indent", type=int, default=4,
+    parser.add_argument("--indent", type=non_negative_integer, default=4,
                         help="Extra spaces inside each generated block, relative to the "
                              "indentation of its 'begin' marker.")
     parser.add_argument("files", nargs="*", metavar="PATH",
@@ -362,6 +393,12 @@ def _parse_args() -> Options:
     if not args.files and args.coverage_out is None:
         parser.print_help()
         sys.exit(1)
+    for path in args.files:
+        if not os.path.exists(path):
+            parser.error(f"PATH {path}: no such file or directory")
+    problem = output_problem(args.coverage_out, "--coverage-out")
+    if problem:
+        parser.error(problem)
     return Options(imports=_split_list_arg(args.imports), dlls=_split_list_arg(args.dlls),
                    init=init_cfg, indent=args.indent, files=args.files, verbose=args.verbose,
                    dry_run=args.dry_run or args.check, check=args.check, target=args.target,
