@@ -43,26 +43,24 @@ def integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
 
 
-def positive_integer(text: str) -> int:
-    """A converter for counts that must be at least 1."""
+def _at_least(text: str, minimum: int, expected: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        value = minimum - 1
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
     return value
+
+
+def positive_integer(text: str) -> int:
+    """A converter for counts that must be at least 1."""
+    return _at_least(text, 1, "a positive integer")
 
 
 def non_negative_integer(text: str) -> int:
     """A converter for counts and depths that may be 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer of 0 or more, got {text!r}")
-    return value
+    return _at_least(text, 0, "an integer of 0 or more")
 
 
 def positive_number(text: str) -> float:
