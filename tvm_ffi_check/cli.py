@@ -101,17 +101,19 @@ def build_parser() -> argparse.ArgumentParser:
                         help="no progress bar (it shows only on a terminal anyway)")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                         help="color the table (default: on a terminal)")
+    default = sandbox.Sandbox.default()
     limits = parser.add_argument_group(
         "sandbox", "limits of the worker process that loads and calls the library (the report "
                    "says which applied); 'none' lifts one")
-    limits.add_argument("--limit-memory", type=_limit(_size), default=sandbox.default_memory(),
+    limits.add_argument("--limit-memory", type=_limit(_size), default=default.memory,
                         metavar="SIZE",
                         help="address space, e.g. 16G (default: this machine's memory + 8 GiB; "
                              "not applied under AddressSanitizer or to a CUDA library)")
-    limits.add_argument("--limit-cpu", type=_limit(positive_integer), default=300,
-                        metavar="SECONDS", help="CPU seconds per function (default 300)")
-    limits.add_argument("--limit-file-size", type=_limit(_size), default=4 << 30,
-                        metavar="SIZE", help="largest file the library may write (default 4G)")
+    limits.add_argument("--limit-cpu", type=_limit(positive_integer), default=default.cpu,
+                        metavar="SECONDS", help=f"CPU seconds per function (default {default.cpu})")
+    limits.add_argument("--limit-file-size", type=_limit(_size), default=default.file_size,
+                        metavar="SIZE", help="largest file the library may write (default "
+                                             f"{sandbox.format_size(default.file_size)})")
     limits.add_argument("--allow-network", action="store_true",
                         help="keep the network (by default the worker gets a network "
                              "namespace of its own where the machine allows it)")
