@@ -56,4 +56,5 @@ def test_a_wheel_carries_every_package_and_the_built_libraries(tmp_path):
     assert "tvm_ffi_common/lib/libtvm_ffi.so" in names
     assert "tvm_ffi_common/lib/libtvm_ffi_testing.so" in names
     assert "tvm_ffi_common/include/tvm/ffi/c_api.h" in names
+    assert "tvm_ffi_common/include/tvm_ffi_abi/export.h" in names  # the C export macro
     assert any(n.startswith("tvm_ffi_fast/_core") for n in names)
