@@ -19,8 +19,10 @@ function's), :mod:`.targets` (what a library offers), :mod:`.discover`
 (generated argument values), :mod:`.worker_client`, :mod:`._worker`,
 :mod:`.probe`, :mod:`.repeat`, :mod:`.guard` and :mod:`.deadline` (the
 worker process and what runs next to the kernel), :mod:`.results` and
-:mod:`.report` (findings; table, JSON, JUnit XML), :mod:`.examples` (the
-shipped example libraries), :mod:`.cli` (the command line).
+:mod:`.report` (findings; table, JSON, JUnit XML), :mod:`.hints` (how to
+export a schema, for a C or a C++ library), :mod:`.sandbox` (the worker's
+limits), :mod:`.examples` (the shipped example libraries), :mod:`.cli` (the
+command line).
 """
 
 from __future__ import annotations
