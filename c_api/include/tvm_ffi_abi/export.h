@@ -131,29 +131,29 @@ static inline int tvm_ffi_abi_write_text(const char* text, TVMFFIAny* result) {
 
 /* The declaration that ends each macro, so that a use ends with ';' like a
  * declaration (a bare ';' at file scope is not ISO C). */
-#define TVM_FFI_ABI_DECLARE_(symbol)                                                   \
-  TVM_FFI_ABI_EXTERN_C TVM_FFI_DLL_EXPORT int symbol(void* self, const TVMFFIAny* args, \
+#define TVM_FFI_ABI_DECLARE_(symbol)                                                        \
+  TVM_FFI_ABI_EXTERN_C TVM_FFI_DLL_EXPORT int symbol(void* self, const TVMFFIAny* args,     \
                                                      int32_t num_args, TVMFFIAny* result)
 
 /* Exports __tvm_ffi__metadata_<name>: result type first, then each parameter's. */
-#define TVM_FFI_ABI_EXPORT_SCHEMA(name, ...)                                              \
-  TVM_FFI_ABI_DECLARE_(__tvm_ffi__metadata_##name) {                                      \
-    static const char* const types[] = {__VA_ARGS__};                                     \
-    (void)self;                                                                           \
-    (void)args;                                                                           \
-    (void)num_args;                                                                       \
-    return tvm_ffi_abi_write_schema(types, sizeof(types) / sizeof(types[0]), result);         \
-  }                                                                                       \
+#define TVM_FFI_ABI_EXPORT_SCHEMA(name, ...)                                                \
+  TVM_FFI_ABI_DECLARE_(__tvm_ffi__metadata_##name) {                                        \
+    static const char* const types[] = {__VA_ARGS__};                                       \
+    (void)self;                                                                             \
+    (void)args;                                                                             \
+    (void)num_args;                                                                         \
+    return tvm_ffi_abi_write_schema(types, sizeof(types) / sizeof(types[0]), result);       \
+  }                                                                                         \
   TVM_FFI_ABI_DECLARE_(__tvm_ffi__metadata_##name)
 
 /* Exports __tvm_ffi__doc_<name>, the function's docstring. */
-#define TVM_FFI_ABI_EXPORT_DOC(name, text)  \
-  TVM_FFI_ABI_DECLARE_(__tvm_ffi__doc_##name) { \
-    (void)self;                             \
-    (void)args;                             \
-    (void)num_args;                         \
-    return tvm_ffi_abi_write_text(text, result); \
-  }                                         \
+#define TVM_FFI_ABI_EXPORT_DOC(name, text)                                                  \
+  TVM_FFI_ABI_DECLARE_(__tvm_ffi__doc_##name) {                                             \
+    (void)self;                                                                             \
+    (void)args;                                                                             \
+    (void)num_args;                                                                         \
+    return tvm_ffi_abi_write_text(text, result);                                            \
+  }                                                                                         \
   TVM_FFI_ABI_DECLARE_(__tvm_ffi__doc_##name)
 
 #endif /* TVM_FFI_ABI_EXPORT_H_ */
