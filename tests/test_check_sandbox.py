@@ -153,3 +153,39 @@ def test_sizes_parse_and_print():
     with pytest.raises(ValueError, match="expected a size"):
         sandbox.parse_size("lots")
     assert sandbox.format_size(24 << 30) == "24 GiB" and sandbox.format_size(3 << 29) == "1.5 GiB"
+
+
+def test_a_user_without_privileges_gets_its_own_network_namespace_too():
+    # Not root: the namespace needs a user namespace of its own, with our ids mapped in it.
+    # Run as nobody from a copy of the module (it imports nothing of the project).
+    import shutil
+
+    setpriv = shutil.which("setpriv")
+    if os.getuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv to become an unprivileged user")
+    import tempfile
+
+    folder = tempfile.mkdtemp()  # directly under /tmp: pytest's folders are root's alone
+    os.chmod(folder, 0o755)
+    shutil.copy(sandbox.__file__, os.path.join(folder, "sandbox_copy.py"))
+    code = ("import os, sys; sys.path.insert(0, sys.argv[1]); import sandbox_copy as s; "
+            "before = os.readlink('/proc/self/ns/net'); problem = s.isolate_network(); "
+            "print(problem, before != os.readlink('/proc/self/ns/net'), os.getuid(), "
+            "os.getgid())")
+    try:
+        done = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+                               sys.executable, "-c", code, folder],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        shutil.rmtree(folder)
+    if done.returncode != 0 and "Permission denied" in done.stderr:
+        pytest.skip(f"nobody cannot run this interpreter: {done.stderr.strip()[-200:]}")
+    assert done.returncode == 0, done.stderr
+    problem, moved, uid, gid = done.stdout.rsplit(maxsplit=3)
+    if problem != "None":  # fine only where util-linux's unshare cannot do it either
+        probe = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+                                "unshare", "--user", "--net", "true"], capture_output=True)
+        if probe.returncode != 0:
+            pytest.skip(f"unprivileged user namespaces are not allowed here: {problem}")
+        raise AssertionError(f"unshare --user --net works as nobody, ours did not: {problem}")
+    assert (moved, uid, gid) == ("True", "65534", "65534")
