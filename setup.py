@@ -172,10 +172,24 @@ def _compile_in_parallel(compile_sources):
     return compile_all
 
 
+def _absolute_rpath(flag):
+    """Whether a link flag sets an rpath to an absolute directory (``-Wl,-rpath,/x``)."""
+    for prefix in ("-Wl,-rpath,", "-Wl,-rpath=", "-Wl,-R,"):
+        if flag.startswith(prefix):
+            return flag[len(prefix):].startswith("/")
+    return False
+
+
 class BuildExtWithCLibraries(build_ext):
     """build_ext that first builds the plain C libraries the extension links to."""
 
     def build_extension(self, ext):
+        # Python's own link flags may carry an rpath into the build machine's Python (pyenv's
+        # do); an installed extension must find its libraries from $ORIGIN alone.
+        for attribute in ("linker_so", "linker_so_cxx"):
+            if getattr(self.compiler, attribute, None):
+                setattr(self.compiler, attribute,
+                        [a for a in getattr(self.compiler, attribute) if not _absolute_rpath(a)])
         serial = self.compiler.compile
         self.compiler.compile = _compile_in_parallel(serial)
         try:

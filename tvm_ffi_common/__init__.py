@@ -7,7 +7,8 @@
 * :mod:`tvm_ffi_common.extras`: the tools' optional dependencies (``[check]``).
 
 Nothing here installs a runtime; importing the package is free of side effects, except
-that importing it from an unbuilt source tree stops with one line saying what to do.
+that importing it from an unbuilt source tree stops the process with one line saying what
+to do (:func:`stop_if_unbuilt_source_tree`).
 """
 
 import importlib.machinery as _machinery
@@ -16,27 +17,28 @@ import os as _os
 from ._version import __version__
 
 
-def _stop_if_unbuilt_source_tree() -> None:
-    """Raises ImportError, in one line, when this is a source checkout with nothing built.
+def stop_if_unbuilt_source_tree(package_file: str) -> None:
+    """Stops the process with one line when ``package_file``'s package is in a source checkout
+    that was not built in place.
 
     From a clone's root, ``python -m ...`` finds the clone's packages before the installed
-    ones; without this, the first compiled piece missing (``_pycapi``) would surface as an
-    ImportError that names neither the cause nor the way out.
+    ones, and nothing can run from them: the compiled pieces (``_pycapi``, ``_core``, the
+    libraries) are not there. An ImportError would show as a traceback (``python -m`` prints
+    one for an error raised inside a parent package), so this exits with the way out instead.
+    Each package whose import needs the built pieces calls it with its ``__file__``.
     """
-    here = _os.path.dirname(_os.path.abspath(__file__))
-    root = _os.path.dirname(here)
+    root = _os.path.dirname(_os.path.dirname(_os.path.abspath(package_file)))
     if not (_os.path.isfile(_os.path.join(root, "setup.py"))
             and _os.path.isdir(_os.path.join(root, "c_api"))):
         return  # an installed package, never a checkout
-    if any(_os.path.isfile(_os.path.join(here, "_pycapi" + suffix))
-           for suffix in _machinery.EXTENSION_SUFFIXES):
+    built = _os.path.join(root, "tvm_ffi_common", "_pycapi")
+    if any(_os.path.isfile(built + suffix) for suffix in _machinery.EXTENSION_SUFFIXES):
         return  # built in place (``pip install -e .``)
-    raise ImportError(
-        f"tvm_ffi_common was found in the unbuilt source tree {root}, ahead of any installed "
-        "tvm-ffi-abi: run this from outside the source tree, or build the tree in place with "
-        "`pip install -e .`", name=__name__, path=__file__)
+    raise SystemExit(
+        f"Python found tvm-ffi-abi's unbuilt source tree ({root}) ahead of the installed "
+        "package: run this from outside the source tree, or build the tree in place with "
+        "`pip install -e .`")
 
-
-_stop_if_unbuilt_source_tree()
+stop_if_unbuilt_source_tree(__file__)
 
 __all__ = ["__version__"]
