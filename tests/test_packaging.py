@@ -5,6 +5,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from subprocess_utils import run_python
 
 
@@ -41,9 +43,8 @@ _CLONE_IGNORED = shutil.ignore_patterns("*.so", "lib", "include", "__pycache__",
                                         "build")
 
 
-def test_from_an_unbuilt_clones_root_a_command_stops_in_one_line(tmp_path):
-    # From a clone's root, `python -m` finds the clone's unbuilt packages before the installed
-    # ones; the command must say what to do, not fail on a missing compiled piece.
+def _unbuilt_clone(tmp_path) -> str:
+    """The source packages of this checkout, copied without anything built."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     clone = tmp_path / "clone"
     clone.mkdir()
@@ -51,17 +52,40 @@ def test_from_an_unbuilt_clones_root_a_command_stops_in_one_line(tmp_path):
     shutil.copytree(os.path.join(root, "c_api", "include"), clone / "c_api" / "include")
     for package in ("tvm_ffi_common", "tvm_ffi_api", "tvm_ffi_ref", "tvm_ffi_fast"):
         shutil.copytree(os.path.join(root, package), clone / package, ignore=_CLONE_IGNORED)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TVM_FFI_IMPL")}
+    return str(clone)
+
+
+def _from(cwd, *args, **env):
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("PYTHONPATH", "TVM_FFI_IMPL", "PYTHONSAFEPATH")}
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd,
+                          env=dict(base, **env), timeout=120)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="PYTHONSAFEPATH is Python 3.11's")
+def test_from_an_unbuilt_clones_root_python_m_runs_the_installed_package(tmp_path):
+    # From a clone's root, `python -m` finds the clone's unbuilt packages before the installed
+    # ones; ours are run again without the clone on the path.
+    from tvm_ffi_common import libinfo
+
+    clone = _unbuilt_clone(tmp_path)
+    include = libinfo.include_paths()[0]
     for module in ("tvm_ffi_ref.config", "tvm_ffi_fast.config"):
-        done = subprocess.run([sys.executable, "-m", module, "--cflags"], capture_output=True,
-                              text=True, cwd=clone, env=env, timeout=120)
+        done = _from(clone, "-m", module, "--cflags")
+        assert done.returncode == 0, done.stderr
+        assert f"-I{include}" in done.stdout.split(), (done.stdout, include)
+    # Under the drop-in the installed tvm_ffi_common is imported at start-up, and the clone's
+    # tvm_ffi_fast found next: the same.
+    done = _from(clone, "-m", "tvm_ffi.config", "--cflags", TVM_FFI_IMPL="fast")
+    assert done.returncode == 0 and f"-I{include}" in done.stdout.split(), done
+
+
+def test_from_an_unbuilt_clones_root_anything_else_stops_in_one_line(tmp_path):
+    clone = _unbuilt_clone(tmp_path)
+    for args in (["-c", "import tvm_ffi_ref"], ["-m", "tvm_ffi_fast.config", "--cflags"]):
+        # PYTHONSAFEPATH=1 with the clone on PYTHONPATH: no way past it.
+        extra = {"PYTHONSAFEPATH": "1", "PYTHONPATH": clone} if args[0] == "-m" else {}
+        done = _from(clone, *args, **extra)
         assert done.returncode == 1 and done.stdout == "", done
         assert done.stderr.count("\n") == 1, done.stderr
         assert "unbuilt source tree" in done.stderr and "pip install -e ." in done.stderr
-    # The drop-in imports the installed tvm_ffi_common at start-up, then finds the clone's
-    # tvm_ffi_fast: stopped the same way.
-    done = subprocess.run([sys.executable, "-m", "tvm_ffi.config", "--cflags"],
-                          capture_output=True, text=True, cwd=clone,
-                          env=dict(env, TVM_FFI_IMPL="fast"), timeout=120)
-    assert done.returncode == 1 and "unbuilt source tree" in done.stderr, done
-    assert done.stderr.count("\n") == 1, done.stderr
