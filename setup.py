@@ -33,7 +33,11 @@ from setuptools.command.editable_wheel import editable_wheel
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 INCLUDE_DIR = os.path.join(ROOT, "c_api", "include")
-CFLAGS = ["-O2", "-fPIC", "-Wall", "-Wextra", "-Werror"]
+#: Set to 1 by this project's CI (.ci/run) to make every warning an error. A user's build never
+#: gets -Werror: a newer compiler's new warning must not break ``pip install`` of the sdist.
+WERROR_ENV = "TVM_FFI_ABI_WERROR"
+CFLAGS = ["-O2", "-fPIC", "-Wall", "-Wextra"] + (
+    ["-Werror"] if os.environ.get(WERROR_ENV, "") == "1" else [])
 
 
 def _cc():
@@ -45,14 +49,15 @@ def _run(cmd):
     subprocess.check_call(cmd)
 
 
-def build_libtvm_ffi(lib_dir):
+def build_libtvm_ffi(lib_dir, build_temp):
     """Compiles c_api/src into lib_dir/libtvm_ffi.so with SONAME libtvm_ffi.so.
 
     The C files are the C ABI; the C++ files (cxx_*.cc) are the C++ symbols upstream's
-    library defines out of line, so the whole is linked as C++.
+    library defines out of line, so the whole is linked as C++. Objects go to build_temp
+    (setuptools' build folder), never into the source tree.
     """
     src = os.path.join(ROOT, "c_api", "src")
-    build_dir = os.path.join(ROOT, "build", "libtvm_ffi_objects")
+    build_dir = os.path.join(build_temp, "libtvm_ffi_objects")
     os.makedirs(build_dir, exist_ok=True)
     objects = []
     for source in sorted(glob.glob(os.path.join(src, "*.c"))):
@@ -72,20 +77,24 @@ def build_libtvm_ffi(lib_dir):
 EXAMPLE_KERNELS = ("example_kernels", "broken_kernels")
 
 
-def build_example_kernels(lib_dir):
-    """Compiles the example kernel libraries as a third party would: C99, linked to libtvm_ffi."""
-    for stem in EXAMPLE_KERNELS:
+def example_kernel_builder(stem):
+    """The builder of one example kernel library, compiled as a third party would: C99,
+    linked to libtvm_ffi."""
+
+    def build_example_kernels(lib_dir, build_temp):
         source = os.path.join(ROOT, "examples", "kernels", f"{stem}.c")
         output = os.path.join(lib_dir, f"libtvm_ffi_{stem}.so")
         _run(_cc() + ["-std=c99", "-pedantic", *CFLAGS, "-I", INCLUDE_DIR, "-shared", source,
                       "-L", lib_dir, "-ltvm_ffi", "-Wl,-rpath,$ORIGIN", "-o", output])
+
+    return build_example_kernels
 
 
 def _cxx():
     return shlex.split(os.environ.get("CXX", "c++"))
 
 
-def build_testing_library(lib_dir):
+def build_testing_library(lib_dir, build_temp):
     """Compiles c_api/testing (C++17 against c_api/include) into lib_dir/libtvm_ffi_testing.so.
 
     The sources are compiled in parallel, then linked against libtvm_ffi.
@@ -93,7 +102,7 @@ def build_testing_library(lib_dir):
     from concurrent.futures import ThreadPoolExecutor
 
     sources = sorted(glob.glob(os.path.join(ROOT, "c_api", "testing", "*.cc")))
-    build_dir = os.path.join(ROOT, "build", "testing_objects")
+    build_dir = os.path.join(build_temp, "testing_objects")
     os.makedirs(build_dir, exist_ok=True)
     objects = [os.path.join(build_dir, os.path.basename(s)[:-3] + ".o") for s in sources]
     flags = ["-std=c++17", *CFLAGS, "-fvisibility=hidden", "-I", INCLUDE_DIR]
@@ -109,17 +118,20 @@ def build_testing_library(lib_dir):
 FAULT_REPORTER = "libtvm_ffi_check_fault.so"
 
 
-def build_fault_reporter(lib_dir):
+def build_fault_reporter(lib_dir, build_temp):
     """Compiles tvm_ffi_check/fault_report.c into lib_dir (it needs no TVM FFI header)."""
     source = os.path.join(ROOT, "tvm_ffi_check", "fault_report.c")
     _run(_cc() + ["-std=gnu11", *CFLAGS, "-shared", source, "-o",
                   os.path.join(lib_dir, FAULT_REPORTER)])
 
 
-#: Each C library -> what it is built from (the headers of c_api/include count for all).
+#: Each C library -> its builder and what it is built from (the headers of c_api/include count
+#: for all), one entry per library so that each is rebuilt when it is missing or stale;
+#: libtvm_ffi.so first, since the others link to it.
 LIBRARY_INPUTS = {
     "libtvm_ffi.so": (build_libtvm_ffi, ["c_api/src"]),
-    "libtvm_ffi_broken_kernels.so": (build_example_kernels, ["examples/kernels"]),
+    **{f"libtvm_ffi_{stem}.so": (example_kernel_builder(stem), [f"examples/kernels/{stem}.c"])
+       for stem in EXAMPLE_KERNELS},
     "libtvm_ffi_testing.so": (build_testing_library, ["c_api/testing"]),
     FAULT_REPORTER: (build_fault_reporter, ["tvm_ffi_check/fault_report.c"]),
 }
@@ -133,13 +145,18 @@ def _newest_input(paths):
     return newest
 
 
-def build_c_libraries(lib_dir):
-    """Builds each C library unless it is newer than everything it is built from (a second
+def stale_libraries(lib_dir):
+    """The names of the C libraries in lib_dir that are missing or older than an input."""
+    return [name for name, (_, inputs) in LIBRARY_INPUTS.items()
+            if not os.path.exists(os.path.join(lib_dir, name))
+            or os.path.getmtime(os.path.join(lib_dir, name)) < _newest_input(inputs)]
+
+
+def build_c_libraries(lib_dir, build_temp):
+    """Builds each C library that is missing or older than anything it is built from (a second
     interpreter's editable install, PyPy's, then compiles only its own extensions)."""
-    for name, (build, inputs) in LIBRARY_INPUTS.items():
-        output = os.path.join(lib_dir, name)
-        if not os.path.exists(output) or os.path.getmtime(output) < _newest_input(inputs):
-            build(lib_dir)
+    for name in stale_libraries(lib_dir):
+        LIBRARY_INPUTS[name][0](lib_dir, build_temp)
 
 
 def _compile_in_parallel(compile_sources):
@@ -155,10 +172,24 @@ def _compile_in_parallel(compile_sources):
     return compile_all
 
 
+def _absolute_rpath(flag):
+    """Whether a link flag sets an rpath to an absolute directory (``-Wl,-rpath,/x``)."""
+    for prefix in ("-Wl,-rpath,", "-Wl,-rpath=", "-Wl,-R,"):
+        if flag.startswith(prefix):
+            return flag[len(prefix):].startswith("/")
+    return False
+
+
 class BuildExtWithCLibraries(build_ext):
     """build_ext that first builds the plain C libraries the extension links to."""
 
     def build_extension(self, ext):
+        # Python's own link flags may carry an rpath into the build machine's Python (pyenv's
+        # do); an installed extension must find its libraries from $ORIGIN alone.
+        for attribute in ("linker_so", "linker_so_cxx"):
+            if getattr(self.compiler, attribute, None):
+                setattr(self.compiler, attribute,
+                        [a for a in getattr(self.compiler, attribute) if not _absolute_rpath(a)])
         serial = self.compiler.compile
         self.compiler.compile = _compile_in_parallel(serial)
         try:
@@ -170,7 +201,7 @@ class BuildExtWithCLibraries(build_ext):
         package_dir = os.path.join(ROOT if self.inplace else self.build_lib, "tvm_ffi_common")
         lib_dir = os.path.join(package_dir, "lib")
         os.makedirs(lib_dir, exist_ok=True)
-        build_c_libraries(lib_dir)
+        build_c_libraries(lib_dir, os.path.abspath(self.build_temp))
         if not self.inplace:
             shutil.copytree(INCLUDE_DIR, os.path.join(package_dir, "include"), dirs_exist_ok=True)
         for ext in self.extensions:

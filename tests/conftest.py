@@ -106,7 +106,7 @@ class KernelBuilder:
 #: Test files that take minutes (each already runs two processes at a time): first in the run,
 #: so that pytest-xdist's other worker takes the short files meanwhile, instead of one worker
 #: finishing a long file alone at the end.
-LONG_FILES = ("test_upstream_suite_subset.py", "test_stress.py")
+LONG_FILES = ("test_upstream_suite_subset.py", "test_stress.py", "test_wheel.py")
 
 
 def pytest_collection_modifyitems(items):

@@ -54,6 +54,45 @@ def test_an_unknown_value_is_reported_and_leaves_tvm_ffi_alone():
     assert "TVM_FFI_IMPL='turbo' is not one of ['fast', 'ref']" in done.stderr
 
 
+def _dropin_pth() -> str:
+    import site
+
+    for directory in site.getsitepackages():
+        path = os.path.join(directory, "tvm_ffi_abi_dropin.pth")
+        if os.path.isfile(path):
+            return path
+    raise AssertionError(f"tvm_ffi_abi_dropin.pth is in none of {site.getsitepackages()}")
+
+
+def test_site_packages_processed_twice_warns_once():
+    # Start-up ran the .pth once; processing its directory again (as a venv whose prefix is
+    # also a site directory does) and executing its line by hand run it twice more.
+    pth = _dropin_pth()
+    done = _run(f"""
+    import site
+    site.addsitedir({os.path.dirname(pth)!r}, set())
+    exec(open({pth!r}).read())
+    import tvm_ffi
+    print(tvm_ffi.__name__)
+    """, "turbo")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "tvm_ffi"
+    assert done.stderr.count("TVM_FFI_IMPL='turbo' is not one of") == 1, done.stderr
+
+
+def test_site_packages_processed_twice_installs_the_drop_in_once():
+    pth = _dropin_pth()
+    done = _run(f"""
+    import site, sys
+    site.addsitedir({os.path.dirname(pth)!r}, set())
+    from tvm_ffi_common import dropin
+    import tvm_ffi
+    print(tvm_ffi.__name__, sum(isinstance(f, dropin._DropIn) for f in sys.meta_path))
+    """, "fast")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["tvm_ffi_fast", "1"]
+
+
 @pytest.mark.parametrize("ours", ["tvm_ffi_fast", "tvm_ffi_ref"])
 def test_upstream_after_ours_is_refused_but_still_found(ours):
     done = _run(f"""

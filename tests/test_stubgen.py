@@ -1,4 +1,5 @@
-"""tvm-ffi-stubgen on a library of our own (``cpp_demo``), under both front ends, both targets.
+"""tvm-ffi-abi-stubgen (upstream's stub generator run on ours) on a library of our own
+(``cpp_demo``), under both front ends, both targets.
 
 The generated stubs must say what the library registered, as upstream's
 generator says it (the expected blocks are upstream's output for this
@@ -74,10 +75,10 @@ OBJECT_BLOCK = [
 
 
 def _stubgen(frontend: str, args, cache_dir: str, check: bool = True):
-    """Builds the demo (cached), then runs the ``tvm-ffi-stubgen`` console script on it."""
+    """Builds the demo (cached), then runs our ``tvm-ffi-abi-stubgen`` console script on it."""
     out, _ = run(f"import tvm_ffi_{frontend} as api\n" + build_snippet("api")
                  + "print(lib_path)", cache_dir)
-    script = os.path.join(os.path.dirname(sys.executable), "tvm-ffi-stubgen")
+    script = os.path.join(os.path.dirname(sys.executable), "tvm-ffi-abi-stubgen")
     env = dict(os.environ, TVM_FFI_IMPL=frontend)
     return subprocess.run([script, "--dlls", out.strip(), *args], capture_output=True,
                           text=True, env=env, timeout=300, check=False)

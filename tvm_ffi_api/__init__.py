@@ -32,6 +32,10 @@ from __future__ import annotations
 import os
 from typing import List
 
+from tvm_ffi_common import stop_if_unbuilt_source_tree
+
+stop_if_unbuilt_source_tree(__file__)
+
 #: This folder, which the front ends mount.
 FOLDER = os.path.dirname(os.path.abspath(__file__))
 

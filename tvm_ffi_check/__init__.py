@@ -32,6 +32,9 @@ from typing import List, Optional
 
 def main(argv: Optional[List[str]] = None) -> int:
     """The ``tvm-ffi-check`` console script."""
+    from tvm_ffi_common import extras
+
+    extras.require("tvm-ffi-check")
     from .cli import main as cli_main
 
     return cli_main(argv)

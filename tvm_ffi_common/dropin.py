@@ -169,8 +169,19 @@ def install(package: str) -> None:
     sys.meta_path.insert(0, _DropIn(package))
 
 
+#: Whether :func:`install_from_environment` has run in this process. Python may process one
+#: site-packages directory twice (a venv whose prefix is also a site directory, a second
+#: ``site.addsitedir``), running the .pth line each time; the work, and a warning, is done once.
+_started = False
+
+
 def install_from_environment() -> None:
-    """Installs the drop-in named by ``TVM_FFI_IMPL``, if set (run at start-up by the .pth)."""
+    """Installs the drop-in named by ``TVM_FFI_IMPL``, if set (run at start-up by the .pth;
+    once per process, however often the .pth line runs)."""
+    global _started
+    if _started:
+        return
+    _started = True
     value = os.environ.get(ENV_VAR, "").strip()
     if not value:
         return

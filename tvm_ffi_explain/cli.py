@@ -91,6 +91,9 @@ def _use_color(choice: str, stream) -> bool:
 
 def main(argv: Optional[Sequence[str]] = None, stdout=None) -> int:
     """Entry point of ``tvm-ffi-explain``; 0 when every value could be passed, 1 otherwise."""
+    from tvm_ffi_common import extras
+
+    extras.require("tvm-ffi-explain", ("numpy",))  # expressions see NumPy as ``np``
     from . import explain, render_svg
     from .text import can_encode, render_text
 
