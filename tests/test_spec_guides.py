@@ -97,3 +97,25 @@ def test_the_finding_blocks_hold_nothing_that_changes_between_runs():
         assert spec_debugging.masked(block) == block, name
     assert spec_debugging.masked("returned 10, then returned 11") == \
         "returned ..., then returned ..."
+
+
+_NUMBERS = {word: n for n, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+def test_the_modules_page_counts_the_example_librarys_functions_right():
+    # Page 11 said "six functions and three C API functions" above a listing of 7 and 4.
+    from tvm_ffi_explain.demo import example_library_path
+    from tvm_ffi_ref.elf_symbols import read_dynamic_symbols
+
+    page = read("spec", "11-modules.md")
+    said = re.search(r"exports (\w+) functions and uses (\w+) C API\s+functions", page)
+    assert said, "page 11 no longer says how many functions the example exports"
+    source = read("examples", "kernels", "example_kernels.c")
+    defined = set(re.findall(r"\bint __tvm_ffi_([a-z]\w*)\s*\(", source))
+    called = set(re.findall(r"\b(TVMFFI\w+)\s*\(", source))
+    symbols = read_dynamic_symbols(example_library_path())
+    imported = {n for n in symbols.undefined if n.startswith("TVMFFI")}
+    assert set(symbols.tvm_ffi_functions()) == defined
+    assert called <= imported
+    assert (_NUMBERS[said.group(1)], _NUMBERS[said.group(2)]) == (len(defined), len(imported))
