@@ -44,9 +44,10 @@ KERNEL_CALLS = {
         "print(lib.add_int(2, 3), lib.concat('ab', 'cd'),"
         " lib.sum_float32(np.ones(3, dtype=np.float32)))",
         "5 abcd 3.0"),
-    "examples/kernels/broken_kernels.c": ("print(sorted(lib.keys())[:1] != [])", "True"),
+    "examples/kernels/broken_kernels.c": (
+        "print(lib.good_add(2, 3), lib.good_greet('C'), lib.good_echo([1]))", "5 hello, C (1,)"),
     "tests/kernels/corpus_c.c": ("print(lib.c_mul(6, 7), lib.c_upper('abc'))", "42 ABC"),
-    "tests/kernels/broken_rules.c": ("print(lib.ok_int())", "..."),
+    "tests/kernels/broken_rules.c": ("print(lib.ok_int())", "7"),
 }
 HOST_PROGRAMS = ["examples/host/call_kernel.c"]
 
@@ -141,8 +142,7 @@ def test_c_example_builds_against_upstream_headers_and_runs_on_ours(source, tmp_
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120, env=env)
     assert done.returncode == 0, done.stderr
-    if expected != "...":
-        assert done.stdout.strip() == expected
+    assert done.stdout.strip() == expected
 
 
 def test_the_c_host_program_builds_against_upstream_and_calls_a_kernel(tmp_path):
