@@ -144,3 +144,18 @@ def test_the_gpu_check_runs_or_says_why_not():
         assert "FAIL" not in done.stdout and done.stdout.count("ok  ") >= 4, done.stdout
     else:
         assert done.stdout.startswith("skipped: "), done.stdout
+
+
+def test_the_runtime_of_nvidias_wheel_layout_is_linked_by_name(tmp_path):
+    # The nvcc wheel's toolkit has lib/libcudart.so.13 and no libcudart.so: -lcudart fails.
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "libcudart.so.13").write_bytes(b"")
+    done = _run("from tvm_ffi_fast.cpp import toolchain; print(toolchain.cudart_link_flags())",
+                env=dict(os.environ, CUDA_HOME=str(tmp_path)))
+    lib = tmp_path / "lib"
+    assert done.stdout.strip() == repr([f"-L{lib}", "-l:libcudart.so.13", f"-Wl,-rpath,{lib}"])
+    (tmp_path / "lib64").mkdir()
+    (tmp_path / "lib64" / "libcudart.so").write_bytes(b"")
+    done = _run("from tvm_ffi_fast.cpp import toolchain; print(toolchain.cudart_link_flags())",
+                env=dict(os.environ, CUDA_HOME=str(tmp_path)))
+    assert done.stdout.strip() == repr([f"-L{tmp_path / 'lib64'}", "-lcudart"])
