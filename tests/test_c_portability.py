@@ -46,6 +46,9 @@ KERNEL_CALLS = {
         "5 abcd 3.0"),
     "examples/kernels/broken_kernels.c": (
         "print(lib.good_add(2, 3), lib.good_greet('C'), lib.good_echo([1]))", "5 hello, C (1,)"),
+    "examples/kernels/dtype_kernels.c": (
+        "x = np.arange(6, dtype=np.int32).reshape(2, 3)[:, ::2]; h = np.ones(4, np.float16)[::-2]\n"
+        "print(lib.total(x), lib.total(h), lib.total(torch.ones(3, 2).T))", "10 2.0 6.0"),
     "tests/kernels/corpus_c.c": ("print(lib.c_mul(6, 7), lib.c_upper('abc'))", "42 ABC"),
     "tests/kernels/broken_rules.c": ("print(lib.ok_int())", "7"),
 }
