@@ -11,7 +11,8 @@
   against upstream's ``libtvm_ffi.so``, and run: each kernel library is loaded
   under this project's runtime and called; the C host program runs.
 * Every ```` ```c ```` block of ``spec/`` is an excerpt of one of those files
-  or a bare prototype, so the pages teach no C this test does not build.
+  or a bare prototype, and every C library a page's doctest writes compiles
+  against upstream's headers too: the pages teach no C this test does not build.
 """
 
 from __future__ import annotations
@@ -174,6 +175,36 @@ def test_every_c_block_of_the_spec_is_built_here():
                 assert excerpt.group(1) in built, (page, excerpt.group(1))
             else:  # a prototype, nothing to build
                 assert "{" not in match.group("body"), (page, match.group("body")[:200])
+
+
+_INLINE_SOURCE = re.compile(r"^>>> source = r'''\n(?P<body>.*?)^\.\.\. '''", re.M | re.S)
+
+
+def inline_c_sources():
+    """``(page, C source)`` of every C library a page's doctest writes and compiles."""
+    found = []
+    for page in sorted(glob.glob(os.path.join(ROOT, "spec", "*.md"))):
+        with open(page, encoding="utf-8") as f:
+            text = f.read()
+        for match in _INLINE_SOURCE.finditer(text):
+            lines = [line[4:] if line.startswith("... ") else line[3:]
+                     for line in match.group("body").splitlines()]
+            source = "\n".join(lines) + "\n"
+            if "#include <tvm/ffi/" in source:
+                found.append((os.path.basename(page), source.replace("BLOB", "0")))
+    return found
+
+
+def test_the_c_the_pages_compile_builds_against_upstreams_headers(tmp_path):
+    upstream_include, _ = _upstream()
+    sources = inline_c_sources()
+    assert {page for page, _ in sources} >= {"11-modules.md", "18-stability.md", "19-ship-it.md"}
+    for i, (page, source) in enumerate(sources):
+        path = tmp_path / f"inline_{i}.c"
+        path.write_text(source)
+        done = subprocess.run([CC, *_compile_flags(tmp_path, upstream_include), "-fsyntax-only",
+                               str(path)], capture_output=True, text=True)
+        assert done.returncode == 0, f"{page}:\n{source}\n{done.stderr}"
 
 
 def test_the_old_first_kernel_is_what_this_test_catches(tmp_path):
