@@ -118,12 +118,21 @@ def test_our_headers_compile_pedantically(language, tmp_path):
     src = tmp_path / ("all" + (".c" if language == "c" else ".cc"))
     src.write_text(
         "#include <tvm/ffi/extra/c_env_api.h>\n#include <tvm_ffi_runtime.h>\n"
+        "#include <tvm_ffi_abi/object_cells.h>\n"
+        "#ifdef __cplusplus\n"  # the header's own helpers are C++ only, as upstream's
+        "#define SMALL_BYTES TVMFFISmallBytesGetContentByteArray\n"
+        "#define TYPE_INDEX TVMFFIObjectGetTypeIndex\n"
+        "#else\n"
+        "#define SMALL_BYTES tvm_ffi_abi_small_bytes\n"
+        "#define TYPE_INDEX tvm_ffi_abi_object_type_index\n"
+        "#endif\n"
         "int main(void) {\n"
         "  TVMFFIObject header; TVMFFIAny v; TVMFFIByteArray bytes;\n"
         "  header.type_index = kTVMFFIStr;\n"
         "  v.type_index = kTVMFFISmallStr; v.small_str_len = 1; v.v_int64 = 0; v.v_bytes[0] = 'x';\n"
-        "  bytes = TVMFFISmallBytesGetContentByteArray(&v);\n"
-        "  return TVMFFIObjectGetTypeIndex(&header) != kTVMFFIStr || bytes.size != 1;\n"
+        "  bytes = SMALL_BYTES(&v);\n"
+        "  return TYPE_INDEX(&header) != kTVMFFIStr || bytes.size != 1 ||\n"
+        "         tvm_ffi_abi_device(1, 0).device_type != kDLCPU;\n"
         "}\n"
     )
     cmd = [compiler, std, "-Wall", "-Wextra", "-pedantic", "-Werror", f"-I{_ours()}",

@@ -76,3 +76,15 @@ def test_wrap_keeps_lines_short_and_text_whole():
     assert all(len(line) <= 80 for line in wrapped.splitlines())
     assert " ".join(wrapped.split()) == signature
     assert c_api_reference.comparable("int f(void);") == c_api_reference.comparable("int f( );")
+
+
+def test_no_entry_says_an_error_is_raised_where_its_flag_says_none_is():
+    # TVMFFIErrorCreate said "fails: status -1, the error raised" above a flag saying
+    # that it returns -1 *without* raising anything.
+    contradicted = []
+    for name, entry in c_api_reference.entries().items():
+        raises_nothing = "without* raising" in entry.exception or "without raising" in entry.exception
+        if raises_nothing and ("the error raised" in entry.errors or "nothing raised" not in entry.errors):
+            contradicted.append(name)
+    assert contradicted == []
+    assert "nothing raised" in c_api_reference.entries()["TVMFFIErrorCreate"].errors

@@ -418,3 +418,21 @@ def test_a_missing_cpp_symbol_is_named_readably(kernels):
     done = run_check(path)
     assert done.returncode == 2
     assert "the missing symbol is nowhere::helper(int) (_ZN7nowhere6helperEi)" in done.stderr
+
+
+def test_a_c_library_calling_a_cxx_only_header_helper_is_told_so(kernels):
+    # The issue's first_kernel.c: TVMFFITensorGetDLTensorPtr is inline C++ in c_api.h, so C
+    # code compiled to a call of an undefined symbol; the checker guessed "a C API function
+    # newer than the headers".
+    path = kernels.build("calls_cxx_helper", """
+    #include <tvm/ffi/c_api.h>
+    extern DLTensor* TVMFFITensorGetDLTensorPtr(TVMFFIObjectHandle obj);
+    TVM_FFI_DLL_EXPORT int __tvm_ffi_f(void* s, const TVMFFIAny* a, int32_t n, TVMFFIAny* r) {
+      (void)s, (void)n, (void)r;
+      return (int)TVMFFITensorGetDLTensorPtr(a[0].v_obj)->ndim;
+    }
+    """, language="c")
+    done = run_check(path)
+    assert done.returncode == 2
+    assert "TVMFFITensorGetDLTensorPtr: an inline C++ helper of tvm/ffi/c_api.h" in done.stderr
+    assert "tvm_ffi_abi/object_cells.h" in done.stderr and "newer than" not in done.stderr

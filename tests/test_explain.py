@@ -324,3 +324,16 @@ def test_tensor_data_marks_the_gaps_of_a_strided_view():
     assert len(rows) == 10 and len(gaps) == 6  # elements 5, 8, 11, 14 and the six between
     text = render_text(explain(np.arange(2, dtype=np.complex128)))
     assert "(1+0j)" in text and "complex128" in text
+
+
+@pytest.mark.parametrize("max_items", [1, 2, 8])
+def test_tensor_data_is_titled_with_its_whole_size_however_little_is_shown(max_items):
+    # A 24-byte tensor shown with --max-items 2 (16 bytes) was titled "16 bytes".
+    text = render_text(explain(np.arange(6, dtype=np.float32), max_items=max_items,
+                               max_bytes=8 * max_items))
+    assert "tensor data, 24 bytes" in text
+    shown = min(24, 8 * max_items)
+    assert (f"... {24 - shown} more bytes ..." in text) == (shown < 24)
+    strided = np.arange(12, dtype=np.float32).reshape(3, 4)[::2, 1:]  # 11 elements spanned
+    assert "tensor data, 44 bytes" in render_text(explain(strided, max_items=max_items,
+                                                          max_bytes=8 * max_items))

@@ -174,3 +174,35 @@ def test_the_payload_table_names_the_member_the_walker_reads(index):
     fields = walker.any_fields(ctypes.addressof(value), 0, depth=0)
     names = [f.name for f in fields[2:]]
     assert names[0].split(".")[0] == PAYLOAD_MEMBERS[index], names
+
+
+def test_a_reference_left_on_a_borrowed_argument_is_flagged():
+    from tvm_ffi_check.examples import library_path
+
+    scope = namespace()
+    scope["broken"] = tvm_ffi.load_module(library_path("broken"))
+    kept = trace_call("broken.bad_arg_refcount_kept(tvm_ffi.Array([1, 2]))", scope)
+    text = render_trace(kept)
+    assert "LEFT BEHIND: #1 ffi.Array has 1 more strong reference than before the call" in text
+    assert "rule arg-refcount" in text
+    # Returning an argument hands the caller a reference: that one is owed, not left behind.
+    assert "LEFT BEHIND" not in render_trace(trace(ECHO))
+
+
+def test_a_none_with_a_nonzero_payload_is_not_called_unused():
+    slot = abi.TVMFFIAny()
+    slot.type_index, slot.v_int64 = TI.kTVMFFINone, 0x1234
+    text = render_text_of(slot)
+    assert "unused (zero)" not in text and "0x1234: NOT ZERO" in text
+    slot.v_int64 = 0
+    assert "unused (zero)" in render_text_of(slot)
+
+
+def render_text_of(slot) -> str:
+    from tvm_ffi_explain.text import TextRenderer
+
+    book = AddressBook(stable=True)
+    region = Walker(book).any_region(ctypes.addressof(slot), "result", "")
+    lines: list = []
+    TextRenderer().region(region, book, 0, lines, branch=False)
+    return "\n".join(lines)

@@ -97,3 +97,62 @@ def test_the_finding_blocks_hold_nothing_that_changes_between_runs():
         assert spec_debugging.masked(block) == block, name
     assert spec_debugging.masked("returned 10, then returned 11") == \
         "returned ..., then returned ..."
+
+
+_NUMBERS = {word: n for n, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+def test_the_modules_page_counts_the_example_librarys_functions_right():
+    # Page 11 said "six functions and three C API functions" above a listing of 7 and 4.
+    from tvm_ffi_explain.demo import example_library_path
+    from tvm_ffi_ref.elf_symbols import read_dynamic_symbols
+
+    page = read("spec", "11-modules.md")
+    said = re.search(r"exports (\w+) functions and uses (\w+) C API\s+functions", page)
+    assert said, "page 11 no longer says how many functions the example exports"
+    source = read("examples", "kernels", "example_kernels.c")
+    defined = set(re.findall(r"\bint __tvm_ffi_([a-z]\w*)\s*\(", source))
+    called = set(re.findall(r"\b(TVMFFI\w+)\s*\(", source))
+    symbols = read_dynamic_symbols(example_library_path())
+    imported = {n for n in symbols.undefined if n.startswith("TVMFFI")}
+    assert set(symbols.tvm_ffi_functions()) == defined
+    assert called <= imported
+    assert (_NUMBERS[said.group(1)], _NUMBERS[said.group(2)]) == (len(defined), len(imported))
+
+
+def _before_you_start(page: str) -> str:
+    return page.split("\n## Before you start\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_first_kernel_page_says_what_to_install_and_where_to_run():
+    import subprocess
+    import sys
+
+    page = read("spec", "15-first-kernel.md")
+    box = _before_you_start(page)
+    assert "from the clone's root" in box
+    install = re.search(r"```sh\n(.*?)\n```", box, re.S).group(1)
+    assert install in read("README.md"), "the page's install is not the README's"
+    # Every module the page imports is the standard library's, this project's, or one the
+    # box names (NumPy, torch, upstream's tvm_ffi as apache-tvm-ffi).
+    named = {"numpy": "NumPy", "torch": "`torch`", "tvm_ffi": "`apache-tvm-ffi`"}
+    ours = {"tvm_ffi_ref", "tvm_ffi_fast", "tvm_ffi_common", "tvm_ffi_check", "tvm_ffi_explain"}
+    imported = set()
+    for line in re.findall(r"^(?:>>>|\.\.\.) (.*)$", page, re.M):
+        for match in re.finditer(r"\bimport ([\w., ]+)|\bfrom (\w+)[\w.]* import", line):
+            names = match.group(1) or match.group(2)
+            imported |= {n.split(" as ")[0].strip().split(".")[0] for n in names.split(",")}
+    # (sys.stdlib_module_names is 3.10+; on 3.9 the few this page uses)
+    stdlib = getattr(sys, "stdlib_module_names", {"ctypes", "os", "subprocess", "sys", "tempfile"})
+    for module in sorted(imported - ours):
+        if module in named:
+            assert named[module] in box, f"the page imports {module}; the box does not say so"
+        else:
+            assert module in stdlib, f"the page imports {module}"
+    # Every file the page's commands use is in a fresh clone: tracked by git.
+    used = set(re.findall(r'"((?:examples|spec|tests|c_api)/[\w/.-]+)"', page))
+    assert "examples/kernels/first_kernel.c" in used and "examples/host/call_kernel.c" in used
+    tracked = subprocess.run(["git", "ls-files", *sorted(used)], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.split()
+    assert sorted(used) == sorted(tracked), "used but not committed"

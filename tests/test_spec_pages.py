@@ -29,7 +29,7 @@ PAGES = sorted(name for name in os.listdir(SPEC) if name.endswith(".md"))
 TAUGHT = [name for name in PAGES if name != "abi_tables.md"]
 #: Pages about something without a layout of its own.
 PAGES_WITHOUT_LAYOUT = {"README.md", "11-modules.md", "12-env.md", "14-structural.md",
-                        "15-first-kernel.md", "16-c-api.md", "17-debugging.md"}
+                        "15-first-kernel.md", "16-c-api.md", "17-debugging.md", "19-ship-it.md"}
 
 _FENCE = re.compile(r"^```(?P<lang>[\w-]*)\n(?P<body>.*?)^```$", re.M | re.S)
 _SYMBOL = re.compile(r"`(tvm_ffi_ref(?:\.\w+)+)(?:\(\))?`")

@@ -32,3 +32,21 @@ def test_check_mode_detects_a_stale_file(tmp_path):
     assert spec_tables.main(["--root", str(tmp_path), "--check"]) == 1
     assert spec_tables.main(["--root", str(tmp_path)]) == 0
     assert spec_tables.main(["--root", str(tmp_path), "--check"]) == 0
+
+
+def test_the_map_cells_data_deleter_is_drawn_as_upstreams_function_pointer():
+    # The dense-map diagram typed data_deleter as void*; upstream's map_base.h declares
+    # `void (*data_deleter_)(void*)`.
+    import re as _re
+
+    import upstream_headers
+
+    with open(os.path.join(upstream_headers.include_dir(), "tvm", "ffi", "container",
+                           "map_base.h"), encoding="utf-8") as f:
+        declared = _re.search(r"(\w+) \(\*data_deleter_\)\((\w+\*)\)", f.read())
+    spelling = f"{declared.group(1)} (*)({declared.group(2)})"
+    with open(os.path.join(ROOT, "spec", "09-maps.md"), encoding="utf-8") as f:
+        page = f.read()
+    rows = [line for line in page.splitlines() if line.endswith("| `data_deleter` |")]
+    assert len(rows) == 2 and all(f"| `{spelling}` |" in row for row in rows), rows
+    assert spelling in spec_tables.diagram_svg("object-Map-dense")

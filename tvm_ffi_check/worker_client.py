@@ -161,6 +161,18 @@ def demangle(name: str) -> Optional[str]:
     return readable
 
 
+def _cxx_only_helpers() -> "frozenset[str]":
+    """The inline helpers c_api.h defines for C++ only: names no library exports."""
+    from tvm_ffi_common import libinfo
+
+    try:
+        with open(os.path.join(libinfo.include_paths()[0], "tvm", "ffi", "c_api.h"),
+                  encoding="utf-8") as f:
+            return frozenset(re.findall(r"^inline [^(;]*?\b(TVMFFI\w+)\(", f.read(), re.M))
+    except OSError:
+        return frozenset()
+
+
 def explain_load_error(error: str) -> str:
     """The loader's error, with the symbol it could not find named and placed."""
     found = _UNDEFINED.search(error)
@@ -169,7 +181,13 @@ def explain_load_error(error: str) -> str:
     symbol = found.group(1)
     readable = demangle(symbol)
     named = f"{readable} ({symbol})" if readable else symbol
-    if symbol.startswith("TVMFFI"):
+    if symbol in _cxx_only_helpers():
+        where = ("an inline C++ helper of tvm/ffi/c_api.h (upstream's and this project's): no "
+                 "libtvm_ffi.so exports it, and C code sees no declaration of it (the compiler "
+                 "warned of an implicit declaration). In C, add the offset yourself (the cell "
+                 "follows the 24-byte object header) or include this project's "
+                 "tvm_ffi_abi/object_cells.h")
+    elif symbol.startswith("TVMFFI"):
         where = ("this project's libtvm_ffi.so does not export it (a C API function newer "
                  "than the headers it implements?)")
     elif readable and readable.startswith("tvm::ffi::"):

@@ -982,6 +982,10 @@ FIELD_C_TYPES: Dict[Tuple[str, str], str] = {
     ("TVMFFITypeMetadata", "structural_eq_hash_kind"): "TVMFFISEqHashKind",
     ("TVMFFIRuntimeTable", "struct_size"): "size_t",
     ("TVMFFIRuntimeTable", "name"): "const char*",
+    # Not a header struct: the Map cell of upstream's container/map_base.h (mirrored in
+    # tvm_ffi_ref.runtime.map_layout), whose data_deleter_ is a function pointer there;
+    # the runtime keeps it as an address to compare and call.
+    ("MapCell", "data_deleter"): "void (*)(void*)",
 }
 
 #: The upstream headers' structs (ours add ``TVMFFIRuntimeTable``).

@@ -29,7 +29,7 @@ class Entry:
 _ABORTS = ("upstream ends the process (prints the error, then `exit(-1)`); this project's "
            "runtimes return {value} with the error raised")
 _NO_STATUS = "nothing to fail: no status"
-_INLINE = "an inline function of the header: pointer arithmetic, no call into the library"
+_INLINE = "an inline C++ function of the header: pointer arithmetic, no call into the library"
 
 #: (section title, one line about it, its entries), in page order.
 SECTIONS: List[Tuple[str, str, List[Entry]]] = [
@@ -141,6 +141,7 @@ SECTIONS: List[Tuple[str, str, List[Entry]]] = [
               "NULL when there was none; the slot is empty afterwards.", _NO_STATUS),
         Entry("TVMFFIErrorCreate", "`kind`, `message`, `backtrace`, all copied (none may be "
               "NULL).", "`*out`, an owned Error object.",
+              "status -1 with nothing raised (out of memory is its only failure)",
               exception="a failure (out of memory) returns -1 *without* raising anything: "
                         "raising would itself need an Error"),
         Entry("TVMFFIErrorCreateWithCauseAndExtraContext", "the three texts, copied; "

@@ -46,8 +46,13 @@ class Declaration:
 
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _EXPORTED = re.compile(r"\bTVM_FFI_DLL\s+([^;{#]*?\b(TVMFFI\w+)\s*\([^;{]*\))\s*;")
-_INLINE = re.compile(r"\n(?:TVM_FFI_HEADER_INLINE|static\s+inline|inline)\s+"
+_INLINE = re.compile(r"\n(?:static\s+inline|inline)\s+"
                      r"([^;{#]*?\b(TVMFFI\w+)\s*\([^;{]*\))\s*\{")
+
+
+#: Where an inline helper is declared: for C++ only, as upstream declares it.
+_CXX_ONLY = (", inline, for C++ only as in upstream's header (C code: the `tvm_ffi_abi_*` "
+             "functions of `c_api/include/tvm_ffi_abi/object_cells.h`, or the offset itself)")
 
 
 def _one_line(text: str) -> str:
@@ -106,7 +111,7 @@ def render(include_dir: str) -> List[str]:
             lines += [intro, ""]
         for entry in items:
             declaration = declared[entry.name]
-            where = f"`{declaration.header}`" + (", inline" if declaration.inline else "")
+            where = f"`{declaration.header}`" + (_CXX_ONLY if declaration.inline else "")
             lines += [f"#### `{entry.name}`", "", "```c", wrap(declaration.signature), "```", "",
                       f"* **takes:** {entry.takes}", f"* **gives:** {entry.gives}",
                       f"* **fails:** {entry.errors}"]

@@ -63,6 +63,8 @@ class Trace:
     environment: str = ""  # what the caller's framework provides during the call
     book: Optional[AddressBook] = None
     problem: str = ""  # why the call could not be traced
+    # argument objects the result does not reach: their counts must end where they began
+    borrowed_only: List[int] = field(default_factory=list)
 
 
 def parse_call(text: str) -> Tuple[ast.expr, List[ast.expr]]:
@@ -200,6 +202,9 @@ def trace_call(text: str, scope: Dict[str, Any], stable: bool = True, max_items:
     for root in trace.args + ([trace.result] if trace.result else []):
         for address, region in _objects(root):
             trace.objects.setdefault(address, f"{region.label} {region.kind[:-len(' object')]}")
+    in_result = {a for a, _ in _objects(trace.result)} if trace.result else set()
+    trace.borrowed_only = [a for root in trace.args for a, _ in _objects(root)
+                           if a not in in_result]
     if trace.result is not None:
         trace.ownership = _ownership(result, book)
         trace.result.summary = f"the result: {trace.ownership}"
@@ -274,6 +279,27 @@ def _count_text(trace: Trace, counts: Counts, previous: Optional[Counts] = None,
     return lines
 
 
+def _left_behind(trace: Trace) -> List[str]:
+    """A flag for each argument object the call leaves with more references than it had.
+
+    An argument is borrowed: once the arguments are released, an object the
+    result does not reach must have the counts it had before the call. More
+    strong references mean the kernel took one and never released it.
+    """
+    flags = []
+    for address in dict.fromkeys(trace.borrowed_only):
+        was, now = trace.before.get(address), trace.after_release.get(address)
+        if was is None or now is None or now[0] <= was[0]:
+            continue
+        label = trace.objects.get(address, trace.book.hex_address(address) if trace.book else "?")
+        extra = now[0] - was[0]
+        flags.append(f"LEFT BEHIND: {label} has {extra} more strong reference"
+                     f"{'' if extra == 1 else 's'} than before the call, and the result does "
+                     "not hold it: the kernel took a reference to a borrowed argument and never "
+                     "released it (rule arg-refcount: a leak)")
+    return flags
+
+
 def render_trace(trace: Trace, ascii: bool = False) -> str:
     """The trace as terminal text, one moment after the other."""
     from .text import TextRenderer
@@ -318,6 +344,7 @@ def render_trace(trace: Trace, ascii: bool = False) -> str:
     lines += ["", "4. after the call's arguments are released (the call scope closes)"]
     if trace.after_release:
         lines += ["     " + t for t in _count_text(trace, trace.after_release, trace.after_call)]
+        lines += ["     " + t for t in _left_behind(trace)]
     else:
         lines.append("     no objects")
     if trace.returns:

@@ -162,7 +162,9 @@ class Walker(ObjectBodies, ContainerBodies, TensorBodies):
         payload = F["v_int64"]
         value = self.int_field(payload)
         if index == TI.kTVMFFINone:
-            payload.meaning = "unused (zero)"
+            payload.meaning = ("unused (zero)" if value == 0 else
+                               f"{value & (2**64 - 1):#x}: NOT ZERO: a None carries no payload, "
+                               "all 16 of its bytes are zero")
             return [payload]
         if index in (TI.kTVMFFIInt, TI.kTVMFFIUnchanged):
             payload.meaning = str(value)

@@ -137,6 +137,8 @@ class TensorBodies:
         if span > shown:
             region.sections.append(Section("", "", elided=True,
                                            note=f"... {span - shown} more bytes ..."))
+        # The title gives the whole span, not just the bytes shown above.
+        region.size = max(region.size, first - dl.data + span)
         return self.finish(region)
 
     def managed_region(self, managed: int, dl: abi.DLTensor, depth: int) -> Tuple[Region, str]:

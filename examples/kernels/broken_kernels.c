@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 #include <tvm/ffi/c_api.h>
+#include <tvm_ffi_abi/object_cells.h> /* C versions of the header's C++-only layout helpers */
 
 #define KERNEL(name)                                                                   \
   TVM_FFI_DLL_EXPORT int __tvm_ffi_##name(void* self, const TVMFFIAny* args, int32_t n, \
@@ -62,10 +63,10 @@ static int arg_str(const char* func, const TVMFFIAny* arg, TVMFFIByteArray* out)
   char message[128];
   switch (arg->type_index) {
     case kTVMFFISmallStr:
-      *out = TVMFFISmallBytesGetContentByteArray(arg);
+      *out = tvm_ffi_abi_small_bytes(arg);
       return 0;
     case kTVMFFIStr:
-      *out = *TVMFFIBytesGetByteArrayPtr(arg->v_obj);
+      *out = *tvm_ffi_abi_bytes_cell(arg->v_obj);
       return 0;
     case kTVMFFIRawStr:
       out->data = arg->v_c_str;
@@ -420,7 +421,7 @@ KERNEL(bad_timeout) {
 /* The DLTensor of a tensor argument (a borrowed DLTensor* or a Tensor object), or NULL. */
 static DLTensor* arg_tensor(const TVMFFIAny* arg) {
   if (arg->type_index == kTVMFFIDLTensorPtr) return (DLTensor*)arg->v_ptr;
-  if (arg->type_index == kTVMFFITensor) return TVMFFITensorGetDLTensorPtr(arg->v_obj);
+  if (arg->type_index == kTVMFFITensor) return tvm_ffi_abi_tensor_dltensor(arg->v_obj);
   return NULL;
 }
 

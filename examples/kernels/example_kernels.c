@@ -19,6 +19,7 @@
 #include <string.h>
 #include <tvm/ffi/c_api.h>
 #include <tvm_ffi_abi/export.h>
+#include <tvm_ffi_abi/object_cells.h> /* C versions of the header's C++-only layout helpers */
 
 /* ------------------------------------------------------------ helpers */
 
@@ -70,10 +71,10 @@ static int arg_str(const char* func, const TVMFFIAny* args, int index, TVMFFIByt
   const TVMFFIAny* arg = &args[index];
   switch (arg->type_index) {
     case kTVMFFISmallStr:
-      *out = TVMFFISmallBytesGetContentByteArray(arg);
+      *out = tvm_ffi_abi_small_bytes(arg);
       return 0;
     case kTVMFFIStr:
-      *out = *TVMFFIBytesGetByteArrayPtr(arg->v_obj);
+      *out = *tvm_ffi_abi_bytes_cell(arg->v_obj);
       return 0;
     case kTVMFFIRawStr:
       out->data = arg->v_c_str;
@@ -90,7 +91,7 @@ static int arg_tensor(const char* func, const TVMFFIAny* args, int index, DLTens
   if (arg->type_index == kTVMFFIDLTensorPtr) {
     *out = (DLTensor*)arg->v_ptr;
   } else if (arg->type_index == kTVMFFITensor) {
-    *out = TVMFFITensorGetDLTensorPtr(arg->v_obj);
+    *out = tvm_ffi_abi_tensor_dltensor(arg->v_obj);
   } else {
     return type_error(func, index, "a tensor", arg);
   }

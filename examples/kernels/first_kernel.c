@@ -1,7 +1,7 @@
 /*
  * first_kernel.c -- the kernel library spec/15-first-kernel.md builds, line by
- * line: scale a float32 tensor, from NumPy or PyTorch, in plain C99 against
- * c_api/include and nothing else.
+ * line: scale a float32 tensor, from NumPy or PyTorch, in plain C99 against the
+ * TVM FFI C headers alone (this project's c_api/include or apache-tvm-ffi's).
  */
 #include <stdio.h>
 #include <tvm/ffi/c_api.h>
@@ -41,13 +41,19 @@ static int is_compact(const DLTensor* t) {
   return 1;
 }
 
+/* The DLTensor a Tensor object holds, right after the object's 24-byte header.
+ * (The header's TVMFFITensorGetDLTensorPtr does the same, but for C++ only.) */
+static DLTensor* tensor_of(TVMFFIObjectHandle obj) {
+  return (DLTensor*)((char*)obj + sizeof(TVMFFIObject));
+}
+
 /* Borrows the DLTensor of argument i, a Tensor object or a bare DLTensor*, and checks
  * that this kernel can read it: float32, on the CPU, compact. */
 static int arg_tensor(const TVMFFIAny* args, int i, const char* name, DLTensor** out) {
   char message[96];
   DLTensor* t;
   if (args[i].type_index == kTVMFFITensor) {
-    t = TVMFFITensorGetDLTensorPtr(args[i].v_obj); /* the DLTensor follows the header */
+    t = tensor_of(args[i].v_obj);
   } else if (args[i].type_index == kTVMFFIDLTensorPtr) {
     t = (DLTensor*)args[i].v_ptr;
   } else {
@@ -123,7 +129,7 @@ TVM_FFI_DLL_EXPORT int __tvm_ffi_scale(void* self, const TVMFFIAny* args, int32_
   prototype.strides = NULL;
   prototype.byte_offset = 0;
   if (TVMFFIEnvTensorAlloc(&prototype, &y) != 0) return -1; /* its error is raised */
-  scale_data(x, TVMFFITensorGetDLTensorPtr(y), factor);
+  scale_data(x, tensor_of(y), factor);
   result->type_index = kTVMFFITensor;
   result->zero_padding = 0;
   result->v_obj = (TVMFFIObject*)y; /* our one reference to y moves to the caller */

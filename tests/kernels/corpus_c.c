@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <tvm/ffi/c_api.h>
+#include <tvm_ffi_abi/object_cells.h> /* C versions of the header's C++-only layout helpers */
 
 static int fail(const char* kind, const char* message) {
   TVMFFIErrorSetRaisedFromCStr(kind, message);
@@ -33,9 +34,9 @@ static void put_int(TVMFFIAny* out, int64_t v) {
 /* Borrows the bytes of a str argument in any of its encodings. */
 static int get_str(const TVMFFIAny* arg, TVMFFIByteArray* out) {
   if (arg->type_index == kTVMFFISmallStr) {
-    *out = TVMFFISmallBytesGetContentByteArray(arg);
+    *out = tvm_ffi_abi_small_bytes(arg);
   } else if (arg->type_index == kTVMFFIStr) {
-    *out = *TVMFFIBytesGetByteArrayPtr(arg->v_obj);
+    *out = *tvm_ffi_abi_bytes_cell(arg->v_obj);
   } else if (arg->type_index == kTVMFFIRawStr) {
     out->data = arg->v_c_str;
     out->size = strlen(arg->v_c_str);
@@ -135,7 +136,7 @@ TVM_FFI_DLL_EXPORT int __tvm_ffi_c_shape_product(void* self, const TVMFFIAny* ar
   (void)self;
   if (want_args("c_shape_product", num_args, 1)) return -1;
   if (args[0].type_index != kTVMFFIShape) return fail("TypeError", "c_shape_product wants a Shape");
-  cell = TVMFFIShapeGetCellPtr(args[0].v_obj);
+  cell = tvm_ffi_abi_shape_cell(args[0].v_obj);
   for (i = 0; i < cell->size; ++i) product *= cell->data[i];
   put_int(result, product);
   return 0;

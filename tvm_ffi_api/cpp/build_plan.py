@@ -94,7 +94,7 @@ def _gpu_flags(backend: str, extra_cuda_cflags: List[str]) -> Dict[str, List[str
         "cflags": ["-Xcompiler", "-fPIC", "-std=c++17", "-O2", *toolchain.cuda_arch_flags(),
                    *extra_cuda_cflags],
         "includes": [],
-        "ldflags": [f"-L{os.path.join(toolchain.cuda_home(), 'lib64')}", "-lcudart"],
+        "ldflags": toolchain.cudart_link_flags(),
     }
 
 

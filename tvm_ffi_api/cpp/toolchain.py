@@ -11,6 +11,7 @@ target architectures come from ``TVM_FFI_CUDA_ARCH_LIST`` ("8.9 9.0a") /
 from __future__ import annotations
 
 import functools
+import glob
 import os
 import shutil
 import subprocess
@@ -103,9 +104,60 @@ def _home(env_vars, tool: str, default: str, what: str, marker: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def cuda_home() -> str:
-    """The CUDA toolkit: ``$CUDA_HOME``/``$CUDA_PATH``, else where ``nvcc`` is, else /usr/local/cuda."""
-    return _home(("CUDA_HOME", "CUDA_PATH"), "nvcc", "/usr/local/cuda", "CUDA",
-                 os.path.join("include", "cuda_runtime.h"))
+    """The CUDA toolkit: ``$CUDA_HOME``/``$CUDA_PATH``, else where ``nvcc`` is, else
+    /usr/local/cuda; when neither of the last two holds a ``bin/nvcc``, NVIDIA's nvcc
+    wheel (``pip install nvidia-cuda-nvcc``) if it is installed."""
+    explicit = any(os.environ.get(var) for var in ("CUDA_HOME", "CUDA_PATH"))
+    try:
+        home: Optional[str] = _home(("CUDA_HOME", "CUDA_PATH"), "nvcc", "/usr/local/cuda", "CUDA",
+                                    os.path.join("include", "cuda_runtime.h"))
+    except RuntimeError:
+        home = None
+    if not explicit and (home is None or not os.access(os.path.join(home, "bin", "nvcc"),
+                                                        os.X_OK)):
+        wheel = _nvcc_wheel_home()
+        if wheel is not None:
+            return wheel
+    if home is None:
+        raise RuntimeError("Could not find CUDA installation. Please set CUDA_HOME environment "
+                           "variable.")
+    return home
+
+
+@functools.lru_cache(maxsize=None)
+def _nvcc_wheel_home() -> Optional[str]:
+    """The toolkit folder of an installed ``nvidia-cuda-nvcc`` wheel (``<it>/bin/nvcc``), if any."""
+    from importlib import metadata
+
+    try:
+        files = metadata.distribution("nvidia-cuda-nvcc").files or ()
+    except metadata.PackageNotFoundError:
+        return None
+    for entry in files:
+        if str(entry).replace("\\", "/").endswith("/bin/nvcc"):
+            nvcc = str(entry.locate())
+            if os.access(nvcc, os.X_OK):
+                return os.path.dirname(os.path.dirname(os.path.abspath(nvcc)))
+    return None
+
+
+def cudart_link_flags() -> List[str]:
+    """How to link the CUDA runtime of :func:`cuda_home`.
+
+    A toolkit install has ``lib64/libcudart.so``: ``-L<home>/lib64 -lcudart``.
+    NVIDIA's PyPI wheels (``pip install nvidia-cuda-nvcc``, home ``.../nvidia/cu13``)
+    put ``lib/libcudart.so.13`` without the unversioned link, and nowhere the
+    loader looks: that file is linked by name, with an RPATH to its folder.
+    """
+    home = cuda_home()
+    for folder in (os.path.join(home, "lib64"), os.path.join(home, "lib")):
+        if os.path.exists(os.path.join(folder, "libcudart.so")):
+            return [f"-L{folder}", "-lcudart"]
+        versioned = sorted(glob.glob(os.path.join(folder, "libcudart.so.*")), key=len)
+        if versioned:
+            return [f"-L{folder}", f"-l:{os.path.basename(versioned[0])}",
+                    f"-Wl,-rpath,{folder}"]
+    return [f"-L{os.path.join(home, 'lib64')}", "-lcudart"]
 
 
 @functools.lru_cache(maxsize=None)

@@ -73,13 +73,6 @@
 #define TVM_FFI_ANON_UNION union
 #endif
 
-/* The header's own inline helpers: static in C, ordinary inline in C++. */
-#ifdef __cplusplus
-#define TVM_FFI_HEADER_INLINE inline
-#else
-#define TVM_FFI_HEADER_INLINE static inline
-#endif
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -218,6 +211,9 @@ typedef struct TVMFFIAny {
     uint64_t v_uint64; /* the raw payload bits, e.g. for hashing */
   };
 } TVMFFIAny;
+
+/* Used by TVMFFIAny alone; undefined so the header defines no macro upstream's does not. */
+#undef TVM_FFI_ANON_UNION
 
 /*
  * A borrowed (data, size) run of bytes. Also the cell that follows the header
@@ -693,58 +689,59 @@ TVM_FFI_DLL int TVMFFIHandleDeinitOnce(void** handle_addr, int (*deinit_func)(vo
 /* ------------------------------------------------------- layout helpers */
 /*
  * Every cell sits right after the 24-byte header, so these are offset
- * arithmetic only; a binding that cannot use them can compute the same.
+ * arithmetic only. As in upstream's header they are C++ only: C code computes
+ * the same offsets itself (or includes tvm_ffi_abi/object_cells.h, this
+ * project's C versions under names of its own), so that C written against
+ * this header also builds against upstream's.
  */
+#ifdef __cplusplus
 
 /* The type index stored in an object's header. */
-TVM_FFI_HEADER_INLINE int32_t TVMFFIObjectGetTypeIndex(TVMFFIObjectHandle obj) {
-  return ((TVMFFIObject*)obj)->type_index;
+inline int32_t TVMFFIObjectGetTypeIndex(TVMFFIObjectHandle obj) {
+  return static_cast<TVMFFIObject*>(obj)->type_index;
 }
 
 /* The bytes of a kTVMFFISmallStr / kTVMFFISmallBytes value, as a view into it. */
-TVM_FFI_HEADER_INLINE TVMFFIByteArray TVMFFISmallBytesGetContentByteArray(const TVMFFIAny* value) {
-  TVMFFIByteArray view;
-  view.data = value->v_bytes;
-  view.size = (size_t)value->small_str_len;
-  return view;
+inline TVMFFIByteArray TVMFFISmallBytesGetContentByteArray(const TVMFFIAny* value) {
+  return TVMFFIByteArray{value->v_bytes, static_cast<size_t>(value->small_str_len)};
 }
 
 /* The TVMFFIByteArray cell of a String or Bytes object. */
-TVM_FFI_HEADER_INLINE TVMFFIByteArray* TVMFFIBytesGetByteArrayPtr(TVMFFIObjectHandle obj) {
-  return (TVMFFIByteArray*)((char*)obj + sizeof(TVMFFIObject));
+inline TVMFFIByteArray* TVMFFIBytesGetByteArrayPtr(TVMFFIObjectHandle obj) {
+  return reinterpret_cast<TVMFFIByteArray*>(reinterpret_cast<char*>(obj) + sizeof(TVMFFIObject));
 }
 
 /* The TVMFFIErrorCell of an Error object. */
-TVM_FFI_HEADER_INLINE TVMFFIErrorCell* TVMFFIErrorGetCellPtr(TVMFFIObjectHandle obj) {
-  return (TVMFFIErrorCell*)((char*)obj + sizeof(TVMFFIObject));
+inline TVMFFIErrorCell* TVMFFIErrorGetCellPtr(TVMFFIObjectHandle obj) {
+  return reinterpret_cast<TVMFFIErrorCell*>(reinterpret_cast<char*>(obj) + sizeof(TVMFFIObject));
 }
 
 /* The TVMFFIFunctionCell of a Function object. */
-TVM_FFI_HEADER_INLINE TVMFFIFunctionCell* TVMFFIFunctionGetCellPtr(TVMFFIObjectHandle obj) {
-  return (TVMFFIFunctionCell*)((char*)obj + sizeof(TVMFFIObject));
+inline TVMFFIFunctionCell* TVMFFIFunctionGetCellPtr(TVMFFIObjectHandle obj) {
+  return reinterpret_cast<TVMFFIFunctionCell*>(reinterpret_cast<char*>(obj) +
+                                                sizeof(TVMFFIObject));
 }
 
 /* The TVMFFIOpaqueObjectCell of an opaque object. */
-TVM_FFI_HEADER_INLINE TVMFFIOpaqueObjectCell* TVMFFIOpaqueObjectGetCellPtr(TVMFFIObjectHandle obj) {
-  return (TVMFFIOpaqueObjectCell*)((char*)obj + sizeof(TVMFFIObject));
+inline TVMFFIOpaqueObjectCell* TVMFFIOpaqueObjectGetCellPtr(TVMFFIObjectHandle obj) {
+  return reinterpret_cast<TVMFFIOpaqueObjectCell*>(reinterpret_cast<char*>(obj) +
+                                                    sizeof(TVMFFIObject));
 }
 
 /* The TVMFFIShapeCell of a Shape object. */
-TVM_FFI_HEADER_INLINE TVMFFIShapeCell* TVMFFIShapeGetCellPtr(TVMFFIObjectHandle obj) {
-  return (TVMFFIShapeCell*)((char*)obj + sizeof(TVMFFIObject));
+inline TVMFFIShapeCell* TVMFFIShapeGetCellPtr(TVMFFIObjectHandle obj) {
+  return reinterpret_cast<TVMFFIShapeCell*>(reinterpret_cast<char*>(obj) + sizeof(TVMFFIObject));
 }
 
 /* The DLTensor embedded in a Tensor object. */
-TVM_FFI_HEADER_INLINE DLTensor* TVMFFITensorGetDLTensorPtr(TVMFFIObjectHandle obj) {
-  return (DLTensor*)((char*)obj + sizeof(TVMFFIObject));
+inline DLTensor* TVMFFITensorGetDLTensorPtr(TVMFFIObjectHandle obj) {
+  return reinterpret_cast<DLTensor*>(reinterpret_cast<char*>(obj) + sizeof(TVMFFIObject));
 }
 
 /* A DLDevice from its two integers. */
-TVM_FFI_HEADER_INLINE DLDevice TVMFFIDLDeviceFromIntPair(int32_t device_type, int32_t device_id) {
-  DLDevice device;
-  device.device_type = (DLDeviceType)device_type;
-  device.device_id = device_id;
-  return device;
+inline DLDevice TVMFFIDLDeviceFromIntPair(int32_t device_type, int32_t device_id) {
+  return DLDevice{static_cast<DLDeviceType>(device_type), device_id};
 }
+#endif /* __cplusplus */
 
 #endif /* TVM_FFI_C_API_H_ */
