@@ -25,12 +25,12 @@ interrupted for running long, too.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from . import discover
 from . import schema as schemas
 from .guard import signal_name
-from .results import METADATA_HINT, RULES, Finding, FunctionReport, Options
+from .results import METADATA_HINT, RULES, Finding, FunctionReport, Options, minimum_accepted
 from .targets import EXPORT, Target
 from .values import TensorArg, format_call
 from .worker_client import Worker
@@ -116,6 +116,12 @@ class FunctionCheck:
         self.first_unmade: Optional[str] = None
         self.hung = False
         self.interrupted = 0
+        #: Borrowed arguments the kernel kept references to: type name -> most kept by a call.
+        self.kept: Dict[str, int] = {}
+        #: The distinct argument lists tried (up to 64): all there are, for a small space.
+        self.distinct: Set[str] = set()
+        #: Library types its parameters need that nothing could make (set by the runner).
+        self.missing: Set[str] = set()
 
     def request(self, op: str, **fields) -> Dict[str, Any]:
         return self.worker.request(dict(fields, op=op, target=self.target.ref()),
@@ -181,10 +187,18 @@ class FunctionCheck:
 
     # -- one example --------------------------------------------------------
 
+    def _declared(self, args) -> List[str]:
+        """The declared type of each argument of a call (``?`` where none is known)."""
+        params = self.signature.params if self.signature is not None else []
+        return [schemas.describe_type(params[i]) if i < len(params) and params[i] else "?"
+                for i in range(len(args or ()))]
+
     def _record(self, rule: str, message: str, args, answer, shrunk: bool = False) -> None:
         finding = Finding(rule, message, args, format_call(self.name, args) if args is not None
                           else "", shrunk, list(answer.get("api_calls") or []),
-                          answer.get("output", ""))
+                          answer.get("output", ""), fault_kind(answer),
+                          [tuple(f) for f in answer.get("forms") or ()],
+                          self._declared(args))
         current = self.found.get(rule)
         if current is None or shrunk or (not current.shrunk and args is not None
                                          and current.args is not None
@@ -215,7 +229,8 @@ class FunctionCheck:
                       f"0x{fault['address']:x}" + (": a NULL pointer" if fault["address"] < 4096
                                                    else "") + ")")
             return [(rule, f"the worker process was {answer['crash']} while {where}{at}" +
-                     (" (concurrent calls)" if phase == "threads" else ""))]
+                     (" (concurrent calls)" if phase == "threads" else "") +
+                     describe_forms(answer.get("forms")))]
         if "internal_error" in answer:
             error = (f"the checker failed while {during}: "
                      f"{answer['internal_error'].strip().splitlines()[-1]}")
@@ -227,8 +242,12 @@ class FunctionCheck:
     def check_example(self, args: Tuple[Any, ...]) -> Tuple[List[Tuple[str, str]], Dict]:
         """Runs one example in the worker: its violations and the worker's answer."""
         offset = self.worker.output_offset()
-        answer = self.request("check", args=list(args), repeat=self.options.repeat)
+        returns = self.signature.returns if self.signature is not None else None
+        answer = self.request("check", args=list(args), repeat=self.options.repeat,
+                              returns=returns, leaks=self.options.leaks)
         violations = self._violations(answer, "checking a call")
+        for kind, count in answer.get("kept") or ():
+            self.kept[kind] = max(self.kept.get(kind, 0), count)
         if "crash" in answer or "timeout" in answer:
             answer["output"] = self.worker.output_since(offset)
         key = outcome_kind(answer)
@@ -252,6 +271,16 @@ class FunctionCheck:
         self._hypothesis()
         if not self.hung:
             self._repeatability()
+        if self.kept:
+            kept = ", ".join(f"{kind} ({count} reference(s) in one call)"
+                             for kind, count in sorted(self.kept.items()))
+            self.notes.append(
+                f"it keeps references to borrowed arguments it is given: {kept}. The ABI allows "
+                "that (a registry or a cache stores what it is given); "
+                + (("--leaks found no growth with the number of calls" if "leak" not in
+                    self.found else "--leaks found it growing with the number of calls (the "
+                    "leak above)") if self.options.leaks else "--leaks calls it repeatedly with the same arguments and reports "
+                        "growth with the number of calls as a leak"))
         report = FunctionReport(self.name, kind=self.target.kind)
         if self.signature is not None:
             report.signature = self.signature.describe()
@@ -272,23 +301,41 @@ class FunctionCheck:
         report.refused = sum(n for k, n in counts.items() if k.startswith("refused"))
         report.raised = sum(n for k, n in counts.items() if k.startswith("raised"))
         report.accepted = report.tried - report.refused
-        if report.accepted or report.findings or report.errors:
+        # A pass needs a stated number of accepted calls, or every distinct call there is
+        # (a function of no parameters has one).
+        report.required = min(minimum_accepted(self.options.examples),
+                              max(1, len(self.distinct)))
+        if report.findings or report.errors or report.accepted >= report.required:
+            return
+        if report.accepted:
+            report.unverified = (
+                f"only {report.accepted} of {report.tried} calls reached its body; a pass needs "
+                f"{report.required} (a fifth of --examples)" + self._refusal_hint(report))
             return
         if not report.tried:
             report.unverified = (f"no call could be made: {self.first_unmade}"
                                  if self.first_unmade else "no call was made")
+            report.unverified += self._refusal_hint(report) if self.missing else ""
             return
         reason = (f"no call reached its body: all {report.tried} calls were refused "
                   f"(the first with {self.first_refusal})")
+        report.unverified = reason + self._refusal_hint(report)
+
+    def _refusal_hint(self, report: FunctionReport) -> str:
+        if self.missing:
+            return (f"; no object of type {', '.join(sorted(self.missing))} could be made: "
+                    "the type has no constructor the checker can call (__ffi_init__, a static "
+                    "method returning it, or creatable fields) and no function it called "
+                    "returned one")
+        if self.first_refusal is None:
+            return ""
         if report.schema_source in ("metadata", "registry"):
-            reason += "; they were made from its type schema, so the types it names may be " \
-                      "ones the checker cannot make"
-        elif self.target.kind == EXPORT:
-            reason += "; " + METADATA_HINT
-        else:
-            reason += "; it was registered without a type schema (register a typed function " \
-                      "so that its schema is known)"
-        report.unverified = reason
+            return ("; they were made from its type schema, so the types it names may be ones "
+                    "the checker cannot make")
+        if self.target.kind == EXPORT:
+            return "; " + METADATA_HINT
+        return ("; it was registered without a type schema (register a typed function so that "
+                "its schema is known)")
 
     def _hypothesis(self) -> None:
         from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
@@ -308,6 +355,8 @@ class FunctionCheck:
             if self.progress is not None:
                 self.progress(self.examples)
             args = tuple(args)
+            if len(self.distinct) < 64:
+                self.distinct.add(repr(args))
             violations, answer = self.check_example(args)
             for rule, message in violations:
                 self._record(rule, message, args, answer)
@@ -318,6 +367,10 @@ class FunctionCheck:
                 raise _BROKEN[violations[0][0]](violations, args, answer)
             if answer.get("repeat_done") and len(self.passing) < 64:
                 self.passing.append((args, answer.get("outcome")))
+            if answer.get("repeat_done") and answer.get("result_type") and \
+                    self.context.pool is not None:
+                self.context.pool.offer(answer["result_type"], self.target.ref(), self.name,
+                                        args)
 
         try:
             example()
@@ -394,3 +447,25 @@ def _rule_failures(exc: BaseException):
         yield exc
     for inner in getattr(exc, "exceptions", ()) or ():
         yield from _rule_failures(inner)
+
+
+def fault_kind(answer: Dict[str, Any]) -> str:
+    """What killed a call, for grouping findings: ``SIGSEGV read at 0x18``, ``hung``, ``""``."""
+    fault = answer.get("fault")
+    if fault:
+        return f"{signal_name(fault['signal'])} {fault['access']} at 0x{fault['address']:x}"
+    if "crash" in answer:
+        return answer["crash"]
+    if "timeout" in answer:
+        return "hung"
+    return ""
+
+
+def describe_forms(forms) -> str:
+    """``; the arguments as the kernel got them: args[0] ffi.SmallStr (type index 11,
+    inline)...``: what each argument was at the ABI level (the key to many crashes)."""
+    if not forms:
+        return ""
+    parts = [f"args[{i}] {name} (type index {index}, {form})"
+             for i, (index, name, form) in enumerate(forms)]
+    return "; the arguments as the kernel got them: " + ", ".join(parts)

@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from tvm_ffi_ref.elf_symbols import read_dynamic_symbols
 from . import schema as schemas
 from .function_check import FunctionCheck
+from .pool import Pool, missing_types
 from .results import (  # noqa: F401 - re-exported
     RULES,
     CheckError,
@@ -172,10 +173,14 @@ def check_library(path: str, options: Optional[Options] = None,
 
 def _check_each(worker: Worker, chosen, options: Options, report: LibraryReport,
                 progress) -> None:
+    """Checks each function; one needing a library type nothing can make yet waits until
+    the functions that may return one were checked (the pool, :mod:`.pool`)."""
     exports = [t.symbol for t, _ in chosen if t.kind == EXPORT]
     entries, crashes = list_functions(worker, exports, max(options.timeout, 10.0))
-    context = schemas.Context(type_catalog(worker.registered))
-    for index, (target, metadata) in enumerate(chosen):
+    catalog = type_catalog(worker.registered)
+    context = schemas.Context(catalog, pool=Pool(catalog))
+    prepared = []
+    for target, metadata in chosen:
         notes: List[str] = []
         entry: Dict[str, Any] = entries.get(target.symbol, {}) if target.kind == EXPORT else {}
         if target.kind == EXPORT:
@@ -184,16 +189,37 @@ def _check_each(worker: Worker, chosen, options: Options, report: LibraryReport,
                 notes.append(f"reading its metadata failed ({entry['error']})")
         else:
             signature = _signature(metadata, "registry", notes)
+        prepared.append((target, signature, entry, notes))
+
+    def needs(item) -> set:
+        signature = item[1]
+        return missing_types(signature.params, catalog, context.pool) if signature else set()
+
+    done: Dict[int, FunctionReport] = {}
+    waiting = list(range(len(prepared)))
+    while waiting:  # the first that is ready, in the library's order; else the first left
+        i = next((j for j in waiting if not needs(prepared[j])), waiting[0])
+        waiting.remove(i)
+        done[i] = _check_one(worker, prepared[i], options, context, crashes, len(done),
+                             len(prepared), progress, needs(prepared[i]))
+    report.functions.extend(done[i] for i in range(len(prepared)))
+
+
+def _check_one(worker: Worker, item, options: Options, context: schemas.Context, crashes,
+               index: int, total: int, progress, missing) -> FunctionReport:
+    target, signature, entry, notes = item
+    if progress is not None:
+        progress(index, total, target.name, 0, options.examples)
+
+    def tick(done, index=index, name=target.name):
         if progress is not None:
-            progress(index, len(chosen), target.name, 0, options.examples)
+            progress(index, total, name, done, options.examples)
 
-        def tick(done, index=index, name=target.name):
-            if progress is not None:
-                progress(index, len(chosen), name, done, options.examples)
-
-        function_report = FunctionCheck(worker, target, signature, options, tick, context).run()
-        function_report.doc = entry.get("doc")
-        function_report.notes[:0] = notes
-        if target.kind == EXPORT and target.symbol in crashes:
-            function_report.findings.insert(0, crashes[target.symbol])
-        report.functions.append(function_report)
+    check = FunctionCheck(worker, target, signature, options, tick, context)
+    check.missing = set(missing)
+    function_report = check.run()
+    function_report.doc = entry.get("doc")
+    function_report.notes[:0] = notes
+    if target.kind == EXPORT and target.symbol in crashes:
+        function_report.findings.insert(0, crashes[target.symbol])
+    return function_report

@@ -163,6 +163,21 @@ class ObjectArg:
         return f"{where}({inner})"
 
 
+@dataclass(frozen=True)
+class PooledArg:
+    """An object of ``type_key`` that a call of the library returned (:mod:`.pool`), made
+    again in the worker by calling ``target`` (a :class:`~tvm_ffi_check.targets.Target`'s
+    ``ref()``, shown as ``name``) with ``args``."""
+
+    type_key: str
+    target: Tuple[Any, ...]
+    name: str
+    args: Tuple[Any, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"{self.name}({', '.join(format_value(v) for v in self.args)})"
+
+
 def format_value(value: Any, limit: int = 120) -> str:
     """A short, Python-like rendering of one argument."""
     text = repr(value)
@@ -262,6 +277,10 @@ def materialize(value: Any, keep: list) -> Any:
         from .objects import make
 
         return make(value, [materialize(v, keep) for v in value.args])
+    if isinstance(value, PooledArg):
+        from .objects import make_pooled
+
+        return make_pooled(value, [materialize(v, keep) for v in value.args])
     raise TypeError(f"cannot pass a generated {type(value).__name__}")
 
 
