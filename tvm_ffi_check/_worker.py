@@ -105,7 +105,7 @@ class _ChildState:
 def _serve_child(module, read_fd: int, write_fd: int) -> None:
     import threading
 
-    from . import probe
+    from . import probe, values
 
     state = _ChildState(module)
     lock = threading.Lock()
@@ -126,6 +126,16 @@ def _serve_child(module, read_fd: int, write_fd: int) -> None:
             write_message(write_fd, message)
 
     probe.BEFORE_CALL[:] = [tick]
+    outer = []
+
+    def making(started: bool) -> None:
+        if started:
+            outer.append(current[0])
+            phase("make")
+        else:
+            phase(outer.pop())
+
+    values.MAKING[:] = [making]
 
     while True:
         request = read_message(read_fd)

@@ -59,6 +59,8 @@ def _size(args: Tuple[Any, ...]) -> Tuple[int, int]:
 
 _PHASES = {"call": "calling it", "repeat": "calling it repeatedly", "threads":
            "calling it from several threads", "start": "starting"}
+#: More hypothesis runs (other seeds) for a function too few of whose calls were accepted.
+TOP_UP_ROUNDS = 2
 #: Examples interrupted for running long after which a function's run stops.
 INTERRUPTED_LIMIT = 3
 #: Kinds tried for every argument of a function whose arity alone is known: (what, value, schema).
@@ -245,6 +247,12 @@ class FunctionCheck:
         returns = self.signature.returns if self.signature is not None else None
         answer = self.request("check", args=list(args), repeat=self.options.repeat,
                               returns=returns, leaks=self.options.leaks)
+        if answer.get("phase") == "make" and ("crash" in answer or "timeout" in answer):
+            # The library's own constructor (or the call a pooled object came from) died
+            # making an argument: that is its finding, checked on its own, not this one's.
+            how = answer.get("crash") or f"stopped after {answer.get('timeout')} s"
+            answer = {"unmade": f"making an argument of {format_call(self.name, args)} "
+                                f"in the library ended the process ({how})"}
         violations = self._violations(answer, "checking a call")
         for kind, count in answer.get("kept") or ():
             self.kept[kind] = max(self.kept.get(kind, 0), count)
@@ -268,7 +276,12 @@ class FunctionCheck:
         self.worker.request({"op": "reset"}, self.options.timeout)
         if self.signature is None:
             self.discover()
+        self._explore()
         self._hypothesis()
+        for extra in range(1, TOP_UP_ROUNDS + 1):  # too few calls reached the body: try more
+            if self.found or self.hung or self._accepted() >= self._required():
+                break
+            self._hypothesis(self.options.seed + extra)
         if not self.hung:
             self._repeatability()
         if self.kept:
@@ -303,8 +316,7 @@ class FunctionCheck:
         report.accepted = report.tried - report.refused
         # A pass needs a stated number of accepted calls, or every distinct call there is
         # (a function of no parameters has one).
-        report.required = min(minimum_accepted(self.options.examples),
-                              max(1, len(self.distinct)))
+        report.required = self._required()
         if report.findings or report.errors or report.accepted >= report.required:
             return
         if report.accepted:
@@ -337,7 +349,53 @@ class FunctionCheck:
         return ("; it was registered without a type schema (register a typed function so that "
                 "its schema is known)")
 
-    def _hypothesis(self) -> None:
+    def _one(self, args: Tuple[Any, ...]):
+        """One example: checked, recorded, and its result offered to the pool."""
+        if self.hung or self.interrupted >= INTERRUPTED_LIMIT:
+            raise _Stop()
+        self.examples += 1
+        if self.progress is not None:
+            self.progress(self.examples)
+        if len(self.distinct) < 64:
+            self.distinct.add(repr(args))
+        violations, answer = self.check_example(args)
+        for rule, message in violations:
+            self._record(rule, message, args, answer)
+        if any(rule in ("timeout",) for rule, _ in violations):
+            self.hung = True
+            raise _Stop()
+        if not violations and answer.get("repeat_done"):
+            if len(self.passing) < 64:
+                self.passing.append((args, answer.get("outcome")))
+            if answer.get("result_type") and self.context.pool is not None:
+                self.context.pool.offer(answer["result_type"], self.target.ref(), self.name,
+                                        args)
+        return violations, answer
+
+    def _explore(self) -> None:
+        """Before hypothesis: the simplest call with each type of pooled object in the
+        parameters that take objects without checking their type (``ffi.Object``), so that
+        a constructor wanting one of the library's objects there meets it (hypothesis
+        stops exploring at its first failure, and would rarely pick the right one)."""
+        pool = self.context.pool
+        if self.signature is None or pool is None:
+            return
+        from .pool import explore_calls
+
+        try:
+            for args in explore_calls(self.signature.params, pool):
+                self._one(args)
+        except _Stop:
+            pass
+
+    def _accepted(self) -> int:
+        return sum(n for k, n in self.outcomes.items()
+                   if k != "argument not made" and not k.startswith("refused"))
+
+    def _required(self) -> int:
+        return min(minimum_accepted(self.options.examples), max(1, len(self.distinct)))
+
+    def _hypothesis(self, seed_value: Optional[int] = None) -> None:
         from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
         strategy = schemas.arguments_for(self.signature, self.context)
@@ -346,31 +404,13 @@ class FunctionCheck:
                   derandomize=False, report_multiple_bugs=True, verbosity=Verbosity.quiet,
                   phases=[Phase.explicit, Phase.generate, Phase.shrink],
                   suppress_health_check=list(HealthCheck))
-        @seed(self.options.seed)
+        @seed(self.options.seed if seed_value is None else seed_value)
         @given(strategy)
         def example(args):
-            if self.hung or self.interrupted >= INTERRUPTED_LIMIT:
-                raise _Stop()
-            self.examples += 1
-            if self.progress is not None:
-                self.progress(self.examples)
             args = tuple(args)
-            if len(self.distinct) < 64:
-                self.distinct.add(repr(args))
-            violations, answer = self.check_example(args)
-            for rule, message in violations:
-                self._record(rule, message, args, answer)
-            if any(rule in ("timeout",) for rule, _ in violations):
-                self.hung = True
-                raise _Stop()
+            violations, answer = self._one(args)
             if violations:
                 raise _BROKEN[violations[0][0]](violations, args, answer)
-            if answer.get("repeat_done") and len(self.passing) < 64:
-                self.passing.append((args, answer.get("outcome")))
-            if answer.get("repeat_done") and answer.get("result_type") and \
-                    self.context.pool is not None:
-                self.context.pool.offer(answer["result_type"], self.target.ref(), self.name,
-                                        args)
 
         try:
             example()
@@ -385,7 +425,7 @@ class FunctionCheck:
                     self._record(rule, message, failure.call_args, failure.answer, shrunk=True)
             if not broken:
                 self.notes.append(f"hypothesis stopped: {type(exc).__name__}: {exc}")
-        if self.interrupted:
+        if self.interrupted and not any("soft time limit" in n for n in self.notes):
             self.notes.append(f"{self.interrupted} call(s) ran past the soft time limit and "
                               "stopped when TVMFFIEnvCheckSignals reported an interrupt, as "
                               "they should" + ("; the run stopped there"

@@ -23,7 +23,7 @@ from .values import ObjectArg, PooledArg
 #: Recipes kept per type: enough variety, few enough to keep a strategy small.
 PER_TYPE = 4
 #: How deep a recipe may nest recipes among its arguments.
-MAX_DEPTH = 3
+MAX_DEPTH = 6
 #: Types the generator makes itself (never pooled).
 BUILT_IN = {"ffi.String", "ffi.Bytes", "ffi.Array", "ffi.List", "ffi.Map", "ffi.Dict",
             "ffi.Shape", "ffi.Tensor", "ffi.Function", "ffi.Error", "ffi.BigInt", "ffi.Object"}
@@ -82,6 +82,11 @@ def library_types(schema: Optional[dict], catalog: Dict[str, dict]) -> Set[str]:
     return found
 
 
+def takes_objects(schema: Optional[dict], catalog: Dict[str, dict]) -> bool:
+    """Whether a parameter takes one of the library's objects (or any, ``ffi.Object``)."""
+    return bool(library_types(schema, catalog)) or _generic(schema)
+
+
 def missing_types(params: Sequence[Optional[dict]], catalog: Dict[str, dict], pool: Pool
                   ) -> Set[str]:
     """The library types a function's parameters need that nothing can make yet (no
@@ -93,3 +98,59 @@ def missing_types(params: Sequence[Optional[dict]], catalog: Dict[str, dict], po
         needed |= library_types(param, catalog)
     return {key for key in needed
             if constructor(catalog[key]) is None and not pool.serving(key)}
+
+
+#: Object types tried in turn in an ``ffi.Object`` parameter before hypothesis runs.
+EXPLORED_TYPES = 8
+
+
+def _generic(schema: Optional[dict]) -> bool:
+    if not schema:
+        return False
+    return schema.get("type") == "ffi.Object" or any(_generic(a) for a in schema.get("args")
+                                                     or ())
+
+
+def simplest(schema: Optional[dict], pool: Pool, generic: Optional[PooledArg]) -> Any:
+    """The simplest value a caller passes for ``schema``; ``generic`` in ``ffi.Object``
+    places, the first pooled object of a library type in its places (None if none)."""
+    from .values import DeviceArg, DictArg, DTypeArg, FunctionArg, ListArg, OpaquePtrArg
+    from .values import ShapeArg, TensorArg
+
+    if not schema:
+        return None
+    key = schema.get("type")
+    args = schema.get("args") or []
+    inner = args[0] if args else None
+    plain = {"int": 0, "float": 0.0, "bool": False, "ffi.String": "", "std::string": "",
+             "const char*": "", "ffi.Bytes": b"", "ffi.BigInt": 0, "ffi.Map": {}}
+    if key in plain:
+        return plain[key]
+    made = {"DataType": lambda: DTypeArg("float32"), "Device": DeviceArg,
+            "DLTensor*": lambda: TensorArg("float32", (4,)), "ffi.Shape": lambda: ShapeArg(()),
+            "ffi.Tensor": lambda: TensorArg("float32", (4,)), "ffi.List": lambda: ListArg(()),
+            "ffi.Function": FunctionArg, "void*": OpaquePtrArg, "ffi.Dict": lambda: DictArg(())}
+    if key in made:
+        return made[key]()
+    if key == "ffi.Object":
+        return generic
+    if key in ("ffi.Array", "std::vector"):
+        return [simplest(inner, pool, generic)] if _generic(inner) else []
+    if key == "Tuple":
+        return tuple(simplest(a, pool, generic) for a in args)
+    if key in ("Optional", "std::optional") and _generic(inner):
+        return simplest(inner, pool, generic)
+    served = pool.serving(key) if isinstance(key, str) and key not in BUILT_IN else []
+    return served[0] if served else None
+
+
+def explore_calls(params: Sequence[Optional[dict]], pool: Pool) -> List[Tuple[Any, ...]]:
+    """The simplest calls with one pooled object of each type in the ``ffi.Object`` places
+    (none when no parameter takes an unchecked object)."""
+    if not any(_generic(p) for p in params):
+        return []
+    calls = []
+    for type_key in sorted(pool.recipes)[:EXPLORED_TYPES]:
+        generic = pool.recipes[type_key][0]
+        calls.append(tuple(simplest(p, pool, generic) for p in params))
+    return calls

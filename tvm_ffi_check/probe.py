@@ -26,6 +26,7 @@ call, comparable across calls and threads.
 from __future__ import annotations
 
 import ctypes
+import re
 import struct
 from collections import Counter
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -115,12 +116,17 @@ def take_raised() -> Optional[int]:
     return handle.value or None
 
 
+#: A logging library's time stamp (``[13:41:31] file.cc:179: Check failed``): the same error
+#: raised a second later must still compare equal.
+_TIME_STAMP = re.compile(r"\[\d{2}:\d{2}:\d{2}(?:\.\d+)?\] ")
+
+
 def error_parts(handle: int) -> Tuple[str, str]:
-    """``(kind, message)`` of an Error object."""
+    """``(kind, message)`` of an Error object (time stamps in the message blanked)."""
     cell = abi.TVMFFIErrorCell.from_address(handle + memory.HEADER_SIZE)
-    return tuple(ctypes.string_at(part.data, part.size).decode("utf-8", "replace")
-                 if part.data and part.size else ""
-                 for part in (cell.kind, cell.message))
+    kind, message = (ctypes.string_at(part.data, part.size).decode("utf-8", "replace")
+                     if part.data and part.size else "" for part in (cell.kind, cell.message))
+    return kind, _TIME_STAMP.sub("[time] ", message)
 
 
 # ------------------------------------------------------------------ packing

@@ -56,6 +56,9 @@ ACCEPTS: Dict[str, FrozenSet[int]] = {
     "ffi.Map": _set("Map", "Dict"),
     "ffi.Dict": _set("Dict", "Map"),
 }
+#: C++ spellings some libraries' schemas use for upstream's keys.
+ALIASES = {"std::optional": "Optional", "std::variant": "Variant", "std::tuple": "Tuple",
+           "std::vector": "ffi.Array"}
 #: Keys that take any result at all.
 ANYTHING = {"Any", "AnyView", "Variant", "ObjectRValueRef"}
 
@@ -74,7 +77,7 @@ def accepts(schema: Optional[dict], index: int, is_subclass: Callable[[int, str]
     """
     if not schema or not isinstance(schema.get("type"), str) or schema.get("guessed"):
         return True
-    key = schema["type"]
+    key = ALIASES.get(schema["type"], schema["type"])
     args = schema.get("args") or []
     if key in ANYTHING:
         return True

@@ -49,12 +49,14 @@ class RootCause:
         """What the functions share and what to do about it, in one sentence."""
         count = len(self.members)
         these = "this function" if count == 1 else f"these {count} functions"
-        generic = [s for s in self.shape if s.split(" <- ")[0] in ("ffi.Object", "Any")]
-        if self.rule == "crash" and generic:
-            declared, got = generic[0].split(" <- ")
-            return (f"{these} crash when an `{declared}` parameter gets {_article(got)} of "
-                    f"another type ({got}); declare the exact type the function reads so that "
-                    "the FFI checks it and raises a TypeError instead")
+        if self.rule == "crash" and self.shape:
+            declared = sorted({s.split(" <- ")[0] for s in self.shape})
+            got = sorted({t for _, f in self.members for t in passed_types(f)})
+            return (f"{these} crash when {' or '.join(f'a `{d}`' for d in declared)} parameter "
+                    f"gets an object of another type than the one the function reads (here: "
+                    f"{', '.join(got[:4])}{' ...' if len(got) > 4 else ''}); declare the exact "
+                    "type in the signature so that the FFI checks it and raises a TypeError "
+                    "instead")
         if count == 1:
             return f"{these} breaks `{self.rule}`"
         return f"{these} break `{self.rule}` the same way"
@@ -66,10 +68,6 @@ class RootCause:
                               for name, finding in self.members]}
 
 
-def _article(text: str) -> str:
-    return "an object" if text.endswith("object") else "a value"
-
-
 def _how(finding: Finding) -> str:
     if finding.fault:
         match = re.search(r"at 0x([0-9a-f]+)$", finding.fault)
@@ -79,14 +77,28 @@ def _how(finding: Finding) -> str:
     return _NUMBER.sub("N", _ADDRESS.sub("0x...", finding.message))
 
 
+def _unchecked(declared: str) -> bool:
+    return declared in UNCHECKED or any(f"[{g}" in declared or f", {g}" in declared
+                                        for g in UNCHECKED[:2])
+
+
 def shape(finding: Finding) -> Tuple[str, ...]:
-    """What the parameters the FFI does not check received: ``ffi.Object <- ffi.Array object``."""
+    """What the parameters the FFI does not (fully) check received, by ABI form:
+    ``ffi.Object <- object``, ``ffi.Array[ffi.Object] <- object``. The type passed is left
+    out: any type but the one the function reads is the same mistake."""
     found = []
     for i, (index, name, form) in enumerate(finding.forms):
         declared = finding.declared[i] if i < len(finding.declared) else "?"
-        if declared in UNCHECKED and not (declared == "Any" and form != "object"):
-            found.append(f"{declared} <- {name} {form}")
+        if _unchecked(declared) and form == "object":
+            found.append(f"{declared} <- {form}")
     return tuple(sorted(set(found)))
+
+
+def passed_types(finding: Finding) -> List[str]:
+    """The types the unchecked parameters of a finding's call got."""
+    return [name for i, (index, name, form) in enumerate(finding.forms)
+            if form == "object" and _unchecked(finding.declared[i] if i < len(finding.declared)
+                                               else "?")]
 
 
 def group(report: LibraryReport) -> List[RootCause]:

@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from tvm_ffi_ref.elf_symbols import read_dynamic_symbols
 from . import schema as schemas
 from .function_check import FunctionCheck
-from .pool import Pool, missing_types
+from .pool import Pool, missing_types, takes_objects
 from .results import (  # noqa: F401 - re-exported
     RULES,
     CheckError,
@@ -195,10 +195,20 @@ def _check_each(worker: Worker, chosen, options: Options, report: LibraryReport,
         signature = item[1]
         return missing_types(signature.params, catalog, context.pool) if signature else set()
 
+    def rank(i: int) -> Tuple[int, int]:
+        # Producers first: functions taking no library object (they fill the pool), then
+        # those taking objects the pool or a constructor can make, then the rest.
+        signature = prepared[i][1]
+        if needs(prepared[i]):
+            return (2, i)
+        takes = signature is not None and any(takes_objects(p, catalog)
+                                              for p in signature.params)
+        return (1 if takes else 0, i)
+
     done: Dict[int, FunctionReport] = {}
     waiting = list(range(len(prepared)))
-    while waiting:  # the first that is ready, in the library's order; else the first left
-        i = next((j for j in waiting if not needs(prepared[j])), waiting[0])
+    while waiting:
+        i = min(waiting, key=rank)
         waiting.remove(i)
         done[i] = _check_one(worker, prepared[i], options, context, crashes, len(done),
                              len(prepared), progress, needs(prepared[i]))

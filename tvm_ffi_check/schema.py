@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional
 
 from hypothesis import strategies as st
 
-from .result_schema import describe_type  # noqa: F401 - part of this module's interface
+from .result_schema import ALIASES, describe_type  # noqa: F401 - describe_type: re-exported
 from .values import (
     FUNCTION_BEHAVIOURS,
     DeviceArg,
@@ -211,7 +211,7 @@ def strategy_for(schema: Optional[dict], depth: int = 0,
     if schema is None:
         return sweep()
     context = context or Context()
-    key = schema["type"]
+    key = ALIASES.get(schema["type"], schema["type"])
     args = schema.get("args") or []
 
     def arg(i: int) -> st.SearchStrategy:
@@ -281,9 +281,10 @@ def strategy_for(schema: Optional[dict], depth: int = 0,
                            _text.map(lambda s: s + "-" * 8), _shapes)
         pooled = context.pooled(key)  # the library's own objects: what such a parameter wants
         return others if pooled is None else st.one_of(pooled, others)
-    made = [m for m in (context.pooled(key), _library_objects(key, depth, context))
-            if m is not None]
-    return st.one_of(*made) if made else sweep()  # "Any" and types nobody can make
+    # Objects the library itself returned, when there are any: a constructor called with
+    # generated arguments may itself crash, and that is the constructor's finding.
+    made = context.pooled(key) or _library_objects(key, depth, context)
+    return made if made is not None else sweep()  # "Any" and types nobody can make
 
 
 def _library_objects(key: str, depth: int, context: Context) -> Optional[st.SearchStrategy]:

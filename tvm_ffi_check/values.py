@@ -273,18 +273,24 @@ def materialize(value: Any, keep: list) -> Any:
         return api.Error(value.kind, value.message)
     if isinstance(value, RawStrArg):
         return value.text
-    if isinstance(value, ObjectArg):
-        from .objects import make
+    if isinstance(value, (ObjectArg, PooledArg)):
+        from .objects import make, make_pooled
 
-        return make(value, [materialize(v, keep) for v in value.args])
-    if isinstance(value, PooledArg):
-        from .objects import make_pooled
-
-        return make_pooled(value, [materialize(v, keep) for v in value.args])
+        args = [materialize(v, keep) for v in value.args]
+        for hook in MAKING:
+            hook(True)
+        try:
+            return (make if isinstance(value, ObjectArg) else make_pooled)(value, args)
+        finally:
+            for hook in MAKING:
+                hook(False)
     raise TypeError(f"cannot pass a generated {type(value).__name__}")
 
 
 _SCRATCH: list = []
+#: Called with True before the library's code makes an argument object, False after (the
+#: worker reports the phase, so that a crash there is not blamed on the function checked).
+MAKING: list = []
 
 
 def _identity(*args):
