@@ -49,13 +49,14 @@ RULES = {
     "result-live": "an object result is alive: a strong count of at least 1 and a deleter",
     "result-reference": "an object result carries a reference of its own, which the caller "
                         "releases (returning an argument or a kept object needs an IncRef)",
-    "arg-refcount": "borrowed object arguments have the same reference counts after the call "
-                    "(and after the result is released) as before",
+    "arg-refcount": "the kernel releases no reference to a borrowed object argument that it "
+                    "does not own (keeping one, as a registry does, is allowed: a note)",
     "args-written": "the argument array (and the memory after it) is not written",
     "memory-safety": "the function reads and writes only inside what it is given: each "
                      "tensor's data and the argument array's num_args slots (guard pages on "
                      "both sides catch an access past either end)",
-    "leak": "repeated calls leave no references or objects behind",
+    "leak": "repeated calls leave no references or objects behind (with --leaks: nor "
+            "references kept to the same argument, growing with the number of calls)",
     "determinism": "identical calls give identical results (not ones that depend on memory "
                    "the function does not own, a global or the clock)",
     "thread-safety": "calls made concurrently from several threads give what serial calls "
