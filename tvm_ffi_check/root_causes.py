@@ -10,9 +10,11 @@ A user needs that one fact, not 45 findings. Findings are grouped by
   in the NULL page, where the offset names the field read through a NULL
   pointer), or for other rules the message with its addresses and numbers
   masked;
-* the argument shape: for each parameter whose declared type the FFI does not
-  check (``ffi.Object``, ``Any``, or none known), the type and ABI form of
-  what it got (``ffi.Object <- ffi.Array object``).
+* the argument shape: whether a parameter whose declared type the FFI does not
+  check (``ffi.Object``, ``Any``, a container of them, or none known) got an
+  object (:func:`shape` lists which, ``ffi.Object <- object``); the type it
+  got is left out, since any type but the one the function reads is the same
+  mistake.
 
 Each :class:`RootCause` lists its functions with one minimal call each.
 """
@@ -52,8 +54,9 @@ class RootCause:
         if self.rule == "crash" and self.shape:
             declared = sorted({s.split(" <- ")[0] for s in self.shape})
             got = sorted({t for _, f in self.members for t in passed_types(f)})
-            return (f"{these} crash when {' or '.join(f'a `{d}`' for d in declared)} parameter "
-                    f"gets an object of another type than the one the function reads (here: "
+            return (f"{these} crash when a parameter the FFI does not check (declared "
+                    f"{', '.join(f'`{d}`' for d in declared)}) gets an object of another type "
+                    f"than the one the function reads (here: "
                     f"{', '.join(got[:4])}{' ...' if len(got) > 4 else ''}); declare the exact "
                     "type in the signature so that the FFI checks it and raises a TypeError "
                     "instead")
@@ -94,6 +97,11 @@ def shape(finding: Finding) -> Tuple[str, ...]:
     return tuple(sorted(set(found)))
 
 
+def _shape_key(finding: Finding) -> Tuple[str, ...]:
+    # Which unchecked type a parameter was declared with does not change the mistake.
+    return ("an unchecked parameter <- object",) if shape(finding) else ()
+
+
 def passed_types(finding: Finding) -> List[str]:
     """The types the unchecked parameters of a finding's call got."""
     return [name for i, (index, name, form) in enumerate(finding.forms)
@@ -106,7 +114,8 @@ def group(report: LibraryReport) -> List[RootCause]:
     causes: Dict[Tuple[str, str, Tuple[str, ...]], RootCause] = {}
     for function in report.functions:
         for finding in function.findings:
-            key = (finding.rule, _how(finding), shape(finding))
-            cause = causes.setdefault(key, RootCause(*key))
+            key = (finding.rule, _how(finding), _shape_key(finding))
+            cause = causes.setdefault(key, RootCause(finding.rule, key[1], ()))
             cause.members.append((function.name, finding))
+            cause.shape = tuple(sorted(set(cause.shape) | set(shape(finding))))
     return sorted(causes.values(), key=lambda c: -len(c.members))
