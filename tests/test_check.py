@@ -215,7 +215,7 @@ def test_the_table_has_a_row_per_function_and_each_finding(broken_library):
     done = run_check(broken_library, "--timeout", "1", "--examples", "20",
                      "--functions", "good_add,bad_status,bad_crash")
     assert done.returncode == 1, done.stderr
-    table = done.stdout.split("\nFindings\n")[0]
+    table = done.stdout.split("\nFindings: ")[0]
     rows = {line.split()[0]: line for line in table.splitlines()
             if line.startswith(("good_", "bad_"))}
     assert rows["good_add"].endswith("pass")
