@@ -221,6 +221,7 @@ def _testcase(suite: ET.Element, function: FunctionReport, classname: str,
             body.append("C API calls: " + ", ".join(finding.api_calls))
         if finding.output:
             body.append("output:\n" + finding.output)
+        body.append(f"the rule, and how to fix it: {finding.link}")
         failure.text = "\n".join(body)
     for error in function.errors:
         element = ET.SubElement(case, "error", type="checker-error", message=error)
