@@ -94,11 +94,19 @@ def strong_count(address: int) -> int:
     return ctypes.c_uint64.from_address(address).value & 0xFFFFFFFF
 
 
+#: Type keys by index: an index names one type for the life of the process (every
+#: argument of every call is named, for the report of a crash).
+_NAMES: Dict[int, str] = {}
+
+
 def _type_name(index: int) -> str:
-    try:
-        return type_key(index)
-    except Exception:  # noqa: BLE001 - an unregistered index
-        return f"type {index}"
+    name = _NAMES.get(index)
+    if name is None:
+        try:
+            name = _NAMES[index] = type_key(index)
+        except Exception:  # noqa: BLE001 - an unregistered index (not cached: it may come)
+            return f"type {index}"
+    return name
 
 
 def clear_raised() -> None:
