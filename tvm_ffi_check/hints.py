@@ -18,11 +18,16 @@ METADATA_HINT = ("build the library with -DTVM_FFI_DLL_EXPORT_INCLUDE_METADATA=1
                  "checker calls it with the types it takes")
 
 
-def unverified_closing_line(names: List[str], allowed: bool) -> str:
+def unverified_closing_line(names: List[str], allowed: bool, without_schema: int) -> str:
     """The line a report with unverified functions ends with: what was not checked, how to
-    fix it, and whether it failed the run (``allowed``: ``--allow-unverified`` was given)."""
+    fix it, and whether it failed the run (``allowed``: ``--allow-unverified`` was given).
+    ``without_schema`` of them carry no type schema."""
     shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
     verdict = ("--allow-unverified: they do not fail the run" if allowed else
                "they fail the run (exit status 3; --allow-unverified accepts them)")
-    return (f"not checked: {len(names)} function(s) ({shown}); give each a type schema so the "
-            f"checker can call it ({METADATA_HINT}); {verdict}")
+    if without_schema:
+        fix = f"give each a type schema so the checker can call it ({METADATA_HINT})"
+    else:
+        fix = ("their type schemas name types the checker cannot make well (Any, or a type "
+               "no constructor or function of the library makes): declare the exact types")
+    return f"not checked: {len(names)} function(s) ({shown}); {fix}; {verdict}"

@@ -110,8 +110,10 @@ def render_table(report: LibraryReport, color: bool = False, header: bool = True
     lines.append("")
     lines.append(paint(summary_line(report), "32" if report.passed else "31;1"))
     if unverified:
-        lines.append(hints.unverified_closing_line([f.name for f in unverified],
-                                                   allowed=not report.options.strict))
+        lines.append(hints.unverified_closing_line(
+            [f.name for f in unverified], allowed=not report.options.strict,
+            without_schema=sum(1 for f in unverified if f.schema_source not in
+                               ("metadata", "registry"))))
     return "\n".join(lines) + "\n"
 
 
