@@ -145,3 +145,30 @@ def test_the_checker_ignores_packages_in_the_current_directory(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "current directory was imported" not in done.stdout + done.stderr
     assert "1 passed" in done.stdout
+
+
+# ---------------------------------------------------- objects only the library makes
+
+
+@pytest.fixture(scope="module")
+def pooled_library(kernels):
+    with open(os.path.join(ROOT, "tests", "kernels", "pooled_types.cc")) as f:
+        return kernels.build("pooled_types", f.read())
+
+
+def test_objects_the_library_returns_reach_its_methods(pooled_library):
+    """No constructor makes a pooled.Grammar or a pooled.Compiled: only the library's own
+    functions return them, and the pool hands those to the methods and parameters."""
+    done = run_check(pooled_library, "--json", "-", "--examples", "10", "--threads", "0")
+    report = _report(done)
+    functions = {f["name"]: f for f in report["functions"]}
+    assert done.returncode == 0, done.stderr
+    assert report["summary"]["reached"] == report["summary"]["functions"] == 5
+    # self: the JsonGrammar the builtin returned serves a Grammar parameter (a subclass)
+    to_string = functions["pooled.Grammar.to_string"]
+    assert to_string["status"] == "pass" and to_string["outcomes"].get("returned", 0) >= 1
+    # a chain: pooled.compile needs a Grammar, Compiled.states the Compiled it returns
+    assert functions["pooled.compile"]["outcomes"].get("returned", 0) >= 1
+    assert functions["pooled.Compiled.states"]["outcomes"].get("returned", 0) >= 1
+    # an ffi.Object parameter is tried with each pooled type before hypothesis runs
+    assert functions["pooled.describe"]["outcomes"].get("returned", 0) >= 1

@@ -38,20 +38,25 @@ RULES = {
     "result-type": "the result's type index is one the ABI defines or a registered type's",
     "object-header": "an object result points at an object whose header has the result's "
                      "type index",
-    "result-padding": "a POD result (other than a small str/bytes) has zero_padding == 0",
+    "result-padding": "a POD result (other than a small str/bytes) has zero_padding == 0, and "
+                      "a None result an all-zero payload",
+    "result-schema": "the result's type is one the declared return type accepts (as upstream's "
+                     "conversions do: an int for a float, None for an Optional or a nullable "
+                     "object type, a subclass for an object type)",
     "result-owned": "the result holds no borrowed-only kind: no raw C string, byte-array "
                     "pointer or rvalue reference",
     "small-str-length": "an inline small str/bytes result holds at most 7 bytes",
     "result-live": "an object result is alive: a strong count of at least 1 and a deleter",
     "result-reference": "an object result carries a reference of its own, which the caller "
                         "releases (returning an argument or a kept object needs an IncRef)",
-    "arg-refcount": "borrowed object arguments have the same reference counts after the call "
-                    "(and after the result is released) as before",
+    "arg-refcount": "the kernel releases no reference to a borrowed object argument that it "
+                    "does not own (keeping one, as a registry does, is allowed: a note)",
     "args-written": "the argument array (and the memory after it) is not written",
     "memory-safety": "the function reads and writes only inside what it is given: each "
                      "tensor's data and the argument array's num_args slots (guard pages on "
                      "both sides catch an access past either end)",
-    "leak": "repeated calls leave no references or objects behind",
+    "leak": "repeated calls leave no references or objects behind (with --leaks: nor "
+            "references kept to the same argument, growing with the number of calls)",
     "determinism": "identical calls give identical results (not ones that depend on memory "
                    "the function does not own, a global or the clock)",
     "thread-safety": "calls made concurrently from several threads give what serial calls "
@@ -145,6 +150,13 @@ def padding_violation(result: abi.TVMFFIAny) -> Optional[ABIViolation]:
         return ABIViolation("result-padding", f"the result (type index {index}) has "
                                               f"zero_padding 0x{result.zero_padding:x}; it must "
                                               "be 0")
+    if index == TI.kTVMFFINone and result.v_int64 != 0:
+        # A None with a payload is a value someone forgot to tag: a kernel that wrote
+        # v_int64 and never set type_index (the caller's result starts as None).
+        return ABIViolation("result-padding", f"the result is None (type index 0) but its "
+                                              f"payload is 0x{result.v_int64 & (2**64 - 1):x}; "
+                                              "a None carries 8 zero bytes (was the type index "
+                                              "never set?)")
     return None
 
 

@@ -9,20 +9,22 @@ It generates arguments with hypothesis from each function's type schema (its
 ``__tvm_ffi__metadata_<name>``, or the schema registered with it), or from
 the signature its errors name when it has none; hands tensors over against
 guard pages; watches each call through the reference runtime; and reports
-each broken rule with a minimal failing call, and each function no call
-reached as *unverified*.
+each broken rule with a minimal failing call, grouped by root cause, and
+each function too few calls reached as *unverified*.
 
 Modules: :mod:`.runner` (the library's check), :mod:`.function_check` (one
 function's), :mod:`.targets` (what a library offers), :mod:`.discover`
 (signatures from error text), :mod:`.schema` (type schemas to strategies),
-:mod:`.objects` (arguments of the library's own types), :mod:`.values`
-(generated argument values), :mod:`.worker_client`, :mod:`._worker`,
+:mod:`.objects` (arguments of the library's own types), :mod:`.pool` (objects
+the library's calls returned, reused as arguments), :mod:`.values`
+(generated argument values), :mod:`.result_schema` (results against the
+declared return type), :mod:`.worker_client`, :mod:`._worker`,
 :mod:`.probe`, :mod:`.repeat`, :mod:`.guard` and :mod:`.deadline` (the
 worker process and what runs next to the kernel), :mod:`.results` and
-:mod:`.report` (findings; table, JSON, JUnit XML), :mod:`.hints` (how to
-export a schema, for a C or a C++ library), :mod:`.sandbox` (the worker's
-limits), :mod:`.examples` (the shipped example libraries), :mod:`.cli` (the
-command line).
+:mod:`.report` (findings; table, JSON, JUnit XML), :mod:`.root_causes`
+(findings grouped by cause), :mod:`.hints` (the advice for unverified
+functions), :mod:`.examples` (the
+shipped example libraries), :mod:`.cli` (the command line).
 """
 
 from __future__ import annotations

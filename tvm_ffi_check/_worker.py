@@ -87,8 +87,11 @@ class _ChildState:
     """What a child keeps between requests."""
 
     def __init__(self, module) -> None:
+        from . import targets
+
         self.module = module
         self.functions: Dict[Any, Any] = {}
+        targets.LOADED[0] = module  # pooled arguments are made by calling exports too
 
     def function(self, ref):
         from .targets import resolve
@@ -103,7 +106,7 @@ class _ChildState:
 def _serve_child(module, read_fd: int, write_fd: int) -> None:
     import threading
 
-    from . import probe
+    from . import probe, values
 
     state = _ChildState(module)
     lock = threading.Lock()
@@ -117,13 +120,23 @@ def _serve_child(module, read_fd: int, write_fd: int) -> None:
     def tick(packed) -> None:
         # Before every kernel call: the supervisor restarts its clock and learns
         # where the call's guarded tensors are, to name one a fault lands next to.
-        message = {"phase": current[0]}
+        message = {"phase": current[0], "forms": packed.forms()}
         if packed.regions:
             message["regions"] = packed.regions
         with lock:
             write_message(write_fd, message)
 
     probe.BEFORE_CALL[:] = [tick]
+    outer = []
+
+    def making(started: bool) -> None:
+        if started:
+            outer.append(current[0])
+            phase("make")
+        else:
+            phase(outer.pop())
+
+    values.MAKING[:] = [making]
 
     while True:
         request = read_message(read_fd)
@@ -168,12 +181,14 @@ def _handle(state: _ChildState, request: Dict[str, Any], phase) -> Dict[str, Any
         return {"outcome": repeat.plain_outcome(func, values)}
     if op == "check":
         phase("call")
-        answer = probe.checked_call(func, values)
+        answer = probe.checked_call(func, values, request.get("returns"))
         count = request.get("repeat", 0)
         if count and not answer["violations"] and answer["outcome"] != ("interrupted",):
             phase("repeat")
             answer["violations"] = repeat.repeat_calls(func, values, count)
             answer["repeat_done"] = True
+            if request.get("leaks") and answer["kept"] and not answer["violations"]:
+                answer["violations"] = repeat.kept_growth(func, values, count)
         return answer
     if op == "threads":
         phase("threads")
@@ -261,6 +276,7 @@ class _Supervisor:
         timeout = request.get("timeout")
         deadline = None if timeout is None else time.monotonic() + timeout
         last_phase = "start"
+        forms = None  # the ABI forms of the arguments of the kernel call under way
         started = time.monotonic()
         try:
             write_message(self.to_child, request)
@@ -272,6 +288,7 @@ class _Supervisor:
                     message["elapsed"] = time.monotonic() - started
                     return message
                 last_phase = message.get("phase", last_phase)
+                forms = message.get("forms", forms)
                 if message.get("regions"):
                     self.regions.extend(message["regions"])
                     del self.regions[:-_KEPT_REGIONS]
@@ -283,7 +300,8 @@ class _Supervisor:
         except BrokenPipeError:
             pass
         status = self._stop_child(kill=True)
-        answer = {"done": True, "crash": _describe_status(status), "phase": last_phase}
+        answer = {"done": True, "crash": _describe_status(status), "phase": last_phase,
+                  "forms": forms}
         fault = self.record.read()
         if fault is not None:
             from .guard import describe_fault

@@ -1,9 +1,16 @@
 """``tvm-ffi-check``: the command line.
 
-Exit status: 0 when every function obeys every rule, 1 when a rule is broken
-(or the checker itself failed on a function), 2 when the library cannot be
-checked at all (no such file, not a shared library, no TVM FFI functions, it
-cannot be loaded) or the command line is wrong.
+Exit status: 0 when every function was checked and obeys every rule, 1 when a
+rule is broken (or the checker itself failed on a function), 2 when the library
+cannot be checked at all (no such file, not a shared library, no TVM FFI
+functions, it cannot be loaded) or the command line is wrong, 3 when no rule is
+broken but some function is *unverified* (too few calls reached its body to
+check anything).
+
+Unverified functions fail the run by default, as a test a CI run could not
+execute should not pass silently: a library whose functions the checker
+cannot call has not been checked, and exit status 0 would say it was.
+``--allow-unverified`` accepts them (exit 0 when nothing is broken).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from tvm_ffi_common.cli_args import (
 from tvm_ffi_ref import rules
 from . import sandbox
 
-EXIT_PASS, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
+EXIT_PASS, EXIT_FINDINGS, EXIT_UNUSABLE, EXIT_UNVERIFIED = 0, 1, 2, 3
 
 
 def _limit(convert):
@@ -60,9 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
                     "exported __tvm_ffi_<name> function with arguments generated from its "
                     "type schema (hypothesis) and report every broken rule, with a minimal "
                     "failing call.",
-        epilog=f"rules:\n{rule_lines}\n\nexit status: 0 all rules hold, 1 a rule is broken "
-               "(or, with --strict, a function went unverified), 2 the library cannot be "
-               "checked or a report cannot be written",
+        epilog=f"rules:\n{rule_lines}\n\nverdicts: a function passes once at least a fifth "
+               "of --examples calls (10 of the default 50; fewer when fewer distinct calls "
+               "exist) reached its body and no rule broke; with fewer it is unverified.\n\n"
+               "exit status: 0 every function checked and every rule holds, 1 a rule is "
+               "broken, 2 the library cannot be checked or a report cannot be written, 3 no "
+               "rule broken but a function is unverified (--allow-unverified: 0)",
     )
     parser.add_argument("library", nargs="?",
                         help="the shared library to check (default: the example kernel "
@@ -81,8 +91,16 @@ def build_parser() -> argparse.ArgumentParser:
                              "library registers when it loads (the default)")
     parser.add_argument("--no-globals", dest="globals", action="store_false",
                         help="check only the exported __tvm_ffi_<name> functions")
-    parser.add_argument("--strict", action="store_true",
-                        help="a function no call reached (unverified) fails the check")
+    parser.add_argument("--allow-unverified", dest="strict", action="store_false",
+                        default=True,
+                        help="functions too few calls reached (unverified) do not fail the "
+                             "run; by default they do, with exit status 3")
+    parser.add_argument("--strict", dest="strict", action="store_true",
+                        help="unverified functions fail the run (the default)")
+    parser.add_argument("--leaks", action="store_true",
+                        help="also call each function repeatedly with the same arguments: a "
+                             "reference it keeps to an argument on every call (growing with "
+                             "the number of calls) is a leak; one kept reference is allowed")
     parser.add_argument("--examples", type=positive_integer, default=50, metavar="N",
                         help="hypothesis examples per function (default 50)")
     parser.add_argument("--seed", type=integer, default=0,
@@ -147,7 +165,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     options = Options(examples=args.examples, seed=args.seed, timeout=args.timeout,
                       functions=_patterns(args.functions), threads=args.threads,
                       globals=args.globals, skip=_patterns(args.skip), strict=args.strict,
-                      sandbox=sandbox_of(args))
+                      sandbox=sandbox_of(args), leaks=args.leaks)
     table_stream = sys.stderr if args.json == "-" else sys.stdout
     color = args.color == "always" or (args.color == "auto" and table_stream.isatty()
                                        and not os.environ.get("NO_COLOR"))
@@ -188,7 +206,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         except OSError as exc:
             print(f"tvm-ffi-check: error: {write_problem(path, option, exc)}", file=sys.stderr)
             return EXIT_UNUSABLE
-    return EXIT_PASS if result.passed else EXIT_FINDINGS
+    return exit_status(result)
+
+
+def exit_status(result) -> int:
+    """0 all checked and passed, 1 a rule broken, 3 only unverified functions (unless allowed)."""
+    if result.broken:
+        return EXIT_FINDINGS
+    return EXIT_PASS if result.passed else EXIT_UNVERIFIED
 
 
 def _write_json(result, path: str) -> None:

@@ -25,13 +25,13 @@ interrupted for running long, too.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from . import discover
 from . import schema as schemas
 from .guard import signal_name
 from .hints import metadata_hint
-from .results import RULES, Finding, FunctionReport, Options
+from .results import RULES, Finding, FunctionReport, Options, minimum_accepted
 from .targets import EXPORT, Target
 from .values import TensorArg, format_call
 from .worker_client import Worker
@@ -60,6 +60,8 @@ def _size(args: Tuple[Any, ...]) -> Tuple[int, int]:
 
 _PHASES = {"call": "calling it", "repeat": "calling it repeatedly", "threads":
            "calling it from several threads", "start": "starting"}
+#: More hypothesis runs (other seeds) for a function too few of whose calls were accepted.
+TOP_UP_ROUNDS = 2
 #: Examples interrupted for running long after which a function's run stops.
 INTERRUPTED_LIMIT = 3
 #: Kinds tried for every argument of a function whose arity alone is known: (what, value, schema).
@@ -117,6 +119,12 @@ class FunctionCheck:
         self.first_unmade: Optional[str] = None
         self.hung = False
         self.interrupted = 0
+        #: Borrowed arguments the kernel kept references to: type name -> most kept by a call.
+        self.kept: Dict[str, int] = {}
+        #: The distinct argument lists tried (up to 64): all there are, for a small space.
+        self.distinct: Set[str] = set()
+        #: Library types its parameters need that nothing could make (set by the runner).
+        self.missing: Set[str] = set()
 
     def request(self, op: str, **fields) -> Dict[str, Any]:
         return self.worker.request(dict(fields, op=op, target=self.target.ref()),
@@ -182,10 +190,18 @@ class FunctionCheck:
 
     # -- one example --------------------------------------------------------
 
+    def _declared(self, args) -> List[str]:
+        """The declared type of each argument of a call (``?`` where none is known)."""
+        params = self.signature.params if self.signature is not None else []
+        return [schemas.describe_type(params[i]) if i < len(params) and params[i] else "?"
+                for i in range(len(args or ()))]
+
     def _record(self, rule: str, message: str, args, answer, shrunk: bool = False) -> None:
         finding = Finding(rule, message, args, format_call(self.name, args) if args is not None
                           else "", shrunk, list(answer.get("api_calls") or []),
-                          answer.get("output", ""))
+                          answer.get("output", ""), fault_kind(answer),
+                          [tuple(f) for f in answer.get("forms") or ()],
+                          self._declared(args))
         current = self.found.get(rule)
         if current is None or shrunk or (not current.shrunk and args is not None
                                          and current.args is not None
@@ -216,7 +232,8 @@ class FunctionCheck:
                       f"0x{fault['address']:x}" + (": a NULL pointer" if fault["address"] < 4096
                                                    else "") + ")")
             return [(rule, f"the worker process was {answer['crash']} while {where}{at}" +
-                     (" (concurrent calls)" if phase == "threads" else ""))]
+                     (" (concurrent calls)" if phase == "threads" else "") +
+                     describe_forms(answer.get("forms")))]
         if "internal_error" in answer:
             error = (f"the checker failed while {during}: "
                      f"{answer['internal_error'].strip().splitlines()[-1]}")
@@ -228,8 +245,18 @@ class FunctionCheck:
     def check_example(self, args: Tuple[Any, ...]) -> Tuple[List[Tuple[str, str]], Dict]:
         """Runs one example in the worker: its violations and the worker's answer."""
         offset = self.worker.output_offset()
-        answer = self.request("check", args=list(args), repeat=self.options.repeat)
+        returns = self.signature.returns if self.signature is not None else None
+        answer = self.request("check", args=list(args), repeat=self.options.repeat,
+                              returns=returns, leaks=self.options.leaks)
+        if answer.get("phase") == "make" and ("crash" in answer or "timeout" in answer):
+            # The library's own constructor (or the call a pooled object came from) died
+            # making an argument: that is its finding, checked on its own, not this one's.
+            how = answer.get("crash") or f"stopped after {answer.get('timeout')} s"
+            answer = {"unmade": f"making an argument of {format_call(self.name, args)} "
+                                f"in the library ended the process ({how})"}
         violations = self._violations(answer, "checking a call")
+        for kind, count in answer.get("kept") or ():
+            self.kept[kind] = max(self.kept.get(kind, 0), count)
         if "crash" in answer or "timeout" in answer:
             answer["output"] = self.worker.output_since(offset)
         key = outcome_kind(answer)
@@ -250,9 +277,24 @@ class FunctionCheck:
         self.worker.request({"op": "reset"}, self.options.timeout)
         if self.signature is None:
             self.discover()
+        self._explore()
         self._hypothesis()
+        for extra in range(1, TOP_UP_ROUNDS + 1):  # too few calls reached the body: try more
+            if self.found or self.hung or self._accepted() >= self._required():
+                break
+            self._hypothesis(self.options.seed + extra)
         if not self.hung:
             self._repeatability()
+        if self.kept:
+            kept = ", ".join(f"{kind} ({count} reference(s) in one call)"
+                             for kind, count in sorted(self.kept.items()))
+            self.notes.append(
+                f"it keeps references to borrowed arguments it is given: {kept}. The ABI allows "
+                "that (a registry or a cache stores what it is given); "
+                + (("--leaks found no growth with the number of calls" if "leak" not in
+                    self.found else "--leaks found it growing with the number of calls (the "
+                    "leak above)") if self.options.leaks else "--leaks calls it repeatedly with the same arguments and reports "
+                        "growth with the number of calls as a leak"))
         report = FunctionReport(self.name, kind=self.target.kind)
         if self.signature is not None:
             report.signature = self.signature.describe()
@@ -273,25 +315,88 @@ class FunctionCheck:
         report.refused = sum(n for k, n in counts.items() if k.startswith("refused"))
         report.raised = sum(n for k, n in counts.items() if k.startswith("raised"))
         report.accepted = report.tried - report.refused
-        if report.accepted or report.findings or report.errors:
+        # A pass needs a stated number of accepted calls, or every distinct call there is
+        # (a function of no parameters has one).
+        report.required = self._required()
+        if report.findings or report.errors or report.accepted >= report.required:
+            return
+        if report.accepted:
+            report.unverified = (
+                f"only {report.accepted} of {report.tried} calls reached its body; a pass needs "
+                f"{report.required} (a fifth of --examples)" + self._refusal_hint(report))
             return
         if not report.tried:
             report.unverified = (f"no call could be made: {self.first_unmade}"
                                  if self.first_unmade else "no call was made")
+            report.unverified += self._refusal_hint(report) if self.missing else ""
             return
         reason = (f"no call reached its body: all {report.tried} calls were refused "
                   f"(the first with {self.first_refusal})")
-        if report.schema_source in ("metadata", "registry"):
-            reason += "; they were made from its type schema, so the types it names may be " \
-                      "ones the checker cannot make"
-        elif self.target.kind == EXPORT:
-            reason += "; " + metadata_hint(self.worker.language)
-        else:
-            reason += "; it was registered without a type schema (register a typed function " \
-                      "so that its schema is known)"
-        report.unverified = reason
+        report.unverified = reason + self._refusal_hint(report)
 
-    def _hypothesis(self) -> None:
+    def _refusal_hint(self, report: FunctionReport) -> str:
+        if self.missing:
+            return (f"; no object of type {', '.join(sorted(self.missing))} could be made: "
+                    "the type has no constructor the checker can call (__ffi_init__, a static "
+                    "method returning it, or creatable fields) and no function it called "
+                    "returned one")
+        if self.first_refusal is None:
+            return ""
+        if report.schema_source in ("metadata", "registry"):
+            return ("; they were made from its type schema, so the types it names may be ones "
+                    "the checker cannot make")
+        if self.target.kind == EXPORT:
+            return "; " + metadata_hint(self.worker.language)
+        return ("; it was registered without a type schema (register a typed function so that "
+                "its schema is known)")
+
+    def _one(self, args: Tuple[Any, ...]):
+        """One example: checked, recorded, and its result offered to the pool."""
+        if self.hung or self.interrupted >= INTERRUPTED_LIMIT:
+            raise _Stop()
+        self.examples += 1
+        if self.progress is not None:
+            self.progress(self.examples)
+        if len(self.distinct) < 64:
+            self.distinct.add(repr(args))
+        violations, answer = self.check_example(args)
+        for rule, message in violations:
+            self._record(rule, message, args, answer)
+        if any(rule in ("timeout",) for rule, _ in violations):
+            self.hung = True
+            raise _Stop()
+        if not violations and answer.get("repeat_done"):
+            if len(self.passing) < 64:
+                self.passing.append((args, answer.get("outcome")))
+            if answer.get("result_type") and self.context.pool is not None:
+                self.context.pool.offer(answer["result_type"], self.target.ref(), self.name,
+                                        args)
+        return violations, answer
+
+    def _explore(self) -> None:
+        """Before hypothesis: the simplest call with each type of pooled object in the
+        parameters that take objects without checking their type (``ffi.Object``), so that
+        a constructor wanting one of the library's objects there meets it (hypothesis
+        stops exploring at its first failure, and would rarely pick the right one)."""
+        pool = self.context.pool
+        if self.signature is None or pool is None:
+            return
+        from .pool import explore_calls
+
+        try:
+            for args in explore_calls(self.signature.params, pool):
+                self._one(args)
+        except _Stop:
+            pass
+
+    def _accepted(self) -> int:
+        return sum(n for k, n in self.outcomes.items()
+                   if k != "argument not made" and not k.startswith("refused"))
+
+    def _required(self) -> int:
+        return min(minimum_accepted(self.options.examples), max(1, len(self.distinct)))
+
+    def _hypothesis(self, seed_value: Optional[int] = None) -> None:
         from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
         strategy = schemas.arguments_for(self.signature, self.context)
@@ -300,25 +405,13 @@ class FunctionCheck:
                   derandomize=False, report_multiple_bugs=True, verbosity=Verbosity.quiet,
                   phases=[Phase.explicit, Phase.generate, Phase.shrink],
                   suppress_health_check=list(HealthCheck))
-        @seed(self.options.seed)
+        @seed(self.options.seed if seed_value is None else seed_value)
         @given(strategy)
         def example(args):
-            if self.hung or self.interrupted >= INTERRUPTED_LIMIT:
-                raise _Stop()
-            self.examples += 1
-            if self.progress is not None:
-                self.progress(self.examples)
             args = tuple(args)
-            violations, answer = self.check_example(args)
-            for rule, message in violations:
-                self._record(rule, message, args, answer)
-            if any(rule in ("timeout",) for rule, _ in violations):
-                self.hung = True
-                raise _Stop()
+            violations, answer = self._one(args)
             if violations:
                 raise _BROKEN[violations[0][0]](violations, args, answer)
-            if answer.get("repeat_done") and len(self.passing) < 64:
-                self.passing.append((args, answer.get("outcome")))
 
         try:
             example()
@@ -333,7 +426,7 @@ class FunctionCheck:
                     self._record(rule, message, failure.call_args, failure.answer, shrunk=True)
             if not broken:
                 self.notes.append(f"hypothesis stopped: {type(exc).__name__}: {exc}")
-        if self.interrupted:
+        if self.interrupted and not any("soft time limit" in n for n in self.notes):
             self.notes.append(f"{self.interrupted} call(s) ran past the soft time limit and "
                               "stopped when TVMFFIEnvCheckSignals reported an interrupt, as "
                               "they should" + ("; the run stopped there"
@@ -395,3 +488,25 @@ def _rule_failures(exc: BaseException):
         yield exc
     for inner in getattr(exc, "exceptions", ()) or ():
         yield from _rule_failures(inner)
+
+
+def fault_kind(answer: Dict[str, Any]) -> str:
+    """What killed a call, for grouping findings: ``SIGSEGV read at 0x18``, ``hung``, ``""``."""
+    fault = answer.get("fault")
+    if fault:
+        return f"{signal_name(fault['signal'])} {fault['access']} at 0x{fault['address']:x}"
+    if "crash" in answer:
+        return answer["crash"]
+    if "timeout" in answer:
+        return "hung"
+    return ""
+
+
+def describe_forms(forms) -> str:
+    """``; the arguments as the kernel got them: args[0] ffi.SmallStr (type index 11,
+    inline)...``: what each argument was at the ABI level (the key to many crashes)."""
+    if not forms:
+        return ""
+    parts = [f"args[{i}] {name} (type index {index}, {form})"
+             for i, (index, name, form) in enumerate(forms)]
+    return "; the arguments as the kernel got them: " + ", ".join(parts)

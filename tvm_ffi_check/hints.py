@@ -1,5 +1,7 @@
-"""What to tell the author of a library whose functions carry no type schema.
+"""What the report tells a user to do about functions it could not check (one place).
 
+The checker's verdict logic (:mod:`.function_check`, :mod:`.results`) decides
+*that* a function is unverified and why; this module holds only the advice.
 Without ``__tvm_ffi__metadata_<name>`` the checker cannot tell what a function
 takes, and one that needs a tensor is never reached. How to export the schema
 depends on the library's language: C++ gets it from upstream's
@@ -12,7 +14,7 @@ operator new and delete at least) or ``__gxx_personality_v0``; a C one none.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Iterable, List, Optional
 
 C, CXX = "C", "C++"
 
@@ -48,3 +50,20 @@ def metadata_hint(language: Optional[str]) -> str:
     else:
         fix = f"{CXX_FIX}; from C, {C_FIX}"
     return f"{fix}, and the checker calls each function with the types it takes"
+
+
+def unverified_closing_line(names: List[str], allowed: bool, without_schema: int,
+                            language: Optional[str] = None) -> str:
+    """The line a report with unverified functions ends with: what was not checked, how to
+    fix it, and whether it failed the run (``allowed``: ``--allow-unverified`` was given).
+    ``without_schema`` of them carry no type schema; ``language`` is the library's
+    (:func:`language_of`), which decides how a schema is exported."""
+    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    verdict = ("--allow-unverified: they do not fail the run" if allowed else
+               "they fail the run (exit status 3; --allow-unverified accepts them)")
+    if without_schema:
+        fix = f"give each a type schema so the checker can call it ({metadata_hint(language)})"
+    else:
+        fix = ("their type schemas name types the checker cannot make well (Any, or a type "
+               "no constructor or function of the library makes): declare the exact types")
+    return f"not checked: {len(names)} function(s) ({shown}); {fix}; {verdict}"

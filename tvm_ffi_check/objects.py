@@ -95,3 +95,19 @@ def make(spec, args: List[Any]):
         return resolve(None, (METHOD, spec.via, spec.type_key))(*args)
     except Exception as exc:  # noqa: BLE001 - whatever the constructor raised
         raise ArgumentNotMade(f"making {spec!r} failed: {type(exc).__name__}: {exc}") from None
+
+
+def make_pooled(spec, args: List[Any]):
+    """Makes a pooled object (a :class:`~tvm_ffi_check.values.PooledArg`) by calling again
+    the function that returned one; it must return an object of the recorded type again."""
+    from . import targets
+
+    try:
+        made = targets.resolve(targets.LOADED[0], spec.target)(*args)
+    except Exception as exc:  # noqa: BLE001 - whatever the call raised this time
+        raise ArgumentNotMade(f"making {spec!r} failed: {type(exc).__name__}: {exc}") from None
+    made_key = getattr(made, "type_key", None)
+    if made_key != spec.type_key:
+        raise ArgumentNotMade(f"{spec!r} returned {made_key or type(made).__name__} this time, "
+                              f"not {spec.type_key}")
+    return made

@@ -26,6 +26,7 @@ call, comparable across calls and threads.
 from __future__ import annotations
 
 import ctypes
+import re
 import struct
 from collections import Counter
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -38,13 +39,16 @@ from tvm_ffi_ref.convert import CallScope, set_arg, to_python
 from tvm_ffi_ref.object import type_key
 from tvm_ffi_ref.runtime import memory, slots
 
-from . import deadline, guard
+from . import deadline, guard, result_schema
 from .values import RawStrArg, TensorArg, materialize
 
 TI = abi.TVMFFITypeIndex
 OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)
 ANY_SIZE = ctypes.sizeof(abi.TVMFFIAny)
 _SEQ_TYPES = (int(TI.kTVMFFIArray), int(TI.kTVMFFIList))
+#: POD kinds whose payload is a borrowed pointer rather than the value itself.
+_POINTER_TYPES = (int(TI.kTVMFFIOpaquePtr), int(TI.kTVMFFIDLTensorPtr), int(TI.kTVMFFIRawStr),
+                  int(TI.kTVMFFIByteArrayPtr), int(TI.kTVMFFIObjectRValueRef))
 
 Violation = Tuple[str, str]
 
@@ -90,11 +94,19 @@ def strong_count(address: int) -> int:
     return ctypes.c_uint64.from_address(address).value & 0xFFFFFFFF
 
 
+#: Type keys by index: an index names one type for the life of the process (every
+#: argument of every call is named, for the report of a crash).
+_NAMES: Dict[int, str] = {}
+
+
 def _type_name(index: int) -> str:
-    try:
-        return type_key(index)
-    except Exception:  # noqa: BLE001 - an unregistered index
-        return f"type {index}"
+    name = _NAMES.get(index)
+    if name is None:
+        try:
+            name = _NAMES[index] = type_key(index)
+        except Exception:  # noqa: BLE001 - an unregistered index (not cached: it may come)
+            return f"type {index}"
+    return name
 
 
 def clear_raised() -> None:
@@ -112,12 +124,17 @@ def take_raised() -> Optional[int]:
     return handle.value or None
 
 
+#: A logging library's time stamp (``[13:41:31] file.cc:179: Check failed``): the same error
+#: raised a second later must still compare equal.
+_TIME_STAMP = re.compile(r"\[\d{2}:\d{2}:\d{2}(?:\.\d+)?\] ")
+
+
 def error_parts(handle: int) -> Tuple[str, str]:
-    """``(kind, message)`` of an Error object."""
+    """``(kind, message)`` of an Error object (time stamps in the message blanked)."""
     cell = abi.TVMFFIErrorCell.from_address(handle + memory.HEADER_SIZE)
-    return tuple(ctypes.string_at(part.data, part.size).decode("utf-8", "replace")
-                 if part.data and part.size else ""
-                 for part in (cell.kind, cell.message))
+    kind, message = (ctypes.string_at(part.data, part.size).decode("utf-8", "replace")
+                     if part.data and part.size else "" for part in (cell.kind, cell.message))
+    return kind, _TIME_STAMP.sub("[time] ", message)
 
 
 # ------------------------------------------------------------------ packing
@@ -146,6 +163,8 @@ class Packed:
                     guard.label(f"args[{i}]")
                     self._pack(self.array[i], value)
             self.regions += regions
+            self._forms: Optional[List[Tuple[int, str, str]]] = None
+            self.forms()
         except BaseException:
             self.scope.close()
             raise
@@ -177,6 +196,23 @@ class Packed:
         value = materialize(value, keep)
         keep.append(value)  # arguments are borrowed: what they point into must outlive the call
         set_arg(out, value, self.scope)
+
+    def forms(self) -> List[Tuple[int, str, str]]:
+        """How each argument crosses the ABI: ``(type index, type name, form)``, where the
+        form is ``inline`` (the value sits in the Any: a POD, a small str/bytes),
+        ``pointer`` (a borrowed C pointer) or ``object`` (a pointer to an object)."""
+        if self._forms is None:  # once, before the call: naming a type calls the C API
+            self._forms = self._read_forms()
+        return self._forms
+
+    def _read_forms(self) -> List[Tuple[int, str, str]]:
+        found = []
+        for i in range(self.n):
+            index = self.array[i].type_index
+            form = ("object" if index >= OBJECT_BEGIN else
+                    "pointer" if index in _POINTER_TYPES else "inline")
+            found.append((index, _type_name(index), form))
+        return found
 
     def raw(self) -> bytes:
         """The bytes of the argument array."""
@@ -374,6 +410,8 @@ class _Call:
         self.api_calls = TRACE.summary()
         self.after_call = {h: strong_count(h) for h in self.watched}
         self.violations = _args_written(raw_before, self.packed.raw(), self.packed.n)
+        #: (type name, count) of references the kernel kept to borrowed arguments.
+        self.kept: List[Tuple[str, int]] = []
 
     def result_object(self) -> Optional[int]:
         """The object a successful call returned, if any."""
@@ -429,30 +467,36 @@ class _Call:
             expected = self.before[handle]
             if handle == result_handle and now == expected + 1:
                 expected += 1
-            if now != expected and not (results_held and now > expected):
-                if now < expected:
-                    what = (f"dropped {expected - now} reference(s) it did not own to borrowed "
-                            f"argument {_describe(handle)}")
-                else:
-                    what = (f"kept {now - expected} reference(s) to borrowed argument "
-                            f"{_describe(handle)} after returning")
-                self.violations.append(("arg-refcount", f"the kernel {what} (strong count "
-                                                        f"{expected} before, {now} after)"))
-                for _ in range(max(0, expected - now)):  # undo the kernel's DecRef
+            if now < expected:
+                self.violations.append((
+                    "arg-refcount", f"the kernel dropped {expected - now} reference(s) it did not "
+                                    f"own to borrowed argument {_describe(handle)} (strong count "
+                                    f"{expected} before, {now} after)"))
+                for _ in range(expected - now):  # undo the kernel's DecRef
                     LIB.TVMFFIObjectIncRef(handle)
+            elif now > expected and not results_held:
+                # Allowed by the ABI: a kernel may keep what it is given (a registry, a
+                # cache). Only growth with every call is a leak (--leaks shows that).
+                self.kept.append((_type_name(ctypes.c_int32.from_address(handle + 8).value),
+                                  now - expected))
         for handle in self.watched:
             LIB.TVMFFIObjectDecRef(handle)
         self.packed.close()
 
 
-def checked_call(func: api.Function, values: Sequence[Any]) -> Dict[str, Any]:
+def checked_call(func: api.Function, values: Sequence[Any],
+                 returns: Optional[dict] = None) -> Dict[str, Any]:
     """Calls once with every per-call rule checked; twice when it returns an object.
 
     The second call (same arguments, while the checker still holds a
     reference to the first result) shows whether a kernel that hands out the
     same object again adds a reference for each caller.
 
-    Returns ``{"status", "outcome", "violations", "api_calls"}``.
+    ``returns`` is the declared return type (a type schema): a result it does
+    not accept breaks ``result-schema``.
+
+    Returns ``{"status", "outcome", "violations", "api_calls", "kept"}``, and
+    ``result_type`` (the type key) when the result is an object.
     """
     call = _Call(func, values)
     violations = call.violations
@@ -460,6 +504,7 @@ def checked_call(func: api.Function, values: Sequence[Any]) -> Dict[str, Any]:
     outcome: Any = ("status", status)
     unreleasable: Optional[int] = None  # a result object the caller may not release
     probe: Optional[int] = None  # our reference to the first result, held over a second call
+    result_type: Optional[str] = None
 
     violation = rules.status_violation(status)
     if call.packed.interrupted:  # stopped through TVMFFIEnvCheckSignals: it honoured the check
@@ -475,6 +520,10 @@ def checked_call(func: api.Function, values: Sequence[Any]) -> Dict[str, Any]:
         clear_raised()
     else:
         found = call.result_problems()
+        if all(rule == "result-padding" for rule, _ in found):  # the type index is readable
+            wrong = result_schema.mismatch(returns, result.type_index, _type_name)
+            if wrong is not None:
+                violations.append(("result-schema", wrong))
         handle = call.result_object()
         if handle and not found:
             if handle in call.before and call.after_call[handle] < call.before[handle] + 1:
@@ -488,6 +537,8 @@ def checked_call(func: api.Function, values: Sequence[Any]) -> Dict[str, Any]:
             unreleasable = handle
             outcome = ("broken-result", result.type_index)
         else:
+            if handle:
+                result_type = _type_name(result.type_index)
             if handle and handle not in call.before:
                 LIB.TVMFFIObjectIncRef(handle)
                 probe = handle
@@ -510,5 +561,8 @@ def checked_call(func: api.Function, values: Sequence[Any]) -> Dict[str, Any]:
             violations.extend(v for v in second.violations if v not in violations)
             LIB.TVMFFIObjectDecRef(probe)
     call.settle(unreleasable)
-    return {"status": status, "outcome": outcome, "violations": violations,
-            "api_calls": call.api_calls}
+    answer = {"status": status, "outcome": outcome, "violations": violations,
+              "api_calls": call.api_calls, "kept": call.kept}
+    if result_type is not None:
+        answer["result_type"] = result_type
+    return answer

@@ -52,6 +52,7 @@ def repeat_calls(func: api.Function, values: Sequence[Any], count: int) -> List[
     is a leak (a cache keeps one object, or replaces its entry).
     """
     live_before = set(LIVE)
+    arguments: set = set()  # what the calls were given: a kernel may keep those (--leaks)
     probes: List[int] = []
     growth: Dict[int, List[int]] = {}
     violations: List[Violation] = []
@@ -67,6 +68,7 @@ def repeat_calls(func: api.Function, values: Sequence[Any], count: int) -> List[
         elif not problems:  # no result object, or an argument handed back: dies with the call
             problems = call.finish()
         call.settle(handle if problems else None, results_held=True)
+        arguments.update(h for h in call.watched if h in LIVE)  # alive: the kernel kept it
         found = problems + call.violations
         if found:  # a rule broken only on a later call: report it, stop repeating
             violations.extend(v for v in found if v not in violations)
@@ -88,10 +90,10 @@ def repeat_calls(func: api.Function, values: Sequence[Any], count: int) -> List[
                         "references besides the caller's): it adds a reference nobody releases"))
     for handle in probes:
         LIB.TVMFFIObjectDecRef(handle)
-    left = [address for address in LIVE if address not in live_before]
+    left = [address for address in LIVE if address not in live_before | arguments]
     if left:  # Python-side cycles may still hold some: collect only when it matters
         gc.collect()
-        left = [address for address in LIVE if address not in live_before]
+        left = [address for address in LIVE if address not in live_before | arguments]
     if count >= 2 and len(left) >= max(2, count // 2):
         kinds = Counter(_type_name(LIVE.get(a, -1)) for a in left)
         what = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
@@ -99,6 +101,48 @@ def repeat_calls(func: api.Function, values: Sequence[Any], count: int) -> List[
                                    f"calls are still alive after everything was released "
                                    f"({what})"))
     return violations
+
+
+def kept_growth(func: api.Function, values: Sequence[Any], count: int) -> List[Violation]:
+    """``--leaks``: calls ``count`` times with the *same* argument objects; a reference the
+    kernel keeps to one of them on every call, so that what it holds grows with the number
+    of calls, is a ``leak``.
+
+    One kept reference is how a registry or a cache holds what it is given (allowed); a
+    registry that replaces its entry keeps the count flat. Only growth proportional to
+    the calls is reported.
+    """
+    clear_raised()
+    packed = Packed(values)
+    watched = packed.objects()
+    for handle in watched:  # the guard, as for a checked call
+        LIB.TVMFFIObjectIncRef(handle)
+    before = {h: strong_count(h) for h in watched}
+    series: Dict[int, List[int]] = {h: [] for h in watched}
+    try:
+        for _ in range(count):
+            status, result = invoke(func, packed)
+            if status != 0 or packed.interrupted:
+                clear_raised()
+                return []  # it stopped accepting the call: nothing to measure
+            if result.type_index >= OBJECT_BEGIN and result.v_ptr and \
+                    not rules.result_violations(result):
+                LIB.TVMFFIObjectDecRef(result.v_ptr)
+            for handle in watched:
+                series[handle].append(strong_count(handle) - before[handle])
+    finally:
+        for handle in watched:
+            LIB.TVMFFIObjectDecRef(handle)
+        packed.close()
+    found: List[Violation] = []
+    for handle, kept in series.items():
+        if len(kept) >= 2 and kept[-1] >= count and all(b > a for a, b in zip(kept, kept[1:])):
+            found.append((
+                "leak", f"the kernel keeps one more reference to borrowed argument "
+                        f"{_describe(handle)} on every call ({kept[0]} after 1 call, "
+                        f"{kept[-1]} after {count}): what it holds grows with the number of "
+                        "calls and is never released"))
+    return found
 
 
 def plain_outcome(func: api.Function, values: Sequence[Any]) -> Any:

@@ -12,6 +12,7 @@ from typing import IO, Any, Dict, List, Optional
 from tvm_ffi_common import __version__
 
 from tvm_ffi_ref import rules
+from . import hints, root_causes
 from .results import Finding, FunctionReport, LibraryReport
 
 TOOL = "tvm-ffi-check"
@@ -81,20 +82,21 @@ def render_table(report: LibraryReport, color: bool = False, header: bool = True
                      f"  {function.tried:>5}  {function.accepted:>8}  {function.raised:>6}  "
                      f"{verdict}")
     failed = [f for f in report.functions if not f.passed]
+    causes = root_causes.group(report)
     if failed:
         lines.append("")
-        lines.append("Findings")
+        lines.append(f"Findings: {_causes_count(causes)}")
+        for cause in causes:
+            lines.append("")
+            lines += cause_lines(cause, paint)
         for function in failed:
-            for finding in function.findings:
-                lines.append("")
-                lines += finding_lines(function.name, finding, paint)
             for error in function.errors:
                 lines.append("")
                 lines.append(f"{paint(function.name, '1')}  [checker-error] {error}")
     unverified = report.unverified
     if unverified:
         lines.append("")
-        lines.append("Unverified (no call reached the function's body, so nothing was checked)")
+        lines.append("Unverified (too few calls reached the function's body to check it)")
         for function in unverified:
             lines.append(f"  {function.name}: {function.unverified}")
     notes = [("", n) for n in report.notes] + [(f.name, n) for f in report.functions
@@ -109,6 +111,11 @@ def render_table(report: LibraryReport, color: bool = False, header: bool = True
                      "type schema)")
     lines.append("")
     lines.append(paint(summary_line(report), "32" if report.passed else "31;1"))
+    if unverified:
+        lines.append(hints.unverified_closing_line(
+            [f.name for f in unverified], allowed=not report.options.strict,
+            without_schema=sum(1 for f in unverified if f.schema_source not in
+                               ("metadata", "registry")), language=report.language))
     return "\n".join(lines) + "\n"
 
 
@@ -124,7 +131,31 @@ def finding_lines(name: str, finding: Finding, paint=lambda text, code: text) ->
     if finding.output:
         lines.append("    output:")
         lines.extend("      " + line for line in finding.output.splitlines()[-12:])
+    lines.append(f"    the rule, and how to fix it: {finding.link}")
     return lines
+
+
+def cause_lines(cause: root_causes.RootCause, paint=lambda text, code: text) -> List[str]:
+    """One root cause: in full when one function has it, else what the functions share,
+    each function with its minimal call, and the first finding in full."""
+    name, first = cause.members[0]
+    if len(cause.members) == 1:
+        return finding_lines(name, first, paint)
+    lines = [f"[{paint(cause.rule, '31')}] {len(cause.members)} functions, one root cause: "
+             f"{cause.explanation()}"]
+    if cause.shape:
+        lines.append(f"    what the unchecked parameters got: {', '.join(cause.shape)}")
+    width = max(len(n) for n in cause.functions)
+    for member, finding in cause.members:
+        lines.append(f"    {paint(member, '1'):<{width}}  {finding.call or '(no call)'}")
+    lines.append("    the first in full:")
+    lines += ["  " + line for line in finding_lines(name, first, paint)]
+    return lines
+
+
+def _causes_count(causes: List[root_causes.RootCause]) -> str:
+    functions = len({name for cause in causes for name in cause.functions})
+    return f"{len(causes)} root cause(s) in {functions} function(s)"
 
 
 def _signature(function: FunctionReport) -> str:
@@ -132,16 +163,18 @@ def _signature(function: FunctionReport) -> str:
 
 
 def summary_line(report: LibraryReport) -> str:
-    """``12 function(s) checked in 3.1 s: 9 passed, 1 failed (2 broken rule(s)), 2 unverified``."""
+    """``12 function(s) checked in 3.1 s, 11 reached: 2 root cause(s) in 3 function(s); 8
+    passed, 3 failed, 1 unverified``."""
     counts = report.counts()
-    n_rules = sum(len(f.findings) for f in report.functions)
-    text = (f"{counts['functions']} function(s) checked in {report.duration:.1f} s: "
-            f"{counts['passed']} passed, {counts['failed']} failed")
-    if n_rules:
-        text += f" ({n_rules} broken rule(s))"
+    causes = root_causes.group(report)
+    text = (f"{counts['functions']} function(s) checked in {report.duration:.1f} s, "
+            f"{len(report.reached)} reached: ")
+    if causes:
+        text += f"{_causes_count(causes)}; "
+    text += f"{counts['passed']} passed, {counts['failed']} failed"
     text += f", {counts['unverified']} unverified"
-    if report.options.strict and counts["unverified"]:
-        text += " (--strict: they fail)"
+    if counts["unverified"]:
+        text += " (they fail the run)" if report.options.strict else " (allowed)"
     if counts["skipped"]:
         text += f", {counts['skipped']} skipped"
     return text
@@ -160,10 +193,13 @@ def to_json(report: LibraryReport) -> Dict[str, Any]:
                     "timeout": options.timeout, "functions": list(options.functions),
                     "threads": options.threads, "globals": options.globals,
                     "skip": list(options.skip), "strict": options.strict,
+                    "leaks": options.leaks,
                     "sandbox": (options.sandbox.to_json() if options.sandbox else None)},
         "sandbox": report.sandbox,
         "rules": dict(rules.RULES),
-        "summary": report.counts(),
+        "summary": dict(report.counts(), reached=len(report.reached),
+                        root_causes=len(root_causes.group(report))),
+        "root_causes": [cause.to_json() for cause in root_causes.group(report)],
         "functions": [f.to_json() for f in report.functions],
         "unselected": report.unselected,
         "skipped": [{"name": name, "why": why} for name, why in report.skipped],
@@ -191,6 +227,7 @@ def _testcase(suite: ET.Element, function: FunctionReport, classname: str,
             body.append("C API calls: " + ", ".join(finding.api_calls))
         if finding.output:
             body.append("output:\n" + finding.output)
+        body.append(f"the rule, and how to fix it: {finding.link}")
         failure.text = "\n".join(body)
     for error in function.errors:
         element = ET.SubElement(case, "error", type="checker-error", message=error)

@@ -22,6 +22,7 @@ from tvm_ffi_ref.elf_symbols import read_dynamic_symbols
 from . import schema as schemas
 from .function_check import FunctionCheck
 from .sandbox import keep_hypothesis_out_of_cwd
+from .pool import Pool, missing_types, takes_objects
 from .results import (  # noqa: F401 - re-exported
     RULES,
     CheckError,
@@ -158,6 +159,7 @@ def check_library(path: str, options: Optional[Options] = None,
                        for name in data_symbols]
     worker = Worker(os.path.abspath(path), sandbox=options.sandbox)
     report.sandbox = worker.limits
+    report.language = worker.language
     try:
         chosen = _gather(path, options, worker, exports, report)
         if not worker.fault_reporter:
@@ -175,10 +177,14 @@ def check_library(path: str, options: Optional[Options] = None,
 
 def _check_each(worker: Worker, chosen, options: Options, report: LibraryReport,
                 progress) -> None:
+    """Checks each function; one needing a library type nothing can make yet waits until
+    the functions that may return one were checked (the pool, :mod:`.pool`)."""
     exports = [t.symbol for t, _ in chosen if t.kind == EXPORT]
     entries, crashes = list_functions(worker, exports, max(options.timeout, 10.0))
-    context = schemas.Context(type_catalog(worker.registered))
-    for index, (target, metadata) in enumerate(chosen):
+    catalog = type_catalog(worker.registered)
+    context = schemas.Context(catalog, pool=Pool(catalog))
+    prepared = []
+    for target, metadata in chosen:
         notes: List[str] = []
         entry: Dict[str, Any] = entries.get(target.symbol, {}) if target.kind == EXPORT else {}
         if target.kind == EXPORT:
@@ -187,16 +193,47 @@ def _check_each(worker: Worker, chosen, options: Options, report: LibraryReport,
                 notes.append(f"reading its metadata failed ({entry['error']})")
         else:
             signature = _signature(metadata, "registry", notes)
+        prepared.append((target, signature, entry, notes))
+
+    def needs(item) -> set:
+        signature = item[1]
+        return missing_types(signature.params, catalog, context.pool) if signature else set()
+
+    def rank(i: int) -> Tuple[int, int]:
+        # Producers first: functions taking no library object (they fill the pool), then
+        # those taking objects the pool or a constructor can make, then the rest.
+        signature = prepared[i][1]
+        if needs(prepared[i]):
+            return (2, i)
+        takes = signature is not None and any(takes_objects(p, catalog)
+                                              for p in signature.params)
+        return (1 if takes else 0, i)
+
+    done: Dict[int, FunctionReport] = {}
+    waiting = list(range(len(prepared)))
+    while waiting:
+        i = min(waiting, key=rank)
+        waiting.remove(i)
+        done[i] = _check_one(worker, prepared[i], options, context, crashes, len(done),
+                             len(prepared), progress, needs(prepared[i]))
+    report.functions.extend(done[i] for i in range(len(prepared)))
+
+
+def _check_one(worker: Worker, item, options: Options, context: schemas.Context, crashes,
+               index: int, total: int, progress, missing) -> FunctionReport:
+    target, signature, entry, notes = item
+    if progress is not None:
+        progress(index, total, target.name, 0, options.examples)
+
+    def tick(done, index=index, name=target.name):
         if progress is not None:
-            progress(index, len(chosen), target.name, 0, options.examples)
+            progress(index, total, name, done, options.examples)
 
-        def tick(done, index=index, name=target.name):
-            if progress is not None:
-                progress(index, len(chosen), name, done, options.examples)
-
-        function_report = FunctionCheck(worker, target, signature, options, tick, context).run()
-        function_report.doc = entry.get("doc")
-        function_report.notes[:0] = notes
-        if target.kind == EXPORT and target.symbol in crashes:
-            function_report.findings.insert(0, crashes[target.symbol])
-        report.functions.append(function_report)
+    check = FunctionCheck(worker, target, signature, options, tick, context)
+    check.missing = set(missing)
+    function_report = check.run()
+    function_report.doc = entry.get("doc")
+    function_report.notes[:0] = notes
+    if target.kind == EXPORT and target.symbol in crashes:
+        function_report.findings.insert(0, crashes[target.symbol])
+    return function_report

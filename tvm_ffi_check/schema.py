@@ -27,6 +27,7 @@ from typing import Any, Dict, List, Optional
 
 from hypothesis import strategies as st
 
+from .result_schema import ALIASES, describe_type  # noqa: F401 - describe_type: re-exported
 from .values import (
     FUNCTION_BEHAVIOURS,
     DeviceArg,
@@ -129,18 +130,6 @@ def signature_of(schema: Any) -> Signature:
     raise SchemaError(f"{PACKED} ('named_args' or 'args')")
 
 
-def describe_type(schema: Optional[dict]) -> str:
-    """``ffi.Array[int]``: a type schema as a short type expression."""
-    if schema is None:
-        return "?"
-    if "shape" in schema:  # a tensor whose shape and dtype a compiled function named
-        return f"{schema['type']}[{', '.join(map(str, schema['shape']))}; {schema.get('dtype')}]"
-    args = schema.get("args") or []
-    if not args:
-        return schema["type"]
-    return f"{schema['type']}[{', '.join(describe_type(a) for a in args)}]"
-
-
 # ------------------------------------------------------------- strategies
 
 
@@ -154,6 +143,13 @@ class Context:
 
     catalog: Dict[str, dict] = field(default_factory=dict)
     sizes: Dict[str, int] = field(default_factory=dict)
+    #: Objects earlier calls returned, by type (:class:`tvm_ffi_check.pool.Pool`), or None.
+    pool: Any = None
+
+    def pooled(self, key: str) -> Optional[st.SearchStrategy]:
+        """Objects from the pool a ``key`` parameter accepts, or None when there are none."""
+        recipes = self.pool.serving(key) if self.pool is not None else []
+        return st.sampled_from(recipes) if recipes else None
 
 
 _ints = st.integers(_INT64_MIN, _INT64_MAX)
@@ -215,7 +211,7 @@ def strategy_for(schema: Optional[dict], depth: int = 0,
     if schema is None:
         return sweep()
     context = context or Context()
-    key = schema["type"]
+    key = ALIASES.get(schema["type"], schema["type"])
     args = schema.get("args") or []
 
     def arg(i: int) -> st.SearchStrategy:
@@ -224,8 +220,10 @@ def strategy_for(schema: Optional[dict], depth: int = 0,
     if "shape" in schema:
         return _shaped_tensors(schema, context)
     if schema.get("guessed"):  # a kind one probe call accepted: mostly it, and every kind
-        plain = {k: v for k, v in schema.items() if k != "guessed"}
-        return st.one_of(strategy_for(plain, depth, context), sweep())
+        plain = strategy_for({k: v for k, v in schema.items() if k != "guessed"}, depth, context)
+        # three in four of the guessed kind (one_of would flatten the sweep's many branches
+        # beside it, and the guess would come up once in sixteen)
+        return st.integers(0, 3).flatmap(lambda pick: plain if pick else sweep())
 
     if key == "None":
         return st.none()
@@ -279,9 +277,13 @@ def strategy_for(schema: Optional[dict], depth: int = 0,
             return pairs.map(lambda d: DictArg(tuple(d.items())))
         return pairs
     if key == "ffi.Object":
-        return st.one_of(st.lists(st.integers(0, 9), max_size=2), _text.map(lambda s: s + "-" * 8),
-                         _shapes)
-    made = _library_objects(key, depth, context)
+        others = st.one_of(st.lists(st.integers(0, 9), max_size=2),
+                           _text.map(lambda s: s + "-" * 8), _shapes)
+        pooled = context.pooled(key)  # the library's own objects: what such a parameter wants
+        return others if pooled is None else st.one_of(pooled, others)
+    # Objects the library itself returned, when there are any: a constructor called with
+    # generated arguments may itself crash, and that is the constructor's finding.
+    made = context.pooled(key) or _library_objects(key, depth, context)
     return made if made is not None else sweep()  # "Any" and types nobody can make
 
 
@@ -348,7 +350,7 @@ def arguments_for(signature: Optional[Signature],
     @st.composite
     def sized(draw):
         sizes = {name: draw(st.integers(0, 8)) for name in symbols}
-        inner = Context(context.catalog, sizes)
+        inner = Context(context.catalog, sizes, context.pool)
         return tuple(draw(strategy_for(p, 0, inner)) for p in signature.params)
 
     return sized()

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 EXPORT, GLOBAL, METHOD = "export", "global", "method"
+#: The library's module in the worker (set when it is loaded): what exports resolve in.
+LOADED: List[Any] = [None]
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,9 @@ def describe_type(key: str) -> Dict[str, Any]:
               for owner in owners for f in (owner.fields[i] for i in range(owner.num_fields))]
     creatable = bool(info.metadata and info.metadata.contents.creator) or \
         reflection.lookup_type_attr(index, "__ffi_new__") is not None
-    return {"key": key, "methods": methods, "fields": fields, "creatable": creatable}
+    ancestors = [_text(info.type_ancestors[d].contents.type_key) for d in range(info.type_depth)]
+    return {"key": key, "methods": methods, "fields": fields, "creatable": creatable,
+            "ancestors": ancestors}
 
 
 def registered_since(before: Tuple[Set[str], Set[str]]) -> Dict[str, Any]:

@@ -163,6 +163,21 @@ class ObjectArg:
         return f"{where}({inner})"
 
 
+@dataclass(frozen=True)
+class PooledArg:
+    """An object of ``type_key`` that a call of the library returned (:mod:`.pool`), made
+    again in the worker by calling ``target`` (a :class:`~tvm_ffi_check.targets.Target`'s
+    ``ref()``, shown as ``name``) with ``args``."""
+
+    type_key: str
+    target: Tuple[Any, ...]
+    name: str
+    args: Tuple[Any, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"{self.name}({', '.join(format_value(v) for v in self.args)})"
+
+
 def format_value(value: Any, limit: int = 120) -> str:
     """A short, Python-like rendering of one argument."""
     text = repr(value)
@@ -258,14 +273,24 @@ def materialize(value: Any, keep: list) -> Any:
         return api.Error(value.kind, value.message)
     if isinstance(value, RawStrArg):
         return value.text
-    if isinstance(value, ObjectArg):
-        from .objects import make
+    if isinstance(value, (ObjectArg, PooledArg)):
+        from .objects import make, make_pooled
 
-        return make(value, [materialize(v, keep) for v in value.args])
+        args = [materialize(v, keep) for v in value.args]
+        for hook in MAKING:
+            hook(True)
+        try:
+            return (make if isinstance(value, ObjectArg) else make_pooled)(value, args)
+        finally:
+            for hook in MAKING:
+                hook(False)
     raise TypeError(f"cannot pass a generated {type(value).__name__}")
 
 
 _SCRATCH: list = []
+#: Called with True before the library's code makes an argument object, False after (the
+#: worker reports the phase, so that a crash there is not blamed on the function checked).
+MAKING: list = []
 
 
 def _identity(*args):

@@ -41,7 +41,11 @@ SYMPTOMS: Dict[str, Tuple[str, str]] = {
     "object-header": ("the result is read as one type while it is another: wrong values, or a "
                       "crash far from the kernel", "03-objects.md"),
     "result-padding": ("equal results compare unequal or hash differently (map keys, caches): "
-                       "the 4 bytes after the type index are part of the value", "01-any.md"),
+                       "the 4 bytes after the type index are part of the value; a None with a "
+                       "payload is a value whose type index was never set", "01-any.md"),
+    "result-schema": ("a caller that trusts the signature converts the result to the declared "
+                      "type and fails (a TypeError in C++ or Python), or a stub's type is "
+                      "wrong", "04-types.md"),
     "result-owned": ("a string result turns to garbage once the kernel's buffer is reused, or "
                      "the caller crashes releasing what it was told it owns", "05-calls.md"),
     "small-str-length": ("garbage, or a read past the value, when the caller decodes a short "
@@ -50,8 +54,8 @@ SYMPTOMS: Dict[str, Tuple[str, str]] = {
                     "process crashes some time later", "03-objects.md"),
     "result-reference": ("a double free some time after the call: the caller releases a "
                          "reference the kernel never gave it", "05-calls.md"),
-    "arg-refcount": ("the caller's object is freed while the caller still holds it, or is never "
-                     "freed: a crash or a leak that shows up in the caller's code", "05-calls.md"),
+    "arg-refcount": ("the caller's object is freed while the caller still holds it: a crash or "
+                     "a use after free that shows up in the caller's code", "05-calls.md"),
     "args-written": ("the caller's own values change under it after the call", "05-calls.md"),
     "memory-safety": ("memory next to a tensor is corrupted: wrong results that change from run "
                       "to run, or a crash somewhere else", "10-tensors.md"),

@@ -189,6 +189,26 @@ KERNEL(good_cached) {
   return 0;
 }
 
+/* A registry: keeps the object it is given (a reference of its own), replacing the one
+ * it kept before. Allowed: the checker notes the kept reference, and --leaks sees no
+ * growth with the number of calls. */
+METADATA(good_registry, FUNCTION_SCHEMA(T("None"), "{\"type\":\"ffi.Array\",\"args\":[" T("int") "]}"))
+KERNEL(good_registry) {
+  static TVMFFIObjectHandle registered;
+  (void)self;
+  if (want_args("good_registry", n, 1)) return -1;
+  if (args[0].type_index < kTVMFFIStaticObjectBegin) {
+    return raise_error("TypeError", "good_registry(): expected an Array");
+  }
+  TVMFFIObjectIncRef(args[0].v_obj);
+  if (registered != NULL) TVMFFIObjectDecRef(registered);
+  registered = args[0].v_obj;
+  result->type_index = kTVMFFINone;
+  result->zero_padding = 0;
+  result->v_int64 = 0;
+  return 0;
+}
+
 /* ================================================================ bad */
 
 /* status: a status other than 0, -1 and -2 (only above 100). */
@@ -274,6 +294,26 @@ KERNEL(bad_result_owned_bytes) {
   return 0;
 }
 
+/* result-schema: its schema says it returns an int, but it returns a str. */
+METADATA(bad_result_schema, FUNCTION_SCHEMA(T("int"), ""))
+KERNEL(bad_result_schema) {
+  (void)self, (void)args, (void)n;
+  result->type_index = kTVMFFISmallStr;
+  result->small_str_len = 2;
+  result->v_int64 = 0;
+  memcpy(&result->v_int64, "42", 2);
+  return 0;
+}
+
+/* result-padding and result-schema: an int function that writes its value and never sets
+ * the type index, so the caller reads the None it started with (with a payload of 42). */
+METADATA(bad_result_unset, FUNCTION_SCHEMA(T("int"), ""))
+KERNEL(bad_result_unset) {
+  (void)self, (void)args, (void)n;
+  result->v_int64 = 42;
+  return 0;
+}
+
 /* small-str-length: an inline small string claiming 12 bytes. */
 METADATA(bad_small_str_length, FUNCTION_SCHEMA(T("ffi.String"), ""))
 KERNEL(bad_small_str_length) {
@@ -329,13 +369,15 @@ KERNEL(bad_arg_refcount) {
   return 0;
 }
 
-/* arg-refcount: keeps a reference to its borrowed argument (and never releases it). */
-METADATA(bad_arg_refcount_kept, FUNCTION_SCHEMA(T("int"), "{\"type\":\"ffi.Array\",\"args\":[" T("int") "]}"))
-KERNEL(bad_arg_refcount_kept) {
+/* leak (under --leaks): keeps one more reference to its borrowed argument on every call
+ * and never releases any. One kept reference is allowed (see good_registry); the count
+ * growing with the number of calls is a leak. */
+METADATA(bad_leak_kept_arg, FUNCTION_SCHEMA(T("int"), "{\"type\":\"ffi.Array\",\"args\":[" T("int") "]}"))
+KERNEL(bad_leak_kept_arg) {
   (void)self;
-  if (want_args("bad_arg_refcount_kept", n, 1)) return -1;
+  if (want_args("bad_leak_kept_arg", n, 1)) return -1;
   if (args[0].type_index < kTVMFFIStaticObjectBegin) {
-    return raise_error("TypeError", "bad_arg_refcount_kept(): expected an Array");
+    return raise_error("TypeError", "bad_leak_kept_arg(): expected an Array");
   }
   TVMFFIObjectIncRef(args[0].v_obj);
   set_int(result, 0);
@@ -403,6 +445,19 @@ KERNEL(bad_crash) {
   if (arg_int("bad_crash", args, n, &x)) return -1;
   if (x >= 1000) *nowhere = (int)x;
   set_int(result, x);
+  return 0;
+}
+
+/* crash: reads a String argument as an object without looking at its type index. A str of
+ * up to 7 bytes arrives inline (kTVMFFISmallStr, its bytes in the Any itself), so v_obj is
+ * no pointer at all; the empty string makes it NULL. */
+METADATA(bad_crash_small_str, FUNCTION_SCHEMA(T("int"), T("ffi.String")))
+KERNEL(bad_crash_small_str) {
+  const TVMFFIByteArray* text;
+  (void)self;
+  if (want_args("bad_crash_small_str", n, 1)) return -1;
+  text = TVMFFIBytesGetByteArrayPtr(args[0].v_obj);
+  set_int(result, (int64_t)text->size);
   return 0;
 }
 
