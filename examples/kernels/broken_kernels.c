@@ -456,7 +456,7 @@ KERNEL(bad_crash_small_str) {
   const TVMFFIByteArray* text;
   (void)self;
   if (want_args("bad_crash_small_str", n, 1)) return -1;
-  text = TVMFFIBytesGetByteArrayPtr(args[0].v_obj);
+  text = tvm_ffi_abi_bytes_cell(args[0].v_obj);
   set_int(result, (int64_t)text->size);
   return 0;
 }
