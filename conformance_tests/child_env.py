@@ -55,6 +55,19 @@ class Env:
         self.probe = self.kernels["probe"]
         self.calls = self.kernels.get("calls")
 
+    @property
+    def held_class(self) -> type:
+        """``conformance.Held``, a ``@py_class`` with one field ``value: Any``: a user's object
+        for the programs to hold and pass (registered on first use, once per worker)."""
+        cls = self.__dict__.get("_held_class")
+        if cls is None:
+            @self.api.dataclasses.py_class("conformance.Held")
+            class Held(self.api.Object):
+                value: Any
+
+            cls = self.__dict__["_held_class"] = Held
+        return cls
+
     def dump(self, *values: Any) -> Any:
         """The probe's JSON report of ``values`` as the front end passes them.
 

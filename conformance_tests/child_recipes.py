@@ -43,23 +43,33 @@ def make_ndarray(np, dtype: str, shape, view, seed: int):
     return out.T if transpose else out
 
 
-def build(env: Env, recipe: Any, registers: Optional[List[Any]] = None) -> Any:
+def build(env: Env, recipe: Any, registers: Optional[List[Any]] = None,
+          received: Optional[tuple] = None) -> Any:
     """The Python value a recipe describes (see ``strategies.py`` for the recipes).
 
     ``("reg", i)``, at any depth, is the i-th value a call program holds
     (``registers``, modulo their number; None when it holds none): outside a
-    program it is a fault of the suite.
+    program it is a fault of the suite. Inside a callback's recipes,
+    ``("arg", i)`` is the i-th argument the callback received (modulo their
+    number; None when none) and ``("args",)`` all of them, as a list
+    (``received``): outside a callback either is a fault.
     """
     api, np = env.api, env.np
     tag = recipe[0]
 
     def sub(item: Any) -> Any:
-        return build(env, item, registers)
+        return build(env, item, registers, received)
 
     if tag == "reg":
         if registers is None:
             raise fault(f"a register outside a call program: {recipe!r}")
         return registers[recipe[1] % len(registers)] if registers else None
+    if tag in ("arg", "args"):
+        if received is None:
+            raise fault(f"a callback's argument outside a callback: {recipe!r}")
+        if tag == "args":
+            return list(received)
+        return received[recipe[1] % len(received)] if received else None
     if tag == "none":
         return None
     if tag == "bool":
@@ -116,6 +126,8 @@ def build(env: Env, recipe: Any, registers: Optional[List[Any]] = None) -> Any:
         return make_callback(env, recipe[1], registers)
     if tag == "converted":
         return api.convert(sub(recipe[1]))
+    if tag == "pyobject":
+        return env.held_class(sub(recipe[1]))
     raise fault(f"unknown recipe {recipe!r}")
 
 
@@ -126,10 +138,15 @@ CALLBACK_LOG: List[Any] = []
 def make_callback(env: Env, behaviour: Any, registers: Optional[List[Any]] = None):
     """A Python callable: ``("return", recipe)``, ``("raise", class, message)``,
     ``("identity",)``, ``("record", tag)`` (logs what it received, returns the
-    number of arguments) or ``("reenter", kernel function, extra recipe)``
-    (calls the kernel with its arguments plus one built value). Recipes are built
-    at each call, so ``("return", ("reg", i))`` hands C++ back an object the
-    program holds (as it is then), and its count is compared afterwards."""
+    number of arguments), ``("reenter", kernel function, extra recipe)``
+    (calls the kernel with its arguments plus one built value), ``("nest",
+    kernel function, [recipes])`` (calls the kernel with the built recipes, in
+    which ``("arg", i)``/``("args",)`` are what the callback received and a
+    ``("callable", ...)`` is the next callback down) or ``("catch", kernel
+    function, [recipes])`` (the same, returning the class name of what it
+    raised). Recipes are built at each call, so ``("return", ("reg", i))``
+    hands C++ back an object the program holds (as it is then), and its count
+    is compared afterwards."""
     kind = behaviour[0]
 
     if kind == "return":
@@ -148,6 +165,24 @@ def make_callback(env: Env, behaviour: Any, registers: Optional[List[Any]] = Non
     elif kind == "reenter":
         def callback(*args):
             return getattr(env.calls, behaviour[1])(*args, build(env, behaviour[2], registers))
+    elif kind in ("nest", "catch"):
+        function = getattr(env.calls, behaviour[1], None)
+        if function is None:
+            raise fault(f"the calls kernel has no function {behaviour[1]!r}")
+
+        def nested(args):
+            return function(*[build(env, r, registers, args) for r in behaviour[2]])
+
+        if kind == "nest":
+            def callback(*args):
+                return nested(args)
+        else:
+            def callback(*args):
+                try:
+                    nested(args)
+                except Exception as error:  # noqa: BLE001 - what was caught is the result
+                    return type(error).__name__
+                return "returned"
     else:
         raise fault(f"unknown callback behaviour {behaviour!r}")
     return callback

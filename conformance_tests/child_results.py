@@ -99,6 +99,9 @@ def normalize(env: Env, value: Any, depth: int = 0) -> Any:
         return ["error-object", str(value.kind), str(value.message), env.dump(value)[0]]
     if type(value).__name__ == "OpaquePyObject" and hasattr(value, "pyobject"):
         return ["opaque-object", norm(value.pyobject())]
+    held = env.__dict__.get("_held_class")  # by its field: its type index is the runtime's
+    if held is not None and isinstance(value, held):
+        return ["held", norm(value.value)]
     if isinstance(value, api.Function):
         return ["function"]
     if isinstance(value, api.Module):

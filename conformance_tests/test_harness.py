@@ -1,7 +1,8 @@
 """The suite itself: its own faults are never taken for agreement.
 
 A case the workers cannot carry out (an unknown recipe, a register outside a
-call program, an unknown kernel function or container op) fails the same way
+call program, a callback's argument outside a callback, an unknown kernel
+function or container op) fails the same way
 in every worker; were it recorded like a front end's exception, the replies
 would agree and the case would pass having tested nothing. Such a request
 must raise ``HarnessError`` instead (``harness_faults.py``), even when the
@@ -27,7 +28,10 @@ def _program(steps, init=(("List", [("int", 1)]),)):
     _program([("call", "no_such_function", [])]),
     _program([("call", "call", [("callable", ("return", ("no-such-recipe",))), ("list", [])])]),
     _program([("call", "call", [("callable", ("no-such-behaviour",)), ("list", [])])]),
-], ids=["recipe", "function", "inside-a-callback", "callback-behaviour"])
+    _program([("call", "echo", [("arg", 0)])]),
+    _program([("call", "call", [("callable", ("nest", "no_such_function", [])), ("list", [])])]),
+], ids=["recipe", "function", "inside-a-callback", "callback-behaviour",
+        "argument-outside-a-callback", "nested-function"])
 def test_a_fault_of_the_harness_is_refused_by_every_worker(pool, program):
     for name, worker in pool.workers.items():
         if name.endswith("-isolated"):

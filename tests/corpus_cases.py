@@ -837,6 +837,31 @@ REFCOUNTS = [
          PYTUPLE(I(-1), I(-1)), "PODs and small strings carry no object"),
     Case("refcount.released_after_call", "a = api.convert([1, 2, 3])\nfor _ in range(100):\n    values.echo(a)\n    callbacks.call1(lambda x: x, a)\ngc.collect()  # the results' wrappers are garbage (PyPy collects them late)\nresult = introspect.arg_strong_count(a)",
          I(1), "repeated calls leave the count where it was"),
+    Case("refcount.error_through_callbacks",
+         "import sys\n"
+         "@api.dataclasses.py_class('corpus.HeldThroughError')\n"
+         "class Held(api.Object):\n"
+         "    value: int\n"
+         "held = [api.convert([1, 2]), api.List([3]), api.convert({'k': 1}), api.from_dlpack(np.zeros(3)),\n"
+         "        objects.make_point(3, -1.5, 'pt', []), Held(4)]\n"
+         "def middle(x):\n"
+         "    return callbacks.call1(lambda y: callbacks.throw_value_error(7), x)\n"
+         "gc.disable()  # counts read with no cycle collection since the calls\n"
+         "try:\n"
+         "    for h in held:\n"
+         "        for bottom in (middle, raiser(KeyError, 'k'), lambda x: callbacks.call1(raiser(IndexError, 'i'), x)):\n"
+         "            try:\n"
+         "                callbacks.call1(bottom, h)\n"
+         "            except (ValueError, KeyError, IndexError):\n"
+         "                pass\n"
+         "    if sys.implementation.name != 'cpython':\n"
+         "        gc.collect()  # PyPy: the wrappers made meanwhile are garbage until collected\n"
+         "    result = [introspect.arg_strong_count(h) for h in held]\n"
+         "finally:\n"
+         "    gc.enable()",
+         PYLIST(*ints(1, 1, 1, 1, 1, 1)),
+         "an error raised through nested callbacks releases the callbacks' arguments when the "
+         "call returns, with no cycle collection (the traceback's frames keep no stack alive)"),
 ]
 
 # --------------------------------------------------------------------------

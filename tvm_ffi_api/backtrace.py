@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 import types
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Generator, List, Optional, Tuple
 
 _FRAME_LINE = re.compile(r'File "(.+?)", line (\d+), in (.+)')
 
@@ -49,16 +50,42 @@ def traceback_text_until(tb: Optional[types.TracebackType],
 _code_cache: Dict[Tuple[str, int, str], types.CodeType] = {}
 
 
+def _frames_without_callers() -> Generator[Optional[types.FrameType], types.CodeType, None]:
+    # Runs each code sent to it and yields the frame that code made. A finished frame
+    # keeps the frame that called it (f_back), and that one its own caller, locals and
+    # all: made directly, a fake frame would keep alive the whole stack of the exception
+    # it is put in (the callbacks' arguments, and the exception itself from the frame
+    # that builds the traceback: a cycle only the collector breaks). Made here, its
+    # caller is this generator's frame, which, suspended, has no caller.
+    code = yield None
+    while True:
+        code = yield eval(code, {"_getframe": sys._getframe})  # noqa: S307 - our one-liner
+
+
+class _FrameMaker(threading.local):
+    def __init__(self) -> None:
+        self.frames = _frames_without_callers()
+        next(self.frames)
+
+
+_maker = _FrameMaker()
+
+
 def _fake_frame(filename: str, lineno: int, func: str) -> types.FrameType:
-    # A frame whose code claims the foreign location.
+    # A frame whose code claims the foreign location, and keeps no caller alive.
     key = (filename, lineno, func)
     code = _code_cache.get(key)
     if code is None:
         code = compile("_getframe()", filename, "eval").replace(co_name=func,
                                                               co_firstlineno=lineno)
         _code_cache[key] = code
-    scope = {"_getframe": sys._getframe}
-    return eval(code, scope, scope)  # noqa: S307 - evaluates our own one-liner
+    if _maker.frames.gi_running:  # re-entered (a signal handler): made here, as a last resort
+        return eval(code, {"_getframe": sys._getframe})  # noqa: S307 - our one-liner
+    try:
+        return _maker.frames.send(code)
+    except BaseException:  # the generator is finished: the next frame gets a new one
+        _maker.__init__()
+        raise
 
 
 def with_backtrace(error: BaseException, backtrace: str) -> BaseException:
