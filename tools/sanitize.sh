@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The sanitizer job: builds libtvm_ffi.so, the fast runtime and its compiled core, the testing
+# and example kernel libraries with AddressSanitizer and UndefinedBehaviorSanitizer in a copy of
+# the tree (build/sanitize/, the normal build is left alone), runs tests there with every
+# process's reports written to log files, and fails on any report whose top frame is in this
+# project's code (tools/sanitize_report.py; reports elsewhere are suppressed by name in
+# tools/sanitize_suppressions.txt, or fail too).
+#
+#   tools/sanitize.sh             the whole suite (tests/ and conformance_tests/; an hour or more)
+#   tools/sanitize.sh --ci        the CI subset (SUBSET below; a few minutes on two cores)
+#   tools/sanitize.sh PATHS...    those tests (pytest arguments)
+#
+# Python itself is not instrumented, so libasan is preloaded into every process the tests start
+# (the environment carries LD_PRELOAD, the options and PYTHONPATH to the copy into subprocesses).
+# SANITIZE_DIR moves the build, SANITIZE_NICE (default 10) sets its priority.
+set -uo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+OUT="${SANITIZE_DIR:-$ROOT/build/sanitize}"
+SRC="$OUT/src"
+LOGS="$OUT/logs"
+PYTHON="${PYTHON:-python}"
+FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -g"
+
+# What CI runs: the C++-kernel containers (Lists a kernel grows), the dataclass and structural
+# walks, the fast front end's memory and reference-count tests, the deep-structure tests.
+SUBSET=(tests/test_fast_memory.py tests/test_dataclass_ops.py tests/test_structural.py
+        tests/test_deep_structures.py tests/test_runtime_containers.py
+        "tests/test_kernel_corpus.py::test_corpus_fast")
+
+if [ "${1:-}" = "--ci" ]; then
+    shift
+    set -- "${SUBSET[@]}" "$@"
+elif [ $# = 0 ]; then
+    set -- tests conformance_tests --deselect tests/test_pypy_support.py
+fi
+
+# 1. A copy of the tree as it is (tracked and untracked files, build products excluded);
+#    copied times let setup.py rebuild only what changed since the last run.
+mkdir -p "$SRC"
+(cd "$ROOT" && git ls-files -z -co --exclude-standard) |
+    (cd "$ROOT" && tar --null -T - -cf -) | (cd "$SRC" && tar -xpf -) || exit 2
+
+# 2. Every C library of the build, instrumented (setup.py takes CC/CXX; distutils adds CFLAGS
+#    and LDFLAGS to the cffi extension's compile and link).
+export CC="gcc $FLAGS" CXX="g++ $FLAGS" CFLAGS="$FLAGS" LDFLAGS="$FLAGS"
+(cd "$SRC" && nice -n "${SANITIZE_NICE:-10}" "$PYTHON" setup.py -q build_ext --inplace \
+    >"$OUT/build.log" 2>&1) || { tail -40 "$OUT/build.log"; echo "sanitize: build failed"; exit 2; }
+
+# 3. The tests, in the copy, every process under the sanitizers.
+rm -rf "$LOGS" && mkdir -p "$LOGS"
+export PYTHONPATH="$SRC${PYTHONPATH:+:$PYTHONPATH}"
+export LD_PRELOAD="$(gcc -print-file-name=libasan.so)${LD_PRELOAD:+:$LD_PRELOAD}"
+# Leaks: off (CPython keeps what it allocates until exit, and so do interned strings of ours).
+export ASAN_OPTIONS="detect_leaks=0:log_path=$LOGS/asan:detect_odr_violation=0:${ASAN_EXTRA:-}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=0:log_path=$LOGS/ubsan"
+# Test kernels compiled at test time are instrumented too, and cached apart from the normal ones.
+export TVM_FFI_KERNEL_DIR="$OUT/test-kernels" CONFORMANCE_KERNEL_DIR="$OUT/conformance-kernels"
+unset CORPUS_UPSTREAM_RESULTS
+(cd "$SRC" && nice -n "${SANITIZE_NICE:-10}" "$PYTHON" -m pytest -p no:cacheprovider "$@" \
+    2>&1 | tee "$OUT/pytest.log")
+tests_status=${PIPESTATUS[0]}
+unset LD_PRELOAD
+
+# 4. The reports, by kind and by where their top frame is.
+"$PYTHON" "$ROOT/tools/sanitize_report.py" "$LOGS" --project "$OUT" \
+    --suppressions "$ROOT/tools/sanitize_suppressions.txt" --json "$OUT/summary.json"
+report_status=$?
+echo "sanitize: pytest exit status $tests_status; reports: $([ $report_status = 0 ] && echo clean || echo FAILED)"
+[ "$report_status" = 0 ] && [ "${SANITIZE_TESTS_MUST_PASS:-0}" = 0 -o "$tests_status" = 0 ]
