@@ -40,9 +40,14 @@ mkdir -p "$SRC"
 (cd "$ROOT" && git ls-files -z -co --exclude-standard) |
     (cd "$ROOT" && tar --null -T - -cf -) | (cd "$SRC" && tar -xpf -) || exit 2
 
-# 2. Every C library of the build, instrumented (setup.py takes CC/CXX; distutils adds CFLAGS
-#    and LDFLAGS to the cffi extension's compile and link).
-export CC="gcc $FLAGS" CXX="g++ $FLAGS" CFLAGS="$FLAGS" LDFLAGS="$FLAGS"
+# 2. Every C library of the build, instrumented: CC and CXX name compilers that add the flags
+#    (one program each, as the tests that compile kernels at test time take them).
+mkdir -p "$OUT/bin"
+for pair in cc:gcc c++:g++; do
+    printf '#!/bin/sh\nexec %s %s "$@"\n' "${pair#*:}" "$FLAGS" >"$OUT/bin/${pair%%:*}"
+    chmod +x "$OUT/bin/${pair%%:*}"
+done
+export CC="$OUT/bin/cc" CXX="$OUT/bin/c++" LDSHARED="$OUT/bin/cc -shared"
 (cd "$SRC" && nice -n "${SANITIZE_NICE:-10}" "$PYTHON" setup.py -q build_ext --inplace \
     >"$OUT/build.log" 2>&1) || { tail -40 "$OUT/build.log"; echo "sanitize: build failed"; exit 2; }
 

@@ -409,7 +409,7 @@ static int equal_any(Equality* eq, const TVMFFIAny* lhs, const TVMFFIAny* rhs, i
     *out = a.size == b.size && memcmp(a.data, b.data, a.size) == 0;
     return 0;
   }
-  if (eq->depth >= FR_S_MAX_DEPTH) return fr_s_too_deep("StructuralEqual");
+  if (eq->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) return fr_s_too_deep("StructuralEqual");
   eq->depth++;
   if (ti == kTVMFFIArray || ti == kTVMFFIList) {
     status = equal_sequences(eq, lhs->v_obj, rhs->v_obj, out);
