@@ -6,7 +6,7 @@
 # project's code (tools/sanitize_report.py; reports elsewhere are suppressed by name in
 # tools/sanitize_suppressions.txt, or fail too).
 #
-#   tools/sanitize.sh             the whole suite (tests/ and conformance_tests/; an hour or more)
+#   tools/sanitize.sh             the whole suite (tests/ and conformance_tests/, PyPy's tests aside)
 #   tools/sanitize.sh --ci        the CI subset (SUBSET below; a few minutes on two cores)
 #   tools/sanitize.sh PATHS...    those tests (pytest arguments)
 #

@@ -892,7 +892,7 @@ RUNTIME_FUNCTIONS: List[CFunction] = [
     _fn("tvm_ffi_runtime.h", "void", "tvm_ffi_runtime_free_sequence", ("void*", "self"),
         ("int", "flags")),
     _fn("tvm_ffi_runtime.h", "void", "tvm_ffi_runtime_strong_count_ended",
-        ("void*", "obj"), ("uint64_t", "before")),
+        ("TVMFFIObject*", "obj"), ("uint64_t", "before")),
     _fn("tvm_ffi_runtime.h", "void*", "tvm_ffi_runtime_list_buffer_alloc", ("size_t", "bytes")),
     _fn("tvm_ffi_runtime.h", "void", "tvm_ffi_runtime_list_buffer_free", ("void*", "data")),
     _fn("tvm_ffi_runtime.h", "TVMFFIAny", "tvm_ffi_runtime_bigint_any_hash",
