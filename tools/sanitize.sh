@@ -56,7 +56,9 @@ export CC="$OUT/bin/cc" CXX="$OUT/bin/c++" LDSHARED="$OUT/bin/cc -shared"
 # 3. The tests, in the copy, every process under the sanitizers.
 rm -rf "$LOGS" && mkdir -p "$LOGS"
 export PYTHONPATH="$SRC${PYTHONPATH:+:$PYTHONPATH}"
-export LD_PRELOAD="$(gcc -print-file-name=libasan.so)${LD_PRELOAD:+:$LD_PRELOAD}"
+# libstdc++ too: Python does not link it, and ASan resolves the C++ runtime it intercepts
+# (__cxa_throw) when it starts, so a library that throws and was loaded later would abort it.
+export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(g++ -print-file-name=libstdc++.so.6)${LD_PRELOAD:+:$LD_PRELOAD}"
 # Leaks: off (CPython keeps what it allocates until exit, and so do interned strings of ours).
 export ASAN_OPTIONS="detect_leaks=0:log_path=$LOGS/asan:detect_odr_violation=0:${ASAN_EXTRA:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=0:log_path=$LOGS/ubsan"

@@ -24,7 +24,8 @@ import sys
 #: "#3 0x7f...  (/path/lib.so+0x12)".
 FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ (?:in (?P<func>.+?) )?\s*"
                    r"(?:\((?P<module>[^()]+?)\+0x[0-9a-f]+\)|(?P<file>\S+?)(?::\d+)*)$")
-ASAN_HEADER = re.compile(r"ERROR: AddressSanitizer: (?P<kind>[\w-]+)(?P<detail> \([^)]*\))?")
+ASAN_HEADER = re.compile(r"(?:ERROR: AddressSanitizer: (?P<kind>[\w-]+)(?P<detail> \([^)]*\))?"
+                         r"|AddressSanitizer: (?P<check>CHECK failed): (?P<where>\S+))")
 UBSAN_HEADER = re.compile(r"^(?P<file>[^\s:]+):\d+(?::\d+)?: runtime error: (?P<message>.*)$")
 #: Frames of the sanitizer runtimes themselves.
 RUNTIME_FRAME = re.compile(r"libasan|libubsan|libsanitizer|__interceptor_|__asan_|__ubsan_")
@@ -57,7 +58,10 @@ def reports_of(path: str):
         if asan or ubsan:
             if current:
                 reports.append(current)
-            if asan:
+            if asan and asan["check"]:  # the sanitizer's own assertion: the run is not valid
+                kind = f"{asan['check']} ({asan['where']})"
+                current = (kind, [], None)
+            elif asan:
                 kind = asan["kind"] + (asan["detail"] or "")
                 current = (kind, [], None)
             else:
