@@ -241,6 +241,16 @@ TVM_FFI_DLL void* tvm_ffi_runtime_list_buffer_alloc(size_t bytes);
 TVM_FFI_DLL void tvm_ffi_runtime_list_buffer_free(void* data);
 
 /*
+ * Deleters that do nothing: an object deleter and a DLPack managed tensor
+ * deleter. A runtime whose deleters are Python callbacks installs them in what
+ * is still alive when its interpreter shuts down (a framework's tensor freed by
+ * the last garbage collection would otherwise run Python code in an interpreter
+ * that is half gone); the memory is then left to the process's end.
+ */
+TVM_FFI_DLL void tvm_ffi_runtime_abandon_object(void* self, int flags);
+TVM_FFI_DLL void tvm_ffi_runtime_abandon_dlpack(void* managed);
+
+/*
  * A Function (*out, a new reference) that calls safe_call with a NULL handle,
  * as upstream's library modules call an exported __tvm_ffi_<name> symbol, and
  * holds a reference to owner (the module, so its library stays loaded) until
