@@ -59,7 +59,8 @@ export PYTHONPATH="$SRC${PYTHONPATH:+:$PYTHONPATH}"
 # libstdc++ too: Python does not link it, and ASan resolves the C++ runtime it intercepts
 # (__cxa_throw) when it starts, so a library that throws and was loaded later would abort it.
 export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(g++ -print-file-name=libstdc++.so.6)${LD_PRELOAD:+:$LD_PRELOAD}"
-# Leaks: off (CPython keeps what it allocates until exit, and so do interned strings of ours).
+# Leaks: off (CPython keeps much of what it allocates until the process ends). ODR: off (the
+# oracle's processes load upstream's libtvm_ffi.so, which defines the same C++ symbols as ours).
 export ASAN_OPTIONS="detect_leaks=0:log_path=$LOGS/asan:detect_odr_violation=0:${ASAN_EXTRA:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=0:log_path=$LOGS/ubsan"
 # Test kernels compiled at test time are instrumented too, and cached apart from the normal ones.
