@@ -181,15 +181,13 @@ class List(_SeqBase, MutableSequence):
             return super().__getitem__(idx)
 
     def __iter__(self) -> Iterator[Any]:
-        # as a list iterates: by index, until the index is past the end at that moment
-        i = 0
-        while True:
-            try:
-                item = self._item(i)
-            except IndexError:
-                return
-            yield item
-            i += 1
+        # as upstream iterates: the length when iteration starts, by index, so items appended
+        # meanwhile are not visited and a List shrunk meanwhile raises IndexError
+        for i in range(len(self)):
+            size = len(self)
+            if i >= size:  # upstream reads through ffi.ListGetItem, whose message this is
+                raise IndexError(f"Index {i} out of bounds {size}")
+            yield self._item(i)
 
     def __setitem__(self, index, value) -> None:
         replacement = list(value) if isinstance(index, slice) else None

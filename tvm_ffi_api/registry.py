@@ -95,13 +95,13 @@ def list_global_func_names() -> List[str]:
     return [str(functor(i)) for i in range(functor(-1))]
 
 
-def remove_global_func(name: str) -> bool:
-    """Removes a global function; returns whether it existed."""
-    existed = bool(get_global_func("ffi.FunctionRemoveGlobal")(name))
+def remove_global_func(name: str) -> None:
+    """Removes a global function (nothing happens when none has the name); returns None, as
+    upstream's does."""
+    get_global_func("ffi.FunctionRemoveGlobal")(name)
     # a lookup that misses makes a core that keeps the last Function per name (the cffi
     # core on PyPy) let go of it: the function may die now, as it would on CPython
     get_global_func(name, allow_missing=True)
-    return existed
 
 
 def get_global_func_metadata(name: str) -> Any:

@@ -310,8 +310,11 @@ def _register_type_attr(type_index: int, attr_key: str, value: Any) -> None:
 
 def _register_py_class(parent_type_info: TypeInfo, type_key: str, type_cls: type) -> TypeInfo:
     """Allocates a type for a Python-defined class under ``parent_type_info``; its info has
-    ``fields=None`` until :meth:`TypeInfo._register_fields`. ``ValueError`` for a taken key."""
-    if type_key in TYPE_KEY_TO_INFO:
+    ``fields=None`` until :meth:`TypeInfo._register_fields`. ``ValueError`` for a taken key:
+    one a Python class was registered for, or one the runtime knows (a built-in such as
+    ``ffi.Array``, whose class is made on first use, or a type C++ registered), since
+    allocating under a taken key would hand back that type's index."""
+    if type_key in TYPE_KEY_TO_INFO or _object_type_key_to_index(type_key) is not None:
         raise ValueError(f"Type key '{type_key}' is already registered")
     key = _byte_array(type_key)
     depth = len(parent_type_info.type_ancestors) + 1

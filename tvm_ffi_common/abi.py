@@ -796,7 +796,8 @@ _POINTER_LIKE = {
     "DLPackManagedTensorAllocator",
 }
 
-_SCALARS = {"int": c_int, "int32_t": c_int32, "char*": c_char_p}
+_SCALARS = {"int": c_int, "int32_t": c_int32, "uint64_t": c_uint64, "size_t": c_size_t,
+            "char*": c_char_p}
 
 
 def c_type(spelling: str):
@@ -890,6 +891,13 @@ RUNTIME_FUNCTIONS: List[CFunction] = [
         ("int", "flags")),
     _fn("tvm_ffi_runtime.h", "void", "tvm_ffi_runtime_free_sequence", ("void*", "self"),
         ("int", "flags")),
+    _fn("tvm_ffi_runtime.h", "void", "tvm_ffi_runtime_strong_count_ended",
+        ("TVMFFIObject*", "obj"), ("uint64_t", "before")),
+    _fn("tvm_ffi_runtime.h", "void*", "tvm_ffi_runtime_list_buffer_alloc", ("size_t", "bytes")),
+    _fn("tvm_ffi_runtime.h", "void", "tvm_ffi_runtime_list_buffer_free", ("void*", "data")),
+    _fn("tvm_ffi_runtime.h", "void", "tvm_ffi_runtime_abandon_object", ("void*", "self"),
+        ("int", "flags")),
+    _fn("tvm_ffi_runtime.h", "void", "tvm_ffi_runtime_abandon_dlpack", ("void*", "managed")),
     _fn("tvm_ffi_runtime.h", "TVMFFIAny", "tvm_ffi_runtime_bigint_any_hash",
         ("const TVMFFIAny*", "value")),
     _fn("tvm_ffi_runtime.h", "TVMFFIAny", "tvm_ffi_runtime_bigint_any_equal",

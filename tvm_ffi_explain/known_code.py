@@ -43,6 +43,8 @@ def known_code() -> Dict[int, str]:
         memory.FREE_SEQUENCE_ADDRESS: "tvm_ffi_runtime_free_sequence in libtvm_ffi.so "
                                       "(releases the elements, then the block)",
         containers.FREE_ADDRESS: "free in libc",
+        containers.LIST_BUFFER_FREE_ADDRESS: "tvm_ffi_runtime_list_buffer_free in libtvm_ffi.so "
+                                             "(operator delete, as C++ frees List buffers)",
         map_storage.ADOPTED_SMALL_DELETER: "tvm_ffi_ref.runtime.map_storage."
                                            "_release_adopted_small_map",
         address(errors._update_backtrace): "tvm_ffi_ref.runtime.errors._update_backtrace",

@@ -221,6 +221,36 @@ TVM_FFI_DLL void tvm_ffi_runtime_free_object(void* self, int flags);
 TVM_FFI_DLL void tvm_ffi_runtime_free_sequence(void* self, int flags);
 
 /*
+ * What a reference count's owner calls when its decrement took the strong
+ * count to zero (before: the combined count before that decrement): runs the
+ * object's deleter, or, when a deleter is already running on this thread,
+ * queues the object for the outermost call to destroy, so that releasing a
+ * chain of any length takes constant C stack. TVMFFIObjectDecRef ends there.
+ */
+TVM_FFI_DLL void tvm_ffi_runtime_strong_count_ended(TVMFFIObject* obj, uint64_t before);
+
+/*
+ * The buffer of a List (TVMFFISeqCell.data when not inline): ::operator new
+ * and ::operator delete, because C++ compiled from upstream's headers grows a
+ * List with ::operator new and keeps the cell's data_deleter, so a List's
+ * data_deleter must be tvm_ffi_runtime_list_buffer_free and every buffer
+ * behind it must come from tvm_ffi_runtime_list_buffer_alloc (NULL when out
+ * of memory).
+ */
+TVM_FFI_DLL void* tvm_ffi_runtime_list_buffer_alloc(size_t bytes);
+TVM_FFI_DLL void tvm_ffi_runtime_list_buffer_free(void* data);
+
+/*
+ * Deleters that do nothing: an object deleter and a DLPack managed tensor
+ * deleter. A runtime whose deleters are Python callbacks installs them in what
+ * is still alive when its interpreter shuts down (a framework's tensor freed by
+ * the last garbage collection would otherwise run Python code in an interpreter
+ * that is half gone); the memory is then left to the process's end.
+ */
+TVM_FFI_DLL void tvm_ffi_runtime_abandon_object(void* self, int flags);
+TVM_FFI_DLL void tvm_ffi_runtime_abandon_dlpack(void* managed);
+
+/*
  * A Function (*out, a new reference) that calls safe_call with a NULL handle,
  * as upstream's library modules call an exported __tvm_ffi_<name> symbol, and
  * holds a reference to owner (the module, so its library stays loaded) until

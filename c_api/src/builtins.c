@@ -30,22 +30,13 @@ static int builtin_inc_ref(TVMFFIObjectHandle handle) {
  * The release protocol every implementation shares, since C++ kernels inline
  * it: the last strong reference destroys the value; if no weak reference is
  * outstanding it frees the memory in the same deleter call, otherwise the
- * collective weak reference the strong ones held is dropped separately.
+ * collective weak reference the strong ones held is dropped separately
+ * (release.c, which also keeps nested releases off the C stack).
  */
 static int builtin_dec_ref(TVMFFIObjectHandle handle) {
   TVMFFIObject* obj = (TVMFFIObject*)handle;
   uint64_t before = __atomic_fetch_sub(&obj->combined_ref_count, STRONG_ONE, __ATOMIC_RELEASE);
-  if (before == (STRONG_ONE | WEAK_ONE)) {
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (obj->deleter != NULL) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
-  } else if ((before & STRONG_MASK) == STRONG_ONE) {
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (obj->deleter != NULL) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskStrong);
-    if (__atomic_fetch_sub(&obj->combined_ref_count, WEAK_ONE, __ATOMIC_RELEASE) == WEAK_ONE) {
-      __atomic_thread_fence(__ATOMIC_ACQUIRE);
-      if (obj->deleter != NULL) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
-    }
-  }
+  if ((before & STRONG_MASK) == STRONG_ONE) tvm_ffi_runtime_strong_count_ended(obj, before);
   return 0;
 }
 

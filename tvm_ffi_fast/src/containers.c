@@ -8,7 +8,7 @@
  * NULL), the elements inline. List: the same cell over a separately allocated
  * buffer freed through data_deleter; C++ code that grows one of our lists
  * frees our buffer through that deleter and keeps it for its own buffer, so
- * it must be malloc/free compatible (libstdc++'s operator new is malloc).
+ * both are operator new / operator delete (libtvm_ffi.so's list buffer pair).
  */
 #include "core.h"
 
@@ -50,14 +50,9 @@ void* fr_array_from_items(TVMFFIAny* items, int64_t n, int take) {
   return array;
 }
 
-/* The C++ runtime's allocation functions, by their Itanium ABI names. */
-extern void* _ZnwmRKSt9nothrow_t(size_t size, const void* tag); /* operator new(size, nothrow) */
-extern void _ZdlPv(void* ptr);                                   /* operator delete(ptr) */
-extern const char _ZSt7nothrow;                                  /* std::nothrow */
-
-static void* alloc_list_buffer(size_t bytes) { return _ZnwmRKSt9nothrow_t(bytes, &_ZSt7nothrow); }
-
-static void free_list_buffer(void* data) { _ZdlPv(data); }
+/* The allocator C++ kernels grow Lists with (see tvm_ffi_runtime.h). */
+#define alloc_list_buffer tvm_ffi_runtime_list_buffer_alloc
+#define free_list_buffer tvm_ffi_runtime_list_buffer_free
 
 void* fr_list_new(int64_t capacity) {
   FrSeq* seq = (FrSeq*)fr_object_alloc(sizeof(FrSeq), kTVMFFIList, seq_deleter);

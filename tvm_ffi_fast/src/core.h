@@ -52,18 +52,8 @@ static inline void fr_incref(void* handle) {
 static inline void fr_decref(void* handle) {
   TVMFFIObject* obj = (TVMFFIObject*)handle;
   uint64_t before = __atomic_fetch_sub(&obj->combined_ref_count, FR_STRONG_ONE, __ATOMIC_RELEASE);
-  if (before == FR_BOTH_ONE) {
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (obj->deleter != NULL) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
-  } else if ((before & (FR_WEAK_ONE - 1)) == FR_STRONG_ONE) {
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (obj->deleter != NULL) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskStrong);
-    if (__atomic_fetch_sub(&obj->combined_ref_count, FR_WEAK_ONE, __ATOMIC_RELEASE) ==
-        FR_WEAK_ONE) {
-      __atomic_thread_fence(__ATOMIC_ACQUIRE);
-      if (obj->deleter != NULL) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
-    }
-  }
+  /* the deleter runs out of line, queued when another deleter runs (a deep chain) */
+  if ((before & (FR_WEAK_ONE - 1)) == FR_STRONG_ONE) tvm_ffi_runtime_strong_count_ended(obj, before);
 }
 
 /* The strong count alone (used by copy-on-write decisions). */

@@ -256,7 +256,8 @@ static int compare_u64(const void* a, const void* b) {
 static int hash_complete(HashWalk* walk, HashFrame* f, uint64_t* out) {
   size_t i;
   if (f->ch.kind == FR_DC_MAP) {
-    qsort(f->entries, f->num_entries, sizeof(uint64_t), compare_u64);
+    /* an empty map has no entries array, and qsort's base must not be NULL even for none */
+    if (f->num_entries > 1) qsort(f->entries, f->num_entries, sizeof(uint64_t), compare_u64);
     for (i = 0; i < f->num_entries; ++i) f->hash = fr_hash_combine(f->hash, f->entries[i]);
   }
   *out = f->hash;

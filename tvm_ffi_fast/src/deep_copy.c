@@ -232,7 +232,7 @@ static int copy_value(Copier* c, const TVMFFIAny* value, TVMFFIAny* out) {
       is_enum(ti)) {
     return 0;
   }
-  if (c->depth >= FR_S_MAX_DEPTH) return fr_s_too_deep("DeepCopy");
+  if (c->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) return fr_s_too_deep("DeepCopy");
   c->depth++;
   if (ti == kTVMFFIArray || ti == kTVMFFIMap) status = copy_immutable(c, value->v_obj, ti, out);
   else if (ti == kTVMFFIList || ti == kTVMFFIDict) status = copy_mutable(c, value->v_obj, ti, out);

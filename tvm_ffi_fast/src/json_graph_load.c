@@ -340,7 +340,7 @@ static int value_of(Reader* r, int64_t index, TVMFFIAny* out) {
   }
   node = &r->nodes[index];
   if (node->type_index != kTVMFFIMap) return fr_jg_cast_error(node, "Map<Any, Any>");
-  if (r->depth >= FR_S_MAX_DEPTH) return fr_s_too_deep("FromJSONGraph");
+  if (r->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) return fr_s_too_deep("FromJSONGraph");
   r->depth++;
   status = decode(r, node->v_obj, &r->decoded[index]);
   r->depth--;

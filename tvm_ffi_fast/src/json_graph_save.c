@@ -215,7 +215,7 @@ static int describe(Writer* w, const TVMFFIAny* value, void** node) {
   } else if (ti != kTVMFFINone && ti < kTVMFFIStaticObjectBegin) {
     status = fr_raise("RuntimeError", "Cannot serialize type `%s`", type_key);
   } else if (ti >= kTVMFFIStaticObjectBegin) {
-    if (w->depth >= FR_S_MAX_DEPTH) {
+    if (w->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) {
       status = fr_s_too_deep("ToJSONGraph");
     } else {
       w->depth++;

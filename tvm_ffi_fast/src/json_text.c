@@ -340,7 +340,7 @@ static int parse_value(Parser* p, TVMFFIAny* out) {
   if (c == -1) return fail(p, "Expecting value", NULL);
   if (c == '"') return parse_string(p, out);
   if (c == '{' || c == '[') {
-    if (p->depth >= FR_S_MAX_DEPTH) return fr_s_too_deep("ffi.json.Parse");
+    if (p->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) return fr_s_too_deep("ffi.json.Parse");
     p->depth++;
     status = c == '{' ? parse_object(p, out) : parse_array(p, out);
     p->depth--;
@@ -501,7 +501,7 @@ static int write_value(Writer* w, const TVMFFIAny* value) {
     case kTVMFFIArray:
     case kTVMFFIList:
     case kTVMFFIMap:
-      if (w->depth >= FR_S_MAX_DEPTH) return fr_s_too_deep("ffi.json.Stringify");
+      if (w->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) return fr_s_too_deep("ffi.json.Stringify");
       w->depth++;
       status = write_container(w, value);
       w->depth--;

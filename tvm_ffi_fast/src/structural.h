@@ -12,13 +12,16 @@
 
 #include "core.h"
 
-/* Nested values one structural walk descends through before it gives up (ValueError). */
+/* Nested values one structural walk descends through before it gives up (ValueError); the
+ * walks that recurse also give up when the thread's C stack runs low (frames vary in size with
+ * the compiler and its instrumentation, so a count alone cannot bound the stack). */
 #define FR_S_MAX_DEPTH 16384
 #define FR_S_IGNORE kTVMFFIFieldFlagBitMaskSEqHashIgnore
 #define FR_S_DEF_PATTERN kTVMFFIFieldFlagBitMaskSEqHashDefPattern
 #define FR_S_DEF_SIMPLE kTVMFFIFieldFlagBitMaskSEqHashDefSimple
 
-/* Raises "<who>: maximum recursion depth (16384) exceeded; ..." and returns -1. */
+/* Raises "<who>: maximum recursion depth (16384) exceeded; ..." (or, when the C stack ran
+ * low first, says so) and returns -1. */
 FR_HIDDEN int fr_s_too_deep(const char* who);
 
 /*

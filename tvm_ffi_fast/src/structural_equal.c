@@ -1,7 +1,8 @@
 /*
  * structural_equal.c -- ffi.StructuralEqual and ffi.GetFirstStructuralMismatch.
  *
- * The comparison recurses as upstream's does; tvm_ffi_ref/runtime/structural_equal.py
+ * The comparison visits values in upstream's order, over an explicit work list (see "the
+ * work list" below) rather than the C stack; tvm_ffi_ref/runtime/structural_equal.py
  * states every rule (inline values, strings, containers, tensors, objects by
  * kind, bindings of free variables and DAG nodes, the __s_equal__ hook and the
  * mismatch trail of access steps).
@@ -140,57 +141,12 @@ static int bind(Equality* eq, void* lhs, void* rhs) {
 
 /* ------------------------------------------------------------ containers */
 
-static int equal_sequences(Equality* eq, void* lhs, void* rhs, int* out) {
-  int64_t nl = fr_seq_size(lhs), nr = fr_seq_size(rhs), n = nl < nr ? nl : nr, i;
-  *out = 0;
-  if (nl != nr && !eq->trace) return 0;
-  for (i = 0; i < n; ++i) {
-    if (equal_any(eq, &fr_seq_items(lhs)[i], &fr_seq_items(rhs)[i], out) != 0) return -1;
-    if (!*out) return record_index(eq, ARRAY_ITEM, ARRAY_ITEM, i);
-  }
-  *out = nl == nr;
-  if (nl > nr) return record_index(eq, ARRAY_ITEM, ARRAY_ITEM_MISSING, n);
-  if (nl < nr) return record_index(eq, ARRAY_ITEM_MISSING, ARRAY_ITEM, n);
-  return 0;
-}
-
 /* An object key bound to a partner stands for the partner on the other side. */
 static TVMFFIAny translate(const FrPtrMap* bindings, const TVMFFIAny* key) {
   FrPtrSlot* slot;
   if (!fr_any_is_object(key)) return *key;
   slot = fr_ptrmap_find(bindings, key->v_obj, NULL);
   return slot == NULL ? *key : fr_object_view((void*)(uintptr_t)slot->value);
-}
-
-static int equal_maps(Equality* eq, void* lhs, void* rhs, int* out) {
-  uint64_t it, end;
-  TVMFFIAny* found;
-  *out = 0;
-  if (fr_map_size(lhs) != fr_map_size(rhs) && !eq->trace) return 0;
-  end = fr_map_end(lhs);
-  for (it = fr_map_begin(lhs); it != end; it = fr_map_next(lhs, it)) {
-    FrKV* kv = fr_map_entry(lhs, it);
-    TVMFFIAny rhs_key = translate(&eq->lhs_to_rhs, &kv->key);
-    int has = fr_map_find(rhs, &rhs_key, &found);
-    if (has < 0) return -1;
-    if (!has) {
-      *out = 0;  /* an earlier entry may have compared equal */
-      return record(eq, MAP_ITEM, &kv->key, MAP_ITEM_MISSING, &rhs_key);
-    }
-    if (equal_any(eq, &kv->value, found, out) != 0) return -1;
-    if (!*out) return record(eq, MAP_ITEM, &kv->key, MAP_ITEM, &rhs_key);
-  }
-  *out = fr_map_size(lhs) == fr_map_size(rhs);
-  if (*out) return 0;
-  end = fr_map_end(rhs);
-  for (it = fr_map_begin(rhs); it != end; it = fr_map_next(rhs, it)) {
-    FrKV* kv = fr_map_entry(rhs, it);
-    TVMFFIAny lhs_key = translate(&eq->rhs_to_lhs, &kv->key);
-    int has = fr_map_find(lhs, &lhs_key, &found);
-    if (has < 0) return -1;
-    if (!has) return record(eq, MAP_ITEM_MISSING, &lhs_key, MAP_ITEM, &kv->key);
-  }
-  return 0;
 }
 
 static size_t data_size(const DLTensor* t) {
@@ -286,56 +242,91 @@ static int eq_callback(void* ctx, const FrArg* args, TVMFFIAny* rv) {
   return 0;
 }
 
-static int equal_fields(Equality* eq, void* lhs, void* rhs, int32_t ti, int* out) {
-  void* hook = NULL;
-  const TVMFFIFieldInfo** fields;
-  size_t n, i;
-  int status = 0;
-  int found = fr_hook_of(g_s_equal, ti, SIG_S_EQUAL, &hook);
-  if (found < 0) return -1;
-  if (found) {
-    TVMFFIAny args[3], result;
-    int64_t value;
-    if (eq->callback == NULL) {
-      eq->callback = fr_walk_callback_new(&kEqCallback, eq, &eq->callback_state);
-      if (eq->callback == NULL) return -1;
-    }
-    args[0] = fr_object_view(lhs);
-    args[1] = fr_object_view(rhs);
-    args[2] = fr_object_view(eq->callback);
-    if (fr_call(hook, args, 3, &result) != 0) return -1;
-    if (fr_result_as_int(&result, "bool", &value) != 0) return -1;
-    *out = value != 0;
-    return 0;
-  }
-  if (fr_cached_fields(&eq->fields, ti, FR_S_IGNORE, &fields, &n) != 0) return -1;
-  *out = 1;
-  for (i = 0; i < n; ++i) {
-    TVMFFIAny a, b;
-    if (fr_read_field(lhs, fields[i], &a) != 0) {
-      status = -1;
-      break;
-    }
-    if (fr_read_field(rhs, fields[i], &b) != 0) {
-      fr_any_release(&a);
-      status = -1;
-      break;
-    }
-    status = equal_in_region(eq, fr_s_field_region(fields[i]->flags, eq->region), &a, &b, out);
-    fr_any_release(&a);
-    fr_any_release(&b);
-    if (status != 0) break;
-    if (!*out) {
-      status = record_attr(eq, fields[i]->name.data, fields[i]->name.size);
-      break;
-    }
-  }
-  return status;
+/* ------------------------------------------------------------ any value */
+
+static int is_cross_encoding(int32_t l, int32_t r) {
+  return (l == kTVMFFIStr && r == kTVMFFISmallStr) || (l == kTVMFFISmallStr && r == kTVMFFIStr) ||
+         (l == kTVMFFIBytes && r == kTVMFFISmallBytes) ||
+         (l == kTVMFFISmallBytes && r == kTVMFFIBytes);
 }
 
-static int equal_objects(Equality* eq, void* lhs, void* rhs, int* out) {
-  int32_t ti = fr_type_index(lhs), kind, region;
-  int status;
+/* ------------------------------------------------------------ the work list
+ *
+ * A container or object whose children must be compared is a frame on an explicit stack, not
+ * a C call: a value nested a million levels deep costs a million frames of heap, no C stack.
+ * A frame hands out its children one pair at a time (frame_next), learns each child's result
+ * (frame_child_result: a mismatch records the step to that child, innermost first, and stops
+ * the frame) and, when done, yields its own result to its parent. */
+
+enum { FRAME_SEQ, FRAME_MAP, FRAME_OBJ };
+
+typedef struct {
+  int kind;
+  void* lhs;
+  void* rhs;
+  int32_t region;       /* the region its children's regions derive from */
+  int32_t outer_region; /* the region it was compared in (restored when it ends) */
+  int stop;             /* a child mismatched: the frame ends with result 0 */
+  int result;
+  /* FRAME_SEQ */
+  int64_t index, n, nl, nr;
+  /* FRAME_MAP: the lhs iterator (then, for a size mismatch, the rhs one) */
+  uint64_t it, end;
+  TVMFFIAny key, rhs_key; /* the current child's keys (views), for the trail */
+  /* FRAME_OBJ */
+  int32_t kind_of_object;
+  const TVMFFIFieldInfo** fields;
+  size_t num_fields, field;
+  TVMFFIAny a, b; /* the current field's values (owned while compared) */
+  int holding;
+} EqFrame;
+
+typedef struct {
+  EqFrame* frames;
+  size_t n, capacity;
+} EqStack;
+
+static EqFrame* push_frame(Equality* eq, EqStack* st, int kind, void* lhs, void* rhs) {
+  EqFrame* f;
+  if (st->n == st->capacity) {
+    size_t capacity = st->capacity ? st->capacity * 2 : 16;
+    EqFrame* grown = (EqFrame*)realloc(st->frames, capacity * sizeof(EqFrame));
+    if (grown == NULL) {
+      fr_raise_oom();
+      return NULL;
+    }
+    st->frames = grown;
+    st->capacity = capacity;
+  }
+  f = &st->frames[st->n++];
+  memset(f, 0, sizeof(*f));
+  f->kind = kind;
+  f->lhs = lhs;
+  f->rhs = rhs;
+  f->region = f->outer_region = eq->region;
+  eq->depth++;
+  return f;
+}
+
+static void release_field_values(EqFrame* f) {
+  if (!f->holding) return;
+  fr_any_release(&f->a);
+  fr_any_release(&f->b);
+  f->holding = 0;
+}
+
+static void pop_frame(Equality* eq, EqStack* st) {
+  release_field_values(&st->frames[--st->n]);
+  eq->depth--;
+}
+
+/* An object whose kind and bindings do not decide it: through its __s_equal__ hook (a leaf
+ * here: the hook compares through the callback, nested), or a frame over its fields. */
+static int start_object(Equality* eq, EqStack* st, void* lhs, void* rhs, int* out) {
+  int32_t ti = fr_type_index(lhs), kind;
+  void* hook = NULL;
+  int found;
+  EqFrame* f;
   if (fr_s_kind(ti, &kind) != 0) return -1;
   *out = 0;
   if (kind == kTVMFFISEqHashKindUniqueInstance) {
@@ -354,33 +345,46 @@ static int equal_objects(Equality* eq, void* lhs, void* rhs, int* out) {
     }
     if (fr_ptrmap_find(&eq->rhs_to_lhs, rhs, NULL) != NULL) return 0;
   }
-  if (kind != kTVMFFISEqHashKindFreeVar) {
-    if (equal_fields(eq, lhs, rhs, ti, out) != 0) return -1;
-    if (*out && kind == kTVMFFISEqHashKindDAGNode) return bind(eq, lhs, rhs);
-    return 0;
-  }
+  found = fr_hook_of(g_s_equal, ti, SIG_S_EQUAL, &hook);
+  if (found < 0) return -1;
+  f = push_frame(eq, st, FRAME_OBJ, lhs, rhs);
+  if (f == NULL) return -1;
+  f->kind_of_object = kind;
   /* a free variable: its own fields are uses, even in a Simple region */
-  region = eq->region;
-  if (region == kTVMFFIDefRegionKindSimple) eq->region = kTVMFFIDefRegionKindNone;
-  status = equal_fields(eq, lhs, rhs, ti, out);
-  eq->region = region;
-  if (status != 0 || !*out) return status;
-  if (lhs == rhs || region != kTVMFFIDefRegionKindNone) return bind(eq, lhs, rhs);
-  *out = 0;
-  return 0;
+  if (kind == kTVMFFISEqHashKindFreeVar && f->region == kTVMFFIDefRegionKindSimple) {
+    f->region = kTVMFFIDefRegionKindNone;
+  }
+  if (found) {
+    TVMFFIAny args[3], result;
+    int64_t value;
+    int32_t saved = eq->region;
+    if (eq->callback == NULL) {
+      eq->callback = fr_walk_callback_new(&kEqCallback, eq, &eq->callback_state);
+      if (eq->callback == NULL) return -1;
+    }
+    args[0] = fr_object_view(lhs);
+    args[1] = fr_object_view(rhs);
+    args[2] = fr_object_view(eq->callback);
+    eq->region = f->region;
+    if (fr_call(hook, args, 3, &result) != 0) return -1;
+    eq->region = saved;
+    if (fr_result_as_int(&result, "bool", &value) != 0) return -1;
+    f = &st->frames[st->n - 1]; /* the callback may not touch this stack, but be exact */
+    f->result = value != 0;
+    f->stop = 1;
+    f->num_fields = 0;
+    return 1;
+  }
+  if (fr_cached_fields(&eq->fields, ti, FR_S_IGNORE, &f->fields, &f->num_fields) != 0) return -1;
+  f->result = 1;
+  return 1;
 }
 
-/* ------------------------------------------------------------ any value */
-
-static int is_cross_encoding(int32_t l, int32_t r) {
-  return (l == kTVMFFIStr && r == kTVMFFISmallStr) || (l == kTVMFFISmallStr && r == kTVMFFIStr) ||
-         (l == kTVMFFIBytes && r == kTVMFFISmallBytes) ||
-         (l == kTVMFFISmallBytes && r == kTVMFFIBytes);
-}
-
-static int equal_any(Equality* eq, const TVMFFIAny* lhs, const TVMFFIAny* rhs, int* out) {
+/* Compares what needs no frame; pushes a frame for the rest. 0: *out is the result; 1: a frame
+ * was pushed; -1: an error was raised. */
+static int start(Equality* eq, EqStack* st, const TVMFFIAny* lhs, const TVMFFIAny* rhs, int* out) {
   int32_t ti = lhs->type_index;
-  int status;
+  EqFrame* f;
   if (ti != rhs->type_index) {
     *out = 0;
     if (is_cross_encoding(ti, rhs->type_index)) {
@@ -409,24 +413,176 @@ static int equal_any(Equality* eq, const TVMFFIAny* lhs, const TVMFFIAny* rhs, i
     *out = a.size == b.size && memcmp(a.data, b.data, a.size) == 0;
     return 0;
   }
-  if (eq->depth >= FR_S_MAX_DEPTH) return fr_s_too_deep("StructuralEqual");
-  eq->depth++;
-  if (ti == kTVMFFIArray || ti == kTVMFFIList) {
-    status = equal_sequences(eq, lhs->v_obj, rhs->v_obj, out);
-  } else if (ti == kTVMFFIMap || ti == kTVMFFIDict) {
-    status = equal_maps(eq, lhs->v_obj, rhs->v_obj, out);
-  } else if (ti == kTVMFFIShape) {
+  if (ti == kTVMFFIShape) {
     const TVMFFIShapeCell* a = FR_CELL(lhs->v_obj, TVMFFIShapeCell);
     const TVMFFIShapeCell* b = FR_CELL(rhs->v_obj, TVMFFIShapeCell);
     *out = a->size == b->size && memcmp(a->data, b->data, a->size * sizeof(int64_t)) == 0;
-    status = 0;
-  } else if (ti == kTVMFFITensor) {
-    status = equal_tensors(eq, lhs->v_obj, rhs->v_obj, out);
-  } else {
-    status = equal_objects(eq, lhs->v_obj, rhs->v_obj, out);
+    return 0;
   }
-  eq->depth--;
-  return status;
+  if (ti == kTVMFFITensor) return equal_tensors(eq, lhs->v_obj, rhs->v_obj, out);
+  /* the depth limit stays (a cycle would otherwise never end); the stack check guards the
+   * nesting through __s_equal__ hooks, the one place this walk still uses the C stack */
+  if (eq->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) {
+    return fr_s_too_deep("StructuralEqual");
+  }
+  if (ti == kTVMFFIArray || ti == kTVMFFIList) {
+    int64_t nl = fr_seq_size(lhs->v_obj), nr = fr_seq_size(rhs->v_obj);
+    if (nl != nr && !eq->trace) {
+      *out = 0;
+      return 0;
+    }
+    f = push_frame(eq, st, FRAME_SEQ, lhs->v_obj, rhs->v_obj);
+    if (f == NULL) return -1;
+    f->nl = nl;
+    f->nr = nr;
+    f->n = nl < nr ? nl : nr;
+    return 1;
+  }
+  if (ti == kTVMFFIMap || ti == kTVMFFIDict) {
+    if (fr_map_size(lhs->v_obj) != fr_map_size(rhs->v_obj) && !eq->trace) {
+      *out = 0;
+      return 0;
+    }
+    f = push_frame(eq, st, FRAME_MAP, lhs->v_obj, rhs->v_obj);
+    if (f == NULL) return -1;
+    f->it = fr_map_begin(lhs->v_obj);
+    f->end = fr_map_end(lhs->v_obj);
+    return 1;
+  }
+  return start_object(eq, st, lhs->v_obj, rhs->v_obj, out);
+}
+
+/* The end of an object's frame: DAG nodes and free variables that matched are bound. */
+static int finish_object(Equality* eq, EqFrame* f) {
+  int kind = f->kind_of_object;
+  if (kind != kTVMFFISEqHashKindFreeVar) {
+    if (f->result && kind == kTVMFFISEqHashKindDAGNode) return bind(eq, f->lhs, f->rhs);
+    return 0;
+  }
+  if (!f->result) return 0;
+  if (f->lhs == f->rhs || f->outer_region != kTVMFFIDefRegionKindNone) {
+    return bind(eq, f->lhs, f->rhs);
+  }
+  f->result = 0;
+  return 0;
+}
+
+/* The next pair of children to compare (1, with their region), or the frame's end (0, its
+ * result in f->result), or -1. */
+static int frame_next(Equality* eq, EqFrame* f, const TVMFFIAny** a, const TVMFFIAny** b,
+                      int32_t* region) {
+  *region = f->region;
+  if (f->kind == FRAME_SEQ) {
+    if (f->stop) return 0;
+    if (f->index < f->n) {
+      *a = &fr_seq_items(f->lhs)[f->index];
+      *b = &fr_seq_items(f->rhs)[f->index];
+      f->index++;
+      return 1;
+    }
+    f->result = f->nl == f->nr;
+    if (f->nl > f->nr) return record_index(eq, ARRAY_ITEM, ARRAY_ITEM_MISSING, f->n);
+    if (f->nl < f->nr) return record_index(eq, ARRAY_ITEM_MISSING, ARRAY_ITEM, f->n);
+    return 0;
+  }
+  if (f->kind == FRAME_MAP) {
+    TVMFFIAny* found;
+    if (f->stop) return 0;
+    if (f->it != f->end) {
+      FrKV* kv = fr_map_entry(f->lhs, f->it);
+      int has;
+      f->it = fr_map_next(f->lhs, f->it);
+      f->key = kv->key;
+      f->rhs_key = translate(&eq->lhs_to_rhs, &kv->key);
+      has = fr_map_find(f->rhs, &f->rhs_key, &found);
+      if (has < 0) return -1;
+      if (!has) {
+        f->result = 0; /* an earlier entry may have compared equal */
+        return record(eq, MAP_ITEM, &f->key, MAP_ITEM_MISSING, &f->rhs_key) < 0 ? -1 : 0;
+      }
+      *a = &kv->value;
+      *b = found;
+      return 1;
+    }
+    f->result = fr_map_size(f->lhs) == fr_map_size(f->rhs);
+    if (f->result) return 0;
+    for (f->it = fr_map_begin(f->rhs), f->end = fr_map_end(f->rhs); f->it != f->end;
+         f->it = fr_map_next(f->rhs, f->it)) {
+      FrKV* kv = fr_map_entry(f->rhs, f->it);
+      TVMFFIAny lhs_key = translate(&eq->rhs_to_lhs, &kv->key);
+      int has = fr_map_find(f->lhs, &lhs_key, &found);
+      if (has < 0) return -1;
+      if (!has) return record(eq, MAP_ITEM_MISSING, &lhs_key, MAP_ITEM, &kv->key) < 0 ? -1 : 0;
+    }
+    return 0;
+  }
+  /* FRAME_OBJ */
+  if (!f->stop && f->field < f->num_fields) {
+    const TVMFFIFieldInfo* field = f->fields[f->field++];
+    if (fr_read_field(f->lhs, field, &f->a) != 0) return -1;
+    if (fr_read_field(f->rhs, field, &f->b) != 0) {
+      fr_any_release(&f->a);
+      return -1;
+    }
+    f->holding = 1;
+    *a = &f->a;
+    *b = &f->b;
+    *region = fr_s_field_region(field->flags, f->region);
+    return 1;
+  }
+  return finish_object(eq, f) < 0 ? -1 : 0;
+}
+
+/* A child's result: a mismatch records the step to it and ends the frame. */
+static int frame_child_result(Equality* eq, EqFrame* f, int equal) {
+  release_field_values(f);
+  if (equal) return 0;
+  f->stop = 1;
+  f->result = 0;
+  if (f->kind == FRAME_SEQ) return record_index(eq, ARRAY_ITEM, ARRAY_ITEM, f->index - 1);
+  if (f->kind == FRAME_MAP) return record(eq, MAP_ITEM, &f->key, MAP_ITEM, &f->rhs_key);
+  {
+    const TVMFFIFieldInfo* field = f->fields[f->field - 1];
+    return record_attr(eq, field->name.data, field->name.size);
+  }
+}
+
+static int equal_any(Equality* eq, const TVMFFIAny* lhs, const TVMFFIAny* rhs, int* out) {
+  EqStack st = {NULL, 0, 0};
+  int32_t entry_region = eq->region;
+  int status = start(eq, &st, lhs, rhs, out), result = 0;
+  if (status <= 0) goto done;
+  while (st.n > 0) {
+    EqFrame* f = &st.frames[st.n - 1];
+    const TVMFFIAny *a, *b;
+    int32_t region;
+    status = frame_next(eq, f, &a, &b, &region);
+    if (status < 0) goto done;
+    if (status == 1) {
+      int equal;
+      eq->region = region;
+      status = start(eq, &st, a, b, &equal);
+      if (status < 0) goto done;
+      if (status == 0 && frame_child_result(eq, &st.frames[st.n - 1], equal) != 0) {
+        status = -1;
+        goto done;
+      }
+      continue;
+    }
+    result = f->result;
+    pop_frame(eq, &st);
+    if (st.n > 0 && frame_child_result(eq, &st.frames[st.n - 1], result) != 0) {
+      status = -1;
+      goto done;
+    }
+  }
+  *out = result;
+  status = 0;
+done:
+  while (st.n > 0) pop_frame(eq, &st);
+  free(st.frames);
+  eq->region = entry_region;
+  return status < 0 ? -1 : 0;
 }
 
 /* ------------------------------------------------------------ entry points */

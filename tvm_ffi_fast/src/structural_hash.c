@@ -315,7 +315,7 @@ static int hash_any(Hasher* h, const TVMFFIAny* value, uint64_t* out) {
     *out = bytes_hash(ti, fr_text_of(value));
     return 0;
   }
-  if (h->depth >= FR_S_MAX_DEPTH) return fr_s_too_deep("StructuralHash");
+  if (h->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) return fr_s_too_deep("StructuralHash");
   h->depth++;
   if (ti == kTVMFFIArray || ti == kTVMFFIList) {
     status = hash_sequence(h, value->v_obj, out);

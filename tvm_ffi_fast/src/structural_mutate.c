@@ -291,7 +291,7 @@ static TVMFFIAny map_dispatch(void* self, TVMFFIAny value, int inplace) {
 static TVMFFIAny map_mutate(void* self, TVMFFIAny value) {
   Mutator* m = (Mutator*)self;
   TVMFFIAny out;
-  if (m->depth >= FR_S_MAX_DEPTH) {
+  if (m->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) {
     fr_s_too_deep("StructuralMutate");
     return fr_s_raised();
   }
@@ -304,7 +304,7 @@ static TVMFFIAny map_mutate(void* self, TVMFFIAny value) {
 static TVMFFIAny map_inplace(void* self, TVMFFIAny value) {
   Mutator* m = (Mutator*)self;
   TVMFFIAny out;
-  if (m->depth >= FR_S_MAX_DEPTH) {
+  if (m->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) {
     fr_s_too_deep("StructuralMutate");
     return fr_s_raised();
   }
@@ -330,7 +330,7 @@ static TVMFFIAny callback_dispatch(void* self, TVMFFIAny value, int inplace) {
 static TVMFFIAny callback_mutate(void* self, TVMFFIAny value) {
   Mutator* m = (Mutator*)self;
   TVMFFIAny out;
-  if (m->depth >= FR_S_MAX_DEPTH) {
+  if (m->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) {
     fr_s_too_deep("StructuralMutate");
     return fr_s_raised();
   }
@@ -343,7 +343,7 @@ static TVMFFIAny callback_mutate(void* self, TVMFFIAny value) {
 static TVMFFIAny callback_inplace(void* self, TVMFFIAny value) {
   Mutator* m = (Mutator*)self;
   TVMFFIAny out;
-  if (m->depth >= FR_S_MAX_DEPTH) {
+  if (m->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) {
     fr_s_too_deep("StructuralMutate");
     return fr_s_raised();
   }

@@ -9,6 +9,12 @@
 #include "runtime.h"
 
 int fr_s_too_deep(const char* who) {
+  if (tvm_ffi_runtime_stack_low()) {
+    return fr_raise("ValueError",
+                    "%s: the value graph nests deeper than this thread's C stack allows "
+                    "(fewer than %d levels)",
+                    who, FR_S_MAX_DEPTH);
+  }
   return fr_raise("ValueError",
                   "%s: maximum recursion depth (%d) exceeded; the value graph is too deep or has "
                   "a cycle",

@@ -137,7 +137,7 @@ static TVMFFIAny walk_visit(void* self, TVMFFIAny value) {
   TVMFFIAny outcome = none();
   int control = ADVANCE;
   if (value.type_index == kTVMFFINone) return none();
-  if (v->depth >= FR_S_MAX_DEPTH) {
+  if (v->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) {
     fr_s_too_deep("StructuralVisit");
     outcome = fr_s_raised();
   } else {
@@ -160,7 +160,7 @@ static TVMFFIAny callback_visit(void* self, TVMFFIAny value) {
   const FrCallbackEntry* entry;
   TVMFFIAny outcome;
   if (value.type_index == kTVMFFINone) return none();
-  if (v->depth >= FR_S_MAX_DEPTH) {
+  if (v->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) {
     fr_s_too_deep("StructuralVisit");
     outcome = fr_s_raised();
   } else {

@@ -106,7 +106,7 @@ static int visit_any(Finder* f, const TVMFFIAny* value) {
   int32_t ti = value->type_index;
   int status = 0;
   if (ti < kTVMFFIStaticObjectBegin) return 0;
-  if (f->depth >= FR_S_MAX_DEPTH) return fr_s_too_deep("FindAccessPaths");
+  if (f->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) return fr_s_too_deep("FindAccessPaths");
   f->depth++;
   if (ti == kTVMFFIArray || ti == kTVMFFIList) {
     int64_t i;

@@ -20,11 +20,12 @@ Array and List share one cell, ``TVMFFISeqCell``, right after the 24-byte header
   more), moves the slots, frees the old buffer **through the object's
   ``data_deleter``** and stores the new one. So the buffer must always be
   freed through the pointer the object holds, never through a remembered one.
-  Lists made here get ``malloc`` buffers and ``data_deleter = free``; a buffer
-  C++ put there came from ``operator new``, which glibc's libstdc++ serves
-  from ``malloc``, so ``free`` releases it too. When this runtime regrows a
-  List (ours or C++'s) it frees the old buffer with the object's deleter and
-  installs its own buffer together with ``free`` as the new deleter.
+  C++ leaves ``data_deleter`` as it found it, so a buffer and the deleter
+  beside it may come from different sides: every List buffer is therefore
+  ``operator new``'s and every List deleter ``operator delete`` (libtvm_ffi's
+  ``tvm_ffi_runtime_list_buffer_alloc`` / ``_free``, in Lists made here as in
+  C++'s). When this runtime regrows a List (ours or C++'s) it frees the old
+  buffer with the object's deleter and installs its own buffer and deleter.
   ``ffi.List(...)`` starts at capacity ``max(4, n)``; an empty C++ ``List()``
   has capacity 0 and ``data = NULL``.
 
@@ -50,6 +51,7 @@ import ctypes
 from typing import List, Optional, Sequence
 
 from tvm_ffi_common import abi
+from tvm_ffi_common.capi import LIB
 from . import anyvalue, memory
 from .anyhash import any_equal
 from .functions import def_global, set_bool, set_object
@@ -73,8 +75,11 @@ LIST_INIT_CAPACITY = 4
 LIST_GROWTH_FACTOR = 2
 
 _libc = ctypes.CDLL(None)
-#: The ``data_deleter`` of every buffer this runtime allocates: libc ``free``.
+#: The ``data_deleter`` of the Map blocks this runtime allocates: libc ``free``.
 FREE_ADDRESS = ctypes.cast(_libc.free, ctypes.c_void_p).value
+#: The ``data_deleter`` of every List buffer: ``operator delete`` (see the module's docstring).
+LIST_BUFFER_FREE_ADDRESS = ctypes.cast(LIB.tvm_ffi_runtime_list_buffer_free,
+                                       ctypes.c_void_p).value
 #: ``void (*)(void*)``: the type of ``data_deleter``.
 DataDeleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -114,11 +119,14 @@ def read_pointer(address: int) -> Optional[int]:
 
 
 def call_data_deleter(deleter: Optional[int], data: Optional[int]) -> None:
-    """Runs a container's ``data_deleter(data)`` (ours is ``free``; C++'s is its own)."""
+    """Runs a container's ``data_deleter(data)`` (ours called directly, C++'s through a
+    function pointer)."""
     if not deleter:
         return
     if deleter == FREE_ADDRESS:
         memory.free(data)
+    elif deleter == LIST_BUFFER_FREE_ADDRESS:
+        LIB.tvm_ffi_runtime_list_buffer_free(data)
     else:
         DataDeleter(deleter)(data)
 
@@ -285,16 +293,25 @@ def _fill(address: int, values: Sequence[abi.TVMFFIAny]) -> None:
     cell.size += count
 
 
+def _list_buffer(capacity: int) -> int:
+    """A zeroed List buffer of ``capacity`` slots from ``operator new``."""
+    data = LIB.tvm_ffi_runtime_list_buffer_alloc(capacity * ANY_SIZE)
+    if not data:
+        raise MemoryError(f"could not allocate a List buffer of {capacity} slots")
+    ctypes.memset(data, 0, capacity * ANY_SIZE)
+    return data
+
+
 def new_list(capacity: int = LIST_INIT_CAPACITY) -> int:
     """An empty List with a separate buffer of ``capacity`` slots (NULL when 0)."""
     if capacity < 0:
         raise FFIError("ValueError", "cannot construct a List of negative size")
     address = memory.new_object(TI.kTVMFFIList, ARRAY_SLOTS_AT, memory.RELEASE_ELEMENTS)
     cell = seq_cell(address)
-    cell.data = memory.malloc(capacity * ANY_SIZE) if capacity else None
+    cell.data = _list_buffer(capacity) if capacity else None
     cell.size = 0
     cell.capacity = capacity
-    _set_data_deleter(address, FREE_ADDRESS)
+    _set_data_deleter(address, LIST_BUFFER_FREE_ADDRESS)
     return address
 
 
@@ -312,8 +329,8 @@ def list_from_anys(values: Sequence[abi.TVMFFIAny]) -> int:
 def list_reserve(address: int, capacity: int) -> None:
     """Makes room for ``capacity`` slots; a List's buffer is replaced when it is too small.
 
-    The live slots move bytewise to a new ``malloc`` buffer, the old buffer
-    goes to the object's own ``data_deleter`` and ``free`` becomes the deleter.
+    The live slots move bytewise to a new buffer, the old buffer goes to the
+    object's own ``data_deleter`` and ``operator delete`` becomes the deleter.
     """
     check_type(address, (TI.kTVMFFIList,), "list_reserve")
     cell = seq_cell(address)
@@ -321,13 +338,13 @@ def list_reserve(address: int, capacity: int) -> None:
         return
     old_data = cell.data
     old_deleter = read_pointer(address + _DELETER_AT)
-    new_data = memory.malloc(capacity * ANY_SIZE)
+    new_data = _list_buffer(capacity)
     if cell.size:
         ctypes.memmove(new_data, old_data, cell.size * ANY_SIZE)
     call_data_deleter(old_deleter, old_data)
     cell.data = new_data
     cell.capacity = capacity
-    _set_data_deleter(address, FREE_ADDRESS)
+    _set_data_deleter(address, LIST_BUFFER_FREE_ADDRESS)
 
 
 def _ensure_room(address: int, extra: int) -> None:

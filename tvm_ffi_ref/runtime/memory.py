@@ -14,6 +14,7 @@ kernels do it inline); :func:`inc_ref` and :func:`dec_ref` call them.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import sys
 import threading
@@ -116,6 +117,27 @@ OBJECT_DELETER_ADDRESS = ctypes.cast(_object_deleter, ctypes.c_void_p).value
 #: die in C, without a Python callback (see ``tvm_ffi_runtime.h``).
 FREE_OBJECT_ADDRESS = ctypes.cast(LIB.tvm_ffi_runtime_free_object, ctypes.c_void_p).value
 FREE_SEQUENCE_ADDRESS = ctypes.cast(LIB.tvm_ffi_runtime_free_sequence, ctypes.c_void_p).value
+
+#: A deleter that does nothing (``tvm_ffi_runtime.h``): what is alive at exit is left there.
+ABANDON_OBJECT_ADDRESS = ctypes.cast(LIB.tvm_ffi_runtime_abandon_object, ctypes.c_void_p).value
+#: What else runs at exit, before the interpreter's last garbage collection (see below).
+at_exit: List[Callable[[], None]] = []
+
+
+@atexit.register
+def _abandon_python_deleters() -> None:
+    # The interpreter's last collection may free a framework's tensor that holds one of our
+    # objects (or a DLPack export), and its deleter, a Python callback here, would then run in
+    # an interpreter whose modules are half torn down (CPython faults). atexit runs before
+    # that: every object whose deleter is a Python callback gets a deleter that does nothing.
+    for abandon in at_exit:
+        abandon()
+    with _destructors_lock:
+        addresses = list(_destructors)
+        _destructors.clear()
+    for address in addresses:
+        ctypes.c_void_p.from_address(address + 16).value = ABANDON_OBJECT_ADDRESS
+
 
 #: ``new_object(..., destroy=RELEASE_ELEMENTS)``: the object's cell is a
 #: ``TVMFFISeqCell``; its elements and buffer are released as it dies.

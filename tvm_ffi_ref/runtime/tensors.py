@@ -51,6 +51,7 @@ import sys
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tvm_ffi_common import abi, pycapi
+from tvm_ffi_common.capi import LIB
 from . import env, errors, memory
 from .slots import FFIError, implements
 
@@ -228,7 +229,24 @@ def tensor_from_dlpack_versioned(managed, require_alignment, require_contiguous,
 # ------------------------------------------------------ exporting to DLPack
 
 
+#: managed tensor address -> versioned, for every export whose deleter has not run (CPython).
+_live_exports: Dict[int, bool] = {}
+
+
+def _abandon_exports() -> None:
+    # at exit (memory.at_exit): a deleter run by the interpreter's last collection must not be
+    # a Python callback
+    abandon = ctypes.cast(LIB.tvm_ffi_runtime_abandon_dlpack, ctypes.c_void_p).value
+    for managed, versioned in list(_live_exports.items()):
+        ctypes.c_void_p.from_address(managed + _DELETER_OFFSET[versioned]).value = abandon
+    _live_exports.clear()
+
+
+memory.at_exit.append(_abandon_exports)
+
+
 def _drop_exported(managed: int, versioned: bool) -> None:
+    _live_exports.pop(managed, None)
     tensor = ctypes.c_void_p.from_address(managed + _MANAGER_CTX_OFFSET[versioned]).value
     memory.free(managed)
     if tensor:
@@ -317,6 +335,8 @@ def to_managed(tensor: int, versioned: bool) -> int:
     ctypes.c_void_p.from_address(managed + _MANAGER_CTX_OFFSET[versioned]).value = tensor
     if DEFER_EXPORT_DELETERS:
         _deferred_exports[managed] = versioned
+    else:
+        _live_exports[managed] = versioned
     ctypes.c_void_p.from_address(managed + _DELETER_OFFSET[versioned]).value = \
         pycapi.DEFERRED_DELETER if DEFER_EXPORT_DELETERS else _EXPORTED_DELETER[versioned]
     memory.inc_ref(tensor)

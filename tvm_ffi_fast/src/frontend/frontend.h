@@ -49,7 +49,7 @@
  * The combined count of the header (c_api.h): strong references in the low
  * 32 bits, weak in the high 32, all strong references together holding one
  * weak. The same protocol C++ kernels inline, so either side may drop the
- * last reference; no call into libtvm_ffi.so is needed.
+ * last reference; only the end of the strong count calls into libtvm_ffi.so.
  */
 static inline void fx_incref(void* handle) {
   __atomic_fetch_add(&((TVMFFIObject*)handle)->combined_ref_count, (uint64_t)1,
@@ -57,27 +57,18 @@ static inline void fx_incref(void* handle) {
 }
 
 /*
- * Runs an object's deleter with the GIL held. A deleter may run Python code
- * (the reference runtime's and ctypes-made deleters are Python callbacks), which
- * must not see an exception the caller is propagating: it is set aside meanwhile.
+ * Ends an object whose strong count ended (before: the count before the last
+ * decrement) with the GIL held, through tvm_ffi_runtime_strong_count_ended. A
+ * deleter may run Python code (the reference runtime's and ctypes-made
+ * deleters are Python callbacks), which must not see an exception the caller
+ * is propagating: it is set aside meanwhile.
  */
-FX_HIDDEN void fx_run_deleter(TVMFFIObject* obj, int flags);
+FX_HIDDEN void fx_run_deleter(TVMFFIObject* obj, uint64_t before);
 
 static inline void fx_decref(void* handle) {
-  const uint64_t strong_one = 1, weak_one = (uint64_t)1 << 32;
   TVMFFIObject* obj = (TVMFFIObject*)handle;
-  uint64_t before = __atomic_fetch_sub(&obj->combined_ref_count, strong_one, __ATOMIC_RELEASE);
-  if (before == (strong_one | weak_one)) {
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    fx_run_deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
-  } else if ((before & (weak_one - 1)) == strong_one) {
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    fx_run_deleter(obj, kTVMFFIObjectDeleterFlagBitMaskStrong);
-    if (__atomic_fetch_sub(&obj->combined_ref_count, weak_one, __ATOMIC_RELEASE) == weak_one) {
-      __atomic_thread_fence(__ATOMIC_ACQUIRE);
-      fx_run_deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
-    }
-  }
+  uint64_t before = __atomic_fetch_sub(&obj->combined_ref_count, 1, __ATOMIC_RELEASE);
+  if ((before & 0xFFFFFFFFu) == 1) fx_run_deleter(obj, before);
 }
 
 static inline int32_t fx_header_index(const void* handle) {

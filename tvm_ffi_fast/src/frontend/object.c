@@ -24,15 +24,14 @@ PyTypeObject* fx_function_type;
 
 /* ------------------------------------------------------------ lifetime */
 
-void fx_run_deleter(TVMFFIObject* obj, int flags) {
+void fx_run_deleter(TVMFFIObject* obj, uint64_t before) {
   PyObject *type, *value, *traceback;
-  if (obj->deleter == NULL) return;
   if (FX_LIKELY(!PyErr_Occurred())) {
-    obj->deleter(obj, flags);
+    tvm_ffi_runtime_strong_count_ended(obj, before);
     return;
   }
   PyErr_Fetch(&type, &value, &traceback);
-  obj->deleter(obj, flags);
+  tvm_ffi_runtime_strong_count_ended(obj, before);
   PyErr_Restore(type, value, traceback);
 }
 

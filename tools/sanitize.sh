@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The sanitizer job: builds libtvm_ffi.so, the fast runtime and its compiled core, the testing
+# and example kernel libraries with AddressSanitizer and UndefinedBehaviorSanitizer in a copy of
+# the tree (build/sanitize/, the normal build is left alone), runs tests there with every
+# process's reports written to log files, and fails on any report whose top frame is in this
+# project's code (tools/sanitize_report.py; reports elsewhere are suppressed by name in
+# tools/sanitize_suppressions.txt, or fail too).
+#
+#   tools/sanitize.sh             the whole suite (tests/ and conformance_tests/, PyPy's tests aside)
+#   tools/sanitize.sh --ci        the CI subset (SUBSET below; a few minutes on two cores)
+#   tools/sanitize.sh PATHS...    those tests (pytest arguments)
+#
+# Python itself is not instrumented, so libasan is preloaded into every process the tests start
+# (the environment carries LD_PRELOAD, the options and PYTHONPATH to the copy into subprocesses).
+# SANITIZE_DIR moves the build, SANITIZE_NICE (default 10) sets its priority.
+set -uo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+OUT="${SANITIZE_DIR:-$ROOT/build/sanitize}"
+SRC="$OUT/src"
+LOGS="$OUT/logs"
+PYTHON="${PYTHON:-python}"
+FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -g"
+
+# What CI runs (a few minutes on two cores, most of it the build): a C++ kernel growing Lists
+# of both runtimes, the dataclass and structural walks over C++-defined types, and a deep chain
+# released under both runtimes.
+SUBSET=(tests/test_list_buffer_ownership.py tests/test_dataclass_ops.py tests/test_structural.py
+        tests/test_deep_structures.py::test_py_class_chain_is_released)
+
+if [ "${1:-}" = "--ci" ]; then
+    shift
+    set -- "${SUBSET[@]}" "$@"
+elif [ $# = 0 ]; then
+    set -- tests conformance_tests --deselect tests/test_pypy_support.py
+fi
+
+# 1. A copy of the tree as it is (tracked and untracked files, build products excluded);
+#    copied times let setup.py rebuild only what changed since the last run.
+mkdir -p "$SRC"
+(cd "$ROOT" && git ls-files -z -co --exclude-standard) |
+    (cd "$ROOT" && tar --null -T - -cf -) | (cd "$SRC" && tar -xpf -) || exit 2
+
+# 2. Every C library of the build, instrumented: CC and CXX name compilers that add the flags
+#    (one program each, as the tests that compile kernels at test time take them).
+mkdir -p "$OUT/bin"
+for pair in cc:gcc c++:g++; do
+    # (the compiler itself runs without the preloaded runtime: it is not what is tested)
+    printf '#!/bin/sh\nunset LD_PRELOAD\nexec %s %s "$@"\n' "${pair#*:}" "$FLAGS" \
+        >"$OUT/bin/${pair%%:*}"
+    chmod +x "$OUT/bin/${pair%%:*}"
+done
+export CC="$OUT/bin/cc" CXX="$OUT/bin/c++" LDSHARED="$OUT/bin/cc -shared"
+(cd "$SRC" && nice -n "${SANITIZE_NICE:-10}" "$PYTHON" setup.py -q build_ext --inplace \
+    >"$OUT/build.log" 2>&1) || { tail -40 "$OUT/build.log"; echo "sanitize: build failed"; exit 2; }
+
+# 3. The tests, in the copy, every process under the sanitizers.
+rm -rf "$LOGS" && mkdir -p "$LOGS"
+export PYTHONPATH="$SRC${PYTHONPATH:+:$PYTHONPATH}"
+# libstdc++ too: Python does not link it, and ASan resolves the C++ runtime it intercepts
+# (__cxa_throw) when it starts, so a library that throws and was loaded later would abort it.
+export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(g++ -print-file-name=libstdc++.so.6)${LD_PRELOAD:+:$LD_PRELOAD}"
+# Leaks: off (CPython keeps much of what it allocates until the process ends). ODR: off (the
+# oracle's processes load upstream's libtvm_ffi.so, which defines the same C++ symbols as ours).
+export ASAN_OPTIONS="detect_leaks=0:log_path=$LOGS/asan:detect_odr_violation=0:${ASAN_EXTRA:-}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=0:log_path=$LOGS/ubsan"
+# Test kernels compiled at test time are instrumented too, and cached apart from the normal ones.
+export TVM_FFI_KERNEL_DIR="$OUT/test-kernels" CONFORMANCE_KERNEL_DIR="$OUT/conformance-kernels"
+unset CORPUS_UPSTREAM_RESULTS
+(cd "$SRC" && nice -n "${SANITIZE_NICE:-10}" "$PYTHON" -m pytest -p no:cacheprovider "$@" \
+    2>&1 | tee "$OUT/pytest.log")
+tests_status=${PIPESTATUS[0]}
+unset LD_PRELOAD
+
+# 4. The reports, by kind and by where their top frame is.
+"$PYTHON" "$ROOT/tools/sanitize_report.py" "$LOGS" --project "$OUT" \
+    --suppressions "$ROOT/tools/sanitize_suppressions.txt" --json "$OUT/summary.json"
+report_status=$?
+echo "sanitize: pytest exit status $tests_status; reports: $([ $report_status = 0 ] && echo clean || echo FAILED)"
+[ "$report_status" = 0 ] && [ "${SANITIZE_TESTS_MUST_PASS:-0}" = 0 -o "$tests_status" = 0 ]
