@@ -199,4 +199,57 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
                 raise ValueError(f"unknown C API edge case {kind!r}")
         return out
 
+    def op_default_factories(env, cases: List[Any]) -> List[Any]:
+        """Each case: a ``@py_class`` whose fields have default factories; two instances made
+        without arguments: each field's value, whether the two share it, whether a change
+        through one shows in the other, and a deep copy's sharing with the original."""
+        import copy
+
+        api, out = env.api, []
+        for key, fields in cases:
+            shared = api.Array([1, "one object"])
+            factories = {"pylist": list, "pydict": dict, "Array": lambda: api.Array([1, 2]),
+                         "List": lambda: api.List([]), "Dict": lambda: api.Dict({}),
+                         "same": lambda: shared, "int": lambda: 3, "str": lambda: "text"}
+            import sys
+            import types
+            import typing
+            # A module of its own, so that the annotations resolve in its globals.
+            module = types.ModuleType("conformance_edges_" + key.replace(".", "_"))
+            sys.modules[module.__name__] = module
+            namespace = module.__dict__
+            namespace.update(api=api, factories=factories, Any=typing.Any, Dict=typing.Dict,
+                             List=typing.List, Optional=typing.Optional)
+            lines = [f"@api.dataclasses.py_class({key!r})", "class Generated(api.Object):"]
+            for i, (annotation, factory) in enumerate(fields):
+                lines.append(f"    f{i}: {annotation} = api.dataclasses.field("
+                             f"default_factory=factories[{factory!r}])")
+            if not fields:
+                lines.append("    pass")
+            try:
+                exec(compile("\n".join(lines), module.__name__, "exec", dont_inherit=True),
+                     namespace)  # noqa: S102 - the generated class
+                cls = namespace["Generated"]
+                a, b = cls(), cls()
+            except Exception as error:  # noqa: BLE001
+                out.append(raised(error))
+                continue
+            record = []
+            for i, _ in enumerate(fields):
+                x, y = getattr(a, f"f{i}"), getattr(b, f"f{i}")
+                objects = isinstance(x, api.Object) and isinstance(y, api.Object)
+
+                def change():
+                    x.append(5) if isinstance(x, api.List) else x.__setitem__("k", 1)
+                    return y
+                record.append([attempt(env, lambda: x), objects and x.same_as(y), x is y,
+                               attempt(env, change) if isinstance(x, (api.List, api.Dict))
+                               else None])
+            twin = copy.deepcopy(a)
+            record.append([getattr(twin, f"f{i}").same_as(getattr(a, f"f{i}"))
+                           if isinstance(getattr(a, f"f{i}"), api.Object) else None
+                           for i in range(len(fields))])
+            out.append(record)
+        return out
+
     return {name[3:]: fn for name, fn in locals().items() if name.startswith("op_")}
