@@ -120,10 +120,11 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
             except Exception as error:  # noqa: BLE001
                 out.append([raised(error)])
                 continue
-            record.append([list(tensor.shape), list(tensor.strides), tensor.is_contiguous(),
-                           tensor.ndim, tensor.numel(), str(tensor.dtype), str(tensor.device),
-                           list(tensor.__dlpack_device__()),
-                           tensor.data_ptr() == array.__array_interface__["data"][0]])
+            record.append(attempt(env, lambda: [
+                list(tensor.shape), list(tensor.strides), tensor.is_contiguous(), tensor.ndim,
+                tensor.numel(), str(tensor.dtype), str(tensor.device),
+                list(tensor.__dlpack_device__()),
+                tensor.data_ptr() == array.__array_interface__["data"][0]]))
 
             def export():
                 capsule = tensor.__dlpack__(**export_kw)
