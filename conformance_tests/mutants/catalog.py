@@ -259,6 +259,19 @@ MUTANTS += [
        T_EDGES + "test_mixed_positional_arguments"),
 ]
 
+MUTANTS += [
+    _m("api-factory-as-default", "tvm_ffi_api/pyclass_fields.py",
+       r"for condition, bit in \(\(field\.default_factory is not MISSING, \"DefaultFromFactory\"\),",
+       "for condition, bit in ((False, \"DefaultFromFactory\"),",
+       "a default factory is registered as the default value itself, not called per instance "
+       "(dataclass default factories)", T_EDGES + "test_default_factories_and_deepcopy_sharing"),
+    _m("ref-deepcopy-no-memo", REF + "deep_copy.py",
+       r"        if address in self\.copies:\n            return self\.copies\[address\]\n",
+       "",
+       "DeepCopy copies an object met twice twice, losing the sharing (DeepCopy of containers)",
+       T_CONTAINER_EDGES),
+]
+
 #: Which property kills each fresh mutant (checked with ``--only``; see the README).
 FRESH_KILLERS = {
     "api-list-del-step-forward": T_CONTAINER_EDGES,
@@ -268,6 +281,8 @@ FRESH_KILLERS = {
     "ref-missing-item-sides": T_EDGES + "test_access_paths_to_missing",
     "fast-env-original-stream": T_EDGES + "test_stream_environment",
     "cffi-float-sign-of-zero": T_EDGES + "test_mixed_positional_arguments",
+    "api-factory-as-default": T_EDGES + "test_default_factories_and_deepcopy_sharing",
+    "ref-deepcopy-no-memo": T_CONTAINER_EDGES,
 }
 
 BY_NAME: Dict[str, Mutant] = {m.name: m for m in MUTANTS}
