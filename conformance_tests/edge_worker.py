@@ -237,7 +237,11 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
                 continue
             record = []
             for i, _ in enumerate(fields):
-                x, y = getattr(a, f"f{i}"), getattr(b, f"f{i}")
+                try:
+                    x, y = getattr(a, f"f{i}"), getattr(b, f"f{i}")
+                except Exception as error:  # noqa: BLE001
+                    record.append(raised(error))
+                    continue
                 objects = isinstance(x, api.Object) and isinstance(y, api.Object)
 
                 def change():
@@ -246,10 +250,13 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
                 record.append([attempt(env, lambda: x), objects and x.same_as(y), x is y,
                                attempt(env, change) if isinstance(x, (api.List, api.Dict))
                                else None])
-            twin = copy.deepcopy(a)
-            record.append([getattr(twin, f"f{i}").same_as(getattr(a, f"f{i}"))
-                           if isinstance(getattr(a, f"f{i}"), api.Object) else None
-                           for i in range(len(fields))])
+            try:  # the front end's own exception (a field's value refusing a copy) is a result
+                twin = copy.deepcopy(a)
+                record.append([getattr(twin, f"f{i}").same_as(getattr(a, f"f{i}"))
+                               if isinstance(getattr(a, f"f{i}"), api.Object) else None
+                               for i in range(len(fields))])
+            except Exception as error:  # noqa: BLE001
+                record.append(raised(error))
             out.append(record)
         return out
 
