@@ -200,6 +200,23 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
                 raise ValueError(f"unknown C API edge case {kind!r}")
         return out
 
+    def op_dtype_methods(env, cases: List[Any]) -> List[Any]:
+        """Each ``(text, lanes, triple)``: a dtype's properties, ``with_lanes``, ``is_dtype`` and
+        ``from_dlpack_data_type`` of a raw triple."""
+        dtype, out = env.api.dtype, []
+        for text, lanes, triple in cases:
+            try:
+                d = dtype(text)
+            except Exception as error:  # noqa: BLE001
+                out.append(raised(error))
+                continue
+            out.append([attempt(env, lambda: [d.itemsize, d.is_bool, d.is_float, d.is_integer,
+                                              d.is_handle]),
+                        attempt(env, lambda: str(d.with_lanes(lanes))),
+                        attempt(env, lambda: [dtype.is_dtype(d), dtype.is_dtype(text)]),
+                        attempt(env, lambda: str(dtype.from_dlpack_data_type(tuple(triple))))])
+        return out
+
     def op_default_factories(env, cases: List[Any]) -> List[Any]:
         """Each case: a ``@py_class`` whose fields have default factories; two instances made
         without arguments: each field's value, whether the two share it, whether a change

@@ -201,3 +201,13 @@ def test_default_factories_and_deepcopy_sharing(pool, field_lists):
     # A fresh type key per class, the same in every worker (one request to all).
     cases = [(next(_FACTORY_KEYS), fields) for fields in field_lists]
     assert_agree(pool.run("default_factories", cases), cases, "default factories differ")
+
+
+@conformance(examples=40)
+@given(st.lists(st.tuples(st.one_of(S.dtype_texts, st.sampled_from(
+    ["float32x4", "bool", "handle", "int8", "uint1", "bfloat16", "float8_e4m3fn"])),
+    st.sampled_from([1, 2, 4, 0, -1, -4, 65536]),
+    st.tuples(st.integers(0, 20), st.sampled_from([0, 1, 8, 16, 32, 64, 256]),
+              st.sampled_from([1, 4, 0, -1, 65535]))), min_size=1, max_size=8))
+def test_dtype_methods(pool, cases):
+    assert_agree(pool.run("dtype_methods", cases), cases, "dtype methods differ")
