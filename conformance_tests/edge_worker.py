@@ -217,6 +217,20 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
                         attempt(env, lambda: str(dtype.from_dlpack_data_type(tuple(triple))))])
         return out
 
+    def op_device_methods(env, cases: List[Any]) -> List[Any]:
+        """Each ``(a, b)`` device recipe pair: accessors, text forms, equality and hash equality."""
+        out = []
+        for a_recipe, b_recipe in cases:
+            try:
+                a, b = build(env, a_recipe), build(env, b_recipe)
+            except Exception as error:  # noqa: BLE001
+                out.append(["build-raises"] + raised(error)[1:])
+                continue
+            out.append([attempt(env, lambda: [a.type, a.index, repr(a), str(a),
+                                              a.dlpack_device_type()]),
+                        attempt(env, lambda: [a == b, a != b, hash(a) == hash(b)])])
+        return out
+
     def op_default_factories(env, cases: List[Any]) -> List[Any]:
         """Each case: a ``@py_class`` whose fields have default factories; two instances made
         without arguments: each field's value, whether the two share it, whether a change

@@ -14,7 +14,9 @@
   typed two-parameter kernels on them (conversion per position);
 * C API entries with the arguments their header gives a rule for;
 * dataclass fields with default factories: what each instance gets, whether instances share
-  it, and what a deep copy shares.
+  it, and what a deep copy shares;
+* dtype properties and methods at the edges of lanes and raw triples, and Device accessors,
+  text forms, equality and hashes.
 """
 
 from __future__ import annotations
@@ -211,3 +213,14 @@ def test_default_factories_and_deepcopy_sharing(pool, field_lists):
               st.sampled_from([1, 4, 0, -1, 65535]))), min_size=1, max_size=8))
 def test_dtype_methods(pool, cases):
     assert_agree(pool.run("dtype_methods", cases), cases, "dtype methods differ")
+
+
+_ANY_DEVICE = st.one_of(S.devices, st.sampled_from(["cpu", "cuda:1", "cuda", "rocm:3", "bogus:1",
+                                                    "", "cuda:-1", "metal:0"]).map(
+    lambda text: ("device", text, None)))
+
+
+@conformance(examples=30)
+@given(st.lists(st.tuples(_ANY_DEVICE, _ANY_DEVICE), min_size=1, max_size=8))
+def test_device_methods(pool, cases):
+    assert_agree(pool.run("device_methods", cases), cases, "device methods differ")
