@@ -272,6 +272,17 @@ MUTANTS += [
        T_CONTAINER_EDGES),
 ]
 
+MUTANTS += [
+    _m("api-itemsize-floor", "tvm_ffi_api/dtype.py", r"return \(bits \* lanes \+ 7\) // 8",
+       "return bits * lanes // 8",
+       "itemsize rounds sub-byte dtypes down to 0 (dtype methods)",
+       T_EDGES + "test_dtype_methods"),
+    _m("api-device-repr-order", "tvm_ffi_api/device.py",
+       r"return f\"device\(type='\{self\.__device_type_name__\(\)\}', index=\{self\._index\}\)\"",
+       "return f\"device(index={self._index}, type='{self.__device_type_name__()}')\"",
+       "repr(Device) lists index before type (Device accessors)", T_EDGES + "test_device_methods"),
+]
+
 #: Which property kills each fresh mutant (checked with ``--only``; see the README).
 FRESH_KILLERS = {
     "api-list-del-step-forward": T_CONTAINER_EDGES,
@@ -283,6 +294,8 @@ FRESH_KILLERS = {
     "cffi-float-sign-of-zero": T_EDGES + "test_mixed_positional_arguments",
     "api-factory-as-default": T_EDGES + "test_default_factories_and_deepcopy_sharing",
     "ref-deepcopy-no-memo": T_CONTAINER_EDGES,
+    "api-itemsize-floor": T_EDGES + "test_dtype_methods",
+    "api-device-repr-order": T_EDGES + "test_device_methods",
 }
 
 BY_NAME: Dict[str, Mutant] = {m.name: m for m in MUTANTS}
