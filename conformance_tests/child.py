@@ -2,8 +2,8 @@
 
 Run as ``python child.py <frontend> <config.json>`` by :mod:`workers`. The
 process imports exactly one front end as ``api`` (``tvm_ffi`` for
-"upstream", ``tvm_ffi_ref`` for "ref", ``tvm_ffi_fast`` for "fast"), loads the
-conformance kernels with ``api.load_module`` and then answers requests until
+"upstream", ``tvm_ffi_ref`` for "ref", ``tvm_ffi_fast`` for "fast" and, on its cffi
+core, for "fast-cffi"), loads the conformance kernels with ``api.load_module`` and then answers requests until
 its stdin closes.
 
 Framing: each message is an 8-byte little-endian length and a pickle. A
@@ -64,7 +64,8 @@ def op_hello(env: Env, payload: Any) -> Any:
     return {"frontend": env.frontend, "module": os.path.abspath(env.api.__file__),
             "runtime": name() if callable(name) else "upstream", "lib": env.lib_path,
             "core": os.path.abspath(core.__file__) if core is not None else None,
-            "interpreter": sys.implementation.name}
+            "interpreter": sys.implementation.name,
+            "fast_core": getattr(env.api, "_CORE", None)}
 
 
 def op_dump(env: Env, recipes: List[Any]) -> List[Any]:
@@ -180,6 +181,7 @@ OPS.update(_load_worker("decode_worker").handlers(
     build=build, raised=raised, normalize=normalize, attempt=attempt,
     type_info_record=type_info_record, fault=fault, take_faults=take_faults))
 OPS.update(_load_worker("structural_worker").handlers(build, attempt))
+OPS.update(_load_worker("edge_worker").handlers(build, attempt, raised))
 
 
 def main(frontend: str, config_path: str) -> None:

@@ -32,7 +32,9 @@ class Env:
             import tvm_ffi_ref as api
             from tvm_ffi_common import libinfo
             lib_path = libinfo.library_path()
-        elif package == "fast":
+        elif package in ("fast", "fast-cffi"):
+            # "fast-cffi": the same package on the core PyPy runs, chosen before the import.
+            os.environ["TVM_FFI_FAST_CORE"] = "cffi" if package == "fast-cffi" else "compiled"
             import tvm_ffi_fast as api
             from tvm_ffi_common import libinfo
             lib_path = libinfo.library_path()

@@ -132,9 +132,13 @@ def run_container(env: Env, program: Dict[str, Any]) -> List[Any]:
     api, calls = env.api, env.calls
     out: List[Any] = []
     make = program["make"]
+    shared = None
     try:
+        # ``program["shared"]``: values built once, which ``("reg", i)`` in the recipes names
+        # (one object at several places of the container).
+        shared = [build(env, r) for r in program["shared"]] if "shared" in program else None
         if make[0] == "py":
-            box = [build(env, make[1])]
+            box = [build(env, make[1], shared)]
         else:
             items = [build(env, r) for r in make[2]]
             box = [getattr(calls, "make_" + make[1])(api.Array(items))]
@@ -143,7 +147,7 @@ def run_container(env: Env, program: Dict[str, Any]) -> List[Any]:
     out.append(["made", env.dump(box[0])[0]])
 
     def arg(recipe):
-        return build(env, recipe)
+        return build(env, recipe, shared)
 
     for op in program["ops"]:
         name = op[0]
@@ -186,6 +190,9 @@ def run_container(env: Env, program: Dict[str, Any]) -> List[Any]:
             run(lambda: c.extend([arg(r) for r in op[1]]))
         elif name == "py_slice":
             run(lambda: c[op[1]:op[2]:op[3]])
+        elif name in _EDGE_OPS:
+            run(lambda: _EDGE_OPS[name](env, c, [arg(r) if isinstance(r, tuple) else r
+                                                  for r in op[1:]]))
         elif name.startswith("cpp_"):
             # C++ reads or mutates the container in place (inline header code).
             fn = getattr(calls, name[4:])
@@ -196,3 +203,43 @@ def run_container(env: Env, program: Dict[str, Any]) -> List[Any]:
             out.append(["state", container_state(env, c)])
     out.append(["final", env.dump(box[0])[0]])
     return out
+
+
+def _del_slice(c, start, stop, step):
+    del c[start:stop:step]
+
+
+def _set_slice(c, start, stop, step, values):
+    c[start:stop:step] = values
+
+
+def _deepcopy_sharing(env, c):
+    """A deep copy's contents, and which of its items are one object (sharing kept or not)."""
+    import copy
+
+    twin = copy.deepcopy(c)
+    items = list(twin.values()) if hasattr(twin, "values") else list(twin)
+    objects = [x for x in items if isinstance(x, env.api.Object)]
+    return [twin, [[i for i, y in enumerate(objects) if x.same_as(y)] for x in objects],
+            [x.same_as(y) for x in objects for y in (list(c.values()) if hasattr(c, "values")
+                                                     else list(c))
+             if isinstance(y, env.api.Object)]]
+
+
+#: Operations of ``test_container_edges`` (a name, then arguments: recipes are built first):
+#: slices deleted and assigned with any step, the dict methods beyond get/set/pop, ``remove``,
+#: truth, equality and deep copies (whether the copy keeps its items' sharing).
+_EDGE_OPS = {
+    "py_del_slice": lambda env, c, a: _del_slice(c, *a),
+    "py_set_slice": lambda env, c, a: _set_slice(c, a[0], a[1], a[2], list(a[3:])),
+    "py_keys": lambda env, c, a: list(c.keys()),
+    "py_values": lambda env, c, a: list(c.values()),
+    "py_popitem": lambda env, c, a: c.popitem(),
+    "py_setdefault": lambda env, c, a: c.setdefault(*a),
+    "py_update": lambda env, c, a: c.update({a[i]: a[i + 1] for i in range(0, len(a), 2)}),
+    "py_remove": lambda env, c, a: c.remove(a[0]),
+    "py_bool": lambda env, c, a: bool(c),
+    "py_eq": lambda env, c, a: [c == c, c == a[0], c != a[0]],
+    "py_iter": lambda env, c, a: list(iter(c)),
+    "py_deepcopy": lambda env, c, a: _deepcopy_sharing(env, c),
+}

@@ -13,18 +13,24 @@ import os
 import sys
 from typing import List
 
-#: Front ends compared with upstream, bit for bit: "ref" and "fast", or those listed by
+#: Front ends compared with upstream, bit for bit: "ref", "fast" (its compiled core) and
+#: "fast-cffi" (the same package on its cffi core, ``TVM_FFI_FAST_CORE=cffi``: the core PyPy
+#: runs, held to upstream on CPython every run), or those listed by
 #: ``CONFORMANCE_FRONTENDS=a,b``, such as "pypy-ref" and "pypy-fast": the same two run by the
 #: PyPy ``TVM_FFI_PYPY`` names (.ci/run's PyPy job). Upstream, the oracle, runs on CPython.
 FRONTENDS: List[str] = [name for name in os.environ.get("CONFORMANCE_FRONTENDS", "").split(",")
-                        if name] or ["ref", "fast"]
+                        if name] or ["ref", "fast", "fast-cffi"]
 
 #: Whether every worker can make torch tensors (torch has no PyPy build).
 TORCH_IN_WORKERS = not any(name.startswith("pypy-") for name in FRONTENDS)
 
 #: Each front end's package.
-PACKAGES = {"ref": "tvm_ffi_ref", "fast": "tvm_ffi_fast", "pypy-ref": "tvm_ffi_ref",
-            "pypy-fast": "tvm_ffi_fast"}
+PACKAGES = {"ref": "tvm_ffi_ref", "fast": "tvm_ffi_fast", "fast-cffi": "tvm_ffi_fast",
+            "pypy-ref": "tvm_ffi_ref", "pypy-fast": "tvm_ffi_fast"}
+
+#: The core each ``tvm_ffi_fast`` front end must run on (``tvm_ffi_fast._CORE``): PyPy always
+#: runs the cffi core.
+FAST_CORES = {"fast": "compiled", "fast-cffi": "cffi", "pypy-fast": "cffi"}
 
 
 def interpreter(frontend: str) -> str:

@@ -25,6 +25,8 @@ def test_every_listed_frontend_is_running(pool):
         assert package == config.PACKAGES[frontend], hello
         expected = "pypy" if frontend.startswith("pypy-") else "cpython"
         assert hello["interpreter"] == expected, hello
+        # Each fast front end runs on the core it names (the cffi one, too, on CPython).
+        assert hello["fast_core"] == config.FAST_CORES.get(frontend), hello
         mutant = os.environ.get("CONFORMANCE_REF_PATH")
         if frontend == "ref" and mutant:
             assert hello["module"].startswith(os.path.abspath(mutant) + os.sep), hello

@@ -21,6 +21,8 @@ T_CALLS = "conformance_tests/test_calls.py::test_call_program"
 T_STATE = "conformance_tests/test_runtime_state.py::"
 T_STRUCTURAL = "conformance_tests/test_structural.py::test_structural_operations_agree"
 T_DATACLASSES = "conformance_tests/test_dataclasses.py::test_dataclass_programs"
+T_EDGES = "conformance_tests/test_edges.py::"
+T_CONTAINER_EDGES = "conformance_tests/test_container_edges.py::test_container_edges"
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,8 @@ class Mutant:
     def area(self) -> str:
         if self.path.startswith("tvm_ffi_fast/src/frontend/"):
             return "fast front end"
+        if self.path.startswith("tvm_ffi_fast/cffi_front/"):
+            return "cffi core"
         if self.path.startswith("tvm_ffi_fast/src/"):
             return "fast runtime"
         if self.path.startswith("tvm_ffi_api/"):
@@ -213,6 +217,86 @@ MUTANTS: List[Mutant] = [
        "torch tensors through the exchange API must be contiguous (DLPack fields)",
        T_VALUES + "test_ndarray_encoding"),
 ]
+
+#: Fresh mutants (issue 34), one per area the surface map found uncovered, written from the
+#: API's docstrings and upstream's headers: what each behaviour must do, then one plausible
+#: way to get it wrong. ``FRESH_KILLERS`` records the property that kills each.
+MUTANTS += [
+    _m("api-list-del-step-forward", "tvm_ffi_api/container.py",
+       r"indices = reversed\(range\(start, stop, step\)\) if step > 0 else range\(start, stop, step\)",
+       "indices = range(start, stop, step)",
+       "deleting a List slice with a step > 1 erases front to back, so later indices shift "
+       "(slice deletion)", T_CONTAINER_EDGES),
+    _m("api-stream-restore-null", "tvm_ffi_api/stream.py",
+       r"_set_stream\(self\.device_type, self\.device_id, self\.prev_stream\)",
+       "_set_stream(self.device_type, self.device_id, 0)",
+       "leaving use_raw_stream sets no stream instead of the one before (environment API)",
+       T_EDGES + "test_stream_environment"),
+    _m("api-contiguous-unit-dims", "tvm_ffi_api/tensor.py",
+       r"if t\.shape\[k\] == 1:\n                continue",
+       "if t.shape[k] == 0:\n                continue",
+       "is_contiguous counts a unit dimension's stride (DLPack contiguity)",
+       T_EDGES + "test_dlpack_options"),
+    _m("ref-hash-negative-zero", REF + "structural_hash.py",
+       r"            return stable_hash_combine\(index, _payload\(value\)\)",
+       "            return stable_hash_combine(index, 0 if index == TI.kTVMFFIFloat and "
+       "value.v_float64 == 0 else _payload(value))",
+       "-0.0 hashes as 0.0 (structural hash of floats)", T_EDGES + "test_structural_hash_edges"),
+    _m("ref-missing-item-sides", REF + "structural_equal.py",
+       r"self\.record\(ARRAY_ITEM, index, ARRAY_ITEM_MISSING, index\)",
+       "self.record(ARRAY_ITEM_MISSING, index, ARRAY_ITEM, index)",
+       "the missing-element step goes on the longer side (access paths to missing elements)",
+       T_EDGES + "test_access_paths_to_missing"),
+    _m("fast-env-original-stream", FAST + "env.c",
+       r"if \(opt_out_original_stream != NULL\) \*opt_out_original_stream = row->ids\[device_id\];",
+       "if (opt_out_original_stream != NULL) *opt_out_original_stream = NULL;",
+       "TVMFFIEnvSetStream reports no original stream (environment API, C API)",
+       T_EDGES + "test_stream_environment", T_EDGES + "test_c_api_edges"),
+    _m("cffi-float-sign-of-zero", "tvm_ffi_fast/cffi_front/convert.py",
+       r"        p\.zero_padding = 0\n        p\.v_float64 = value\n        return",
+       "        p.zero_padding = 0\n        p.v_float64 = value + 0.0\n        return",
+       "the cffi core passes -0.0 as 0.0 (float encoding, cffi core)",
+       T_EDGES + "test_mixed_positional_arguments"),
+]
+
+MUTANTS += [
+    _m("api-factory-as-default", "tvm_ffi_api/pyclass_fields.py",
+       r"for condition, bit in \(\(field\.default_factory is not MISSING, \"DefaultFromFactory\"\),",
+       "for condition, bit in ((False, \"DefaultFromFactory\"),",
+       "a default factory is registered as the default value itself, not called per instance "
+       "(dataclass default factories)", T_EDGES + "test_default_factories_and_deepcopy_sharing"),
+    _m("ref-deepcopy-no-memo", REF + "deep_copy.py",
+       r"        if address in self\.copies:\n            return self\.copies\[address\]\n",
+       "",
+       "DeepCopy copies an object met twice twice, losing the sharing (DeepCopy of containers)",
+       T_CONTAINER_EDGES),
+]
+
+MUTANTS += [
+    _m("api-itemsize-floor", "tvm_ffi_api/dtype.py", r"return \(bits \* lanes \+ 7\) // 8",
+       "return bits * lanes // 8",
+       "itemsize rounds sub-byte dtypes down to 0 (dtype methods)",
+       T_EDGES + "test_dtype_methods"),
+    _m("api-device-repr-order", "tvm_ffi_api/device.py",
+       r"return f\"device\(type='\{self\.__device_type_name__\(\)\}', index=\{self\._index\}\)\"",
+       "return f\"device(index={self._index}, type='{self.__device_type_name__()}')\"",
+       "repr(Device) lists index before type (Device accessors)", T_EDGES + "test_device_methods"),
+]
+
+#: Which property kills each fresh mutant (checked with ``--only``; see the README).
+FRESH_KILLERS = {
+    "api-list-del-step-forward": T_CONTAINER_EDGES,
+    "api-stream-restore-null": T_EDGES + "test_stream_environment",
+    "api-contiguous-unit-dims": T_EDGES + "test_dlpack_options",
+    "ref-hash-negative-zero": T_EDGES + "test_structural_hash_edges",
+    "ref-missing-item-sides": T_EDGES + "test_access_paths_to_missing",
+    "fast-env-original-stream": T_EDGES + "test_stream_environment",
+    "cffi-float-sign-of-zero": T_EDGES + "test_mixed_positional_arguments",
+    "api-factory-as-default": T_EDGES + "test_default_factories_and_deepcopy_sharing",
+    "ref-deepcopy-no-memo": T_CONTAINER_EDGES,
+    "api-itemsize-floor": T_EDGES + "test_dtype_methods",
+    "api-device-repr-order": T_EDGES + "test_device_methods",
+}
 
 BY_NAME: Dict[str, Mutant] = {m.name: m for m in MUTANTS}
 assert len(BY_NAME) == len(MUTANTS), "two mutants share a name"

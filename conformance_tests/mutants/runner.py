@@ -57,7 +57,7 @@ def environment(root: str, kernel_dir: str, generated_only: bool = False) -> Dic
     env["CONFORMANCE_KERNEL_DIR"] = kernel_dir
     env["CONFORMANCE_NO_DATABASE"] = "1"
     env.pop("CONFORMANCE_REF_PATH", None)
-    env.pop("CONFORMANCE_FRONTENDS", None)  # mutants are judged on CPython's ref and fast
+    env.pop("CONFORMANCE_FRONTENDS", None)  # mutants are judged on CPython's ref, fast and fast-cffi
     if generated_only:
         env["CONFORMANCE_GENERATED_ONLY"] = "1"
     else:
