@@ -24,9 +24,12 @@ An error that leaves a traversal through an object records it: the Error's
 
 C++ hooks registered as native function pointers (``kTVMFFIOpaquePtr``
 entries of ``__s_visit__`` / ``__s_mutate__``) call back into the traversal
-through its vtable, which a runtime written in Python cannot provide (ctypes
-callbacks cannot return a 16-byte ``TVMFFIAny``): this runtime refuses such a
-hook with a ``RuntimeError``; the fast runtime runs it. The other way round works:
+through its vtable, whose entries return a 16-byte ``TVMFFIAny``, which a ctypes
+callback cannot. So a visitor made here carries a vtable of ``libtvm_ffi.so``'s
+(``tvm_ffi_runtime_host_visitor_vtable``) whose entry calls back into Python with
+an out pointer, and native ``__s_visit__`` hooks run (TVM's Relax passes register
+them). A mutator's vtable has four entries and is not provided yet: a native
+``__s_mutate__`` hook is refused with a ``RuntimeError``. The other way round works:
 a traversal made in C++ (TVM's passes make them) handed to our containers' hooks is
 stepped through its own vtable (``foreign_step``), since ctypes can call a C
 function returning a ``TVMFFIAny``.
@@ -42,7 +45,7 @@ from . import anyvalue, errors, memory
 from .containers import list_append, new_list, seq_items
 from .reflection import VISIT_ERROR_CONTEXT, new_reflected
 from .registry import TYPES
-from .signatures import EXACT_OBJECT_PARAMS, SCHEMAS
+from .signatures import OBJECT_PARAMS, SCHEMAS
 from .slots import ErrorAlreadyRaised, FFIError
 from .structural_rules import REGION
 
@@ -60,7 +63,7 @@ CALLBACKS = "Array<Tuple<int, ffi.Function>>"
 MUTATE_CALLBACKS = "Array<Tuple<int, ffi.Function, bool>>"
 for _spelling, _items in ((CALLBACKS, [_INT, _FUNCTION]), (MUTATE_CALLBACKS,
                                                            [_INT, _FUNCTION, _BOOL])):
-    EXACT_OBJECT_PARAMS[_spelling] = TI.kTVMFFIArray
+    OBJECT_PARAMS[_spelling] = TI.kTVMFFIArray
     SCHEMAS[_spelling] = {"type": "ffi.Array", "args": [{"type": "Tuple", "args": _items}]}
 
 
@@ -71,8 +74,9 @@ def _forget(address: int) -> None:
 class Traversal:
     """A visit or mutation in progress, and its object."""
 
-    def __init__(self, type_index: int):
+    def __init__(self, type_index: int, vtable: int = 0):
         self.address = memory.new_object(type_index, _TRAVERSAL_SIZE, _forget)
+        ctypes.c_void_p.from_address(self.address + _VTABLE_AT).value = vtable or None
         TRAVERSALS[self.address] = self
 
     @property
