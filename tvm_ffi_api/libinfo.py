@@ -82,8 +82,13 @@ def _say_once(line: str) -> None:
 
 
 def find_dlpack_include_path() -> str:
-    """The directory holding ``dlpack/dlpack.h`` (the same one: the headers ship together)."""
-    found = _resolve_and_validate([Path(p) for p in _common.include_paths()],
+    """The directory holding ``dlpack/dlpack.h`` (the same one as :func:`find_include_path`:
+    the headers ship together)."""
+    from .cpp import headers
+
+    merged = headers.cxx_include_dir()
+    candidates = ([merged] if merged else []) + list(_common.include_paths())
+    found = _resolve_and_validate([Path(p) for p in candidates],
                                   cond=lambda p: (p / "dlpack").is_dir())
     if found is None:
         raise RuntimeError("Cannot find dlpack include path.")
