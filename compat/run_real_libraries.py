@@ -87,7 +87,7 @@ def check():
                    for u in upstream)]
     with open("/proc/self/maps") as f:
         seen += sorted({line.split()[-1] for line in f if "libtvm_ffi" in line and
-                        any(u in line for u in upstream)})
+                        any(u + os.sep in line for u in upstream)})
     if seen:
         sys.stderr.write("upstream's package was loaded: " + ", ".join(seen[:3]) + "\\n")
         sys.stderr.flush()
