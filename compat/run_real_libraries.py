@@ -73,7 +73,7 @@ DEFAULT = [name for name in LIBRARIES if name != "tilelang"]
 DEPENDENCIES = ["numpy", "ml_dtypes", "typing_extensions", "cloudpickle", "psutil", "tqdm",
                 "z3-solver>=4.13.0,<4.15.5", "cffi", "packaging", "pydantic", "transformers",
                 "jax", "click", "einops", "ninja", "requests", "tabulate", "nvidia-ml-py",
-                "pytest"]
+                "pytest", "scikit-build-core", "setuptools_scm"]  # the last two: sdist metadata
 TORCH = "torch==2.13.0"
 #: Run before a script under ours: at exit, fails the run if anything of upstream's package was
 #: imported or its libtvm_ffi.so loaded (its headers are the only files of it ours may read).

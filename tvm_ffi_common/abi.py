@@ -930,6 +930,8 @@ RUNTIME_FUNCTIONS: List[CFunction] = [
     _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_host_exited"),
     _fn("tvm_ffi_runtime.h", "const void*", "tvm_ffi_runtime_host_visitor_vtable",
         ("void (*)(void*, const TVMFFIAny*, TVMFFIAny*)", "visit")),
+    _fn("tvm_ffi_runtime.h", "const void*", "tvm_ffi_runtime_host_mutator_vtable",
+        ("void (*)(void*, int32_t, const TVMFFIAny*, const TVMFFIAny*, TVMFFIAny*)", "step")),
 ]
 
 

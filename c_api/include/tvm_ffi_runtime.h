@@ -356,6 +356,17 @@ TVM_FFI_DLL void tvm_ffi_runtime_host_deleter(void* self, int flags);
 TVM_FFI_DLL int tvm_ffi_runtime_host_exited(void);
 TVM_FFI_DLL const void* tvm_ffi_runtime_host_visitor_vtable(TVMFFIRuntimeHostStep visit);
 
+/*
+ * The same for a StructuralMutatorVTable (mutate, maybe_inplace_mutate,
+ * var_remap_get, var_remap_set): each entry calls step with op 0, 1, 2 or 3,
+ * the value (or variable) and, for var_remap_set, the mapped value as other
+ * (NULL otherwise); *out receives the owned outcome (a replacement, the
+ * Unchanged marker, the mapped value or None, or an Error).
+ */
+typedef void (*TVMFFIRuntimeHostMutatorStep)(void* traversal, int32_t op, const TVMFFIAny* value,
+                                             const TVMFFIAny* other, TVMFFIAny* out);
+TVM_FFI_DLL const void* tvm_ffi_runtime_host_mutator_vtable(TVMFFIRuntimeHostMutatorStep step);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -20,7 +20,8 @@
  * the visitor object), whose entry returns a 16-byte TVMFFIAny; ctypes
  * callbacks cannot return structures. tvm_ffi_runtime_host_visitor_vtable
  * hands out a vtable whose entry calls the registered host step with an out
- * pointer instead.
+ * pointer instead; tvm_ffi_runtime_host_mutator_vtable does the same for the
+ * structural mutator's four entries.
  */
 #include <stddef.h>
 #include <tvm/ffi/c_api.h>
@@ -65,4 +66,50 @@ static const HostVisitorVTable host_visitor_vtable = {host_visitor_visit};
 const void* tvm_ffi_runtime_host_visitor_vtable(TVMFFIRuntimeHostStep visit) {
   __atomic_store_n(&host_visit, visit, __ATOMIC_RELEASE);
   return &host_visitor_vtable;
+}
+
+/* The mutator's vtable: mutate, maybe_inplace_mutate, var_remap_get, var_remap_set. */
+static TVMFFIRuntimeHostMutatorStep host_mutate = NULL;
+
+typedef struct {
+  TVMFFIAny (*mutate)(void* mutator, TVMFFIAny value);
+  TVMFFIAny (*maybe_inplace_mutate)(void* mutator, TVMFFIAny value);
+  TVMFFIAny (*var_remap_get)(void* mutator, TVMFFIAny var);
+  TVMFFIAny (*var_remap_set)(void* mutator, TVMFFIAny var, TVMFFIAny mapped_value);
+} HostMutatorVTable;
+
+static TVMFFIAny host_mutator_step(int32_t op, void* mutator, const TVMFFIAny* value,
+                                   const TVMFFIAny* other) {
+  TVMFFIRuntimeHostMutatorStep step = __atomic_load_n(&host_mutate, __ATOMIC_ACQUIRE);
+  TVMFFIAny out;
+  out.type_index = kTVMFFINone;
+  out.zero_padding = 0;
+  out.v_int64 = 0;
+  if (step != NULL) step(mutator, op, value, other, &out);
+  return out;
+}
+
+static TVMFFIAny host_mutator_mutate(void* mutator, TVMFFIAny value) {
+  return host_mutator_step(0, mutator, &value, NULL);
+}
+
+static TVMFFIAny host_mutator_maybe_inplace(void* mutator, TVMFFIAny value) {
+  return host_mutator_step(1, mutator, &value, NULL);
+}
+
+static TVMFFIAny host_mutator_remap_get(void* mutator, TVMFFIAny var) {
+  return host_mutator_step(2, mutator, &var, NULL);
+}
+
+static TVMFFIAny host_mutator_remap_set(void* mutator, TVMFFIAny var, TVMFFIAny mapped_value) {
+  return host_mutator_step(3, mutator, &var, &mapped_value);
+}
+
+static const HostMutatorVTable host_mutator_vtable = {
+    host_mutator_mutate, host_mutator_maybe_inplace, host_mutator_remap_get,
+    host_mutator_remap_set};
+
+const void* tvm_ffi_runtime_host_mutator_vtable(TVMFFIRuntimeHostMutatorStep step) {
+  __atomic_store_n(&host_mutate, step, __ATOMIC_RELEASE);
+  return &host_mutator_vtable;
 }

@@ -28,8 +28,9 @@ through its vtable, whose entries return a 16-byte ``TVMFFIAny``, which a ctypes
 callback cannot. So a visitor made here carries a vtable of ``libtvm_ffi.so``'s
 (``tvm_ffi_runtime_host_visitor_vtable``) whose entry calls back into Python with
 an out pointer, and native ``__s_visit__`` hooks run (TVM's Relax passes register
-them). A mutator's vtable has four entries and is not provided yet: a native
-``__s_mutate__`` hook is refused with a ``RuntimeError``. The other way round works:
+them); a mutator likewise carries ``tvm_ffi_runtime_host_mutator_vtable`` (its four
+entries: mutate, maybe_inplace_mutate, var_remap_get, var_remap_set), so native
+``__s_mutate__`` hooks run too (TVM's ``LegalizeOps``). The other way round works:
 a traversal made in C++ (TVM's passes make them) handed to our containers' hooks is
 stepped through its own vtable (``foreign_step``), since ctypes can call a C
 function returning a ``TVMFFIAny``.
@@ -124,6 +125,26 @@ def foreign_step(address: int, slot: int = 0) -> Optional[Callable[[abi.TVMFFIAn
     step = _FOREIGN_STEP(ctypes.c_void_p.from_address(vtable + slot * ctypes.sizeof(
         ctypes.c_void_p)).value)
     return lambda value: step(address, value)
+
+
+#: A native hook (``__s_visit__``, ``__s_mutate__``): ``TVMFFIAny hook(traversal, AnyView)``.
+_NATIVE_HOOK = _FOREIGN_STEP
+
+
+def run_native_hook(hook: int, traversal: int, value: abi.TVMFFIAny) -> abi.TVMFFIAny:
+    """Calls the native hook at ``hook`` on ``value``: its owned outcome, its Error raised."""
+    return foreign_outcome(_NATIVE_HOOK(hook)(traversal, value))
+
+
+def answer_vtable_call(out, step: Callable[[], abi.TVMFFIAny]) -> None:
+    """Writes ``step()``'s owned outcome to ``out`` (a ``POINTER(TVMFFIAny)``) for an entry of
+    our traversals' vtables; an error is written as the Error, never raised into C."""
+    try:
+        anyvalue.copy_any(step(), out.contents)
+    except BaseException as error:  # noqa: BLE001 - every error must cross as an Error
+        as_raised(error)
+        out.contents.type_index = TI.kTVMFFIError
+        out.contents.v_ptr = errors.take_raised()
 
 
 def foreign_outcome(out: abi.TVMFFIAny) -> abi.TVMFFIAny:

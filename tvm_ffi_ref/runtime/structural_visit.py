@@ -34,7 +34,7 @@ from typing import Callable, List, Optional, Tuple
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
-from . import anyvalue, errors, interrupts, memory, strings
+from . import anyvalue, interrupts, memory, strings
 from .anyhash import custom_entry
 from .containers import seq_items
 from .dataclass_walk import read_field, reflected_fields
@@ -47,9 +47,10 @@ from .signatures import type_key_of, typed_function, typed_global
 from .slots import FFIError
 from .structural_rules import (DEF_PATTERN, DEF_SIMPLE, IGNORE, KIND, REGION, DepthGuard,
                                deep_recursion)
-from .structural_traversal import (CALLBACKS, OBJECT_BEGIN, TRAVERSALS, Traversal, as_raised,
-                                   callback_entries, find_entry, foreign_outcome, foreign_step,
-                                   owned_copy, passing, traversal_of)
+from .structural_traversal import (CALLBACKS, OBJECT_BEGIN, TRAVERSALS, Traversal,
+                                   answer_vtable_call, callback_entries, find_entry,
+                                   foreign_outcome, foreign_step, owned_copy, passing,
+                                   run_native_hook, traversal_of)
 
 TI = abi.TVMFFITypeIndex
 VISIT_ATTR = b"__s_visit__"
@@ -70,25 +71,18 @@ def _interrupt_of(result: abi.TVMFFIAny, expected: str) -> Outcome:
                                 f"`{expected}`")
 
 
-#: A native ``__s_visit__`` hook: ``TVMFFIAny hook(StructuralVisitorObj*, AnyView value)``.
-_NATIVE_HOOK = ctypes.CFUNCTYPE(abi.TVMFFIAny, ctypes.c_void_p, abi.TVMFFIAny)
+def _as_any(outcome: Outcome) -> abi.TVMFFIAny:
+    if outcome is None:
+        return abi.TVMFFIAny()
+    return abi.TVMFFIAny(type_index=TI.kTVMFFIVisitInterrupt, v_ptr=outcome)
 
 
 @ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(abi.TVMFFIAny),
                   ctypes.POINTER(abi.TVMFFIAny))
 @interrupts.callback_entry
 def _vtable_visit(address, value, out):
-    # A C++ hook's ``visitor->Visit(child)`` (through libtvm_ffi.so's vtable): the outcome
-    # -- None, an interrupt or the Error -- is written to ``out``, never raised into C.
-    try:
-        outcome = TRAVERSALS[address].visit(value.contents)
-        if outcome is not None:
-            out.contents.type_index = TI.kTVMFFIVisitInterrupt
-            out.contents.v_ptr = outcome
-    except BaseException as error:  # noqa: BLE001 - every error must cross as an Error
-        as_raised(error)
-        out.contents.type_index = TI.kTVMFFIError
-        out.contents.v_ptr = errors.take_raised()
+    # A C++ hook's ``visitor->Visit(child)``, through libtvm_ffi.so's vtable.
+    answer_vtable_call(out, lambda: _as_any(TRAVERSALS[address].visit(value.contents)))
 
 
 #: The vtable our visitors carry at offset 24 (``host_callbacks.c``).
@@ -115,7 +109,7 @@ class Visitor(Traversal):
                 result = call_owned(hook.v_ptr, [self.view(), value])
                 return _interrupt_of(result, "Optional<ffi.VisitInterrupt>")
             if hook.type_index == TI.kTVMFFIOpaquePtr:  # C++: descends through our vtable
-                outcome = foreign_outcome(_NATIVE_HOOK(hook.v_ptr)(self.address, value))
+                outcome = run_native_hook(hook.v_ptr, self.address, value)
                 return _interrupt_of(outcome, "Optional<ffi.VisitInterrupt>")
             raise FFIError("TypeError",
                            "__s_visit__ must be an opaque function pointer or ffi.Function")
