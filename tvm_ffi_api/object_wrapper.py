@@ -18,6 +18,9 @@ from . import releases
 from .object_methods import ObjectMethods
 
 
+_set_slot = object.__setattr__
+
+
 class Object(ObjectMethods):
     """Base class of every TVM FFI object seen from Python.
 
@@ -29,10 +32,12 @@ class Object(ObjectMethods):
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Object":
         # Every wrapper starts empty, however it is made (``cls.__new__(cls)`` by
-        # pickle, a subclass whose ``__init__`` never calls ours, ...).
+        # pickle, a subclass whose ``__init__`` never calls ours, ...). Set past any
+        # ``__setattr__`` of a subclass, as upstream's C fields are: TVM's derived objects
+        # forward attribute writes to an instance they have not made yet.
         self = super().__new__(cls)
-        self._handle = None
-        self._exchange_api = 0
+        _set_slot(self, "_handle", None)
+        _set_slot(self, "_exchange_api", 0)
         return self
 
     def __init__(self) -> None:
@@ -71,9 +76,12 @@ class Object(ObjectMethods):
         self._handle, other._handle = other._handle, None
 
     def __del__(self) -> None:
-        handle = getattr(self, "_handle", None)
+        try:  # past a subclass's __getattr__ (see __new__)
+            handle = object.__getattribute__(self, "_handle")
+        except AttributeError:
+            return
         if handle and not sys.is_finalizing():
-            self._handle = None
+            _set_slot(self, "_handle", None)
             releases.release(handle)
 
     @property
