@@ -110,6 +110,30 @@ def test_a_subclass_overriding_the_name_map_is_used_by_str_and_the_constructor()
     assert text == "host:2 device(type='host', index=0) cpu:0\nValueError Unknown device: host\n"
 
 
+def test_a_tvm_style_derived_object_that_forwards_its_attributes():
+    """TVM's ``derived_object`` wraps an Object subclass whose ``__setattr__`` and
+    ``__getattr__`` forward to an instance it makes in ``__init__``: making the wrapper must
+    not go through them (upstream sets its handle as a C field)."""
+    text = assert_all_equal(run_each("""
+    class Derived(api.Object):
+        __slots__ = ("__dict__",)  # as TVM's adds when its base has none
+
+        def __init__(self):
+            object.__setattr__(self, "_inst", {"answer": 42})
+        def __getattr__(self, name):
+            return self._inst[name]
+        def __setattr__(self, name, value):
+            self._inst[name] = value
+
+    d = Derived()
+    d.extra = 1
+    print(d.answer, d.extra)
+    del d
+    print("deleted")
+    """))
+    assert text == "42 1\ndeleted\n"
+
+
 # ------------------------------------------------------------ C++ headers for build tools
 
 
