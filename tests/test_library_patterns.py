@@ -24,34 +24,17 @@ import textwrap
 
 import pytest
 
-from subprocess_utils import run_python
+from subprocess_utils import IMPORTS, run_python
+from subprocess_utils import run_under_each as run_each
+from subprocess_utils import same_as_upstream as assert_all_equal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-IMPORTS = {"upstream": "import tvm_ffi as api", "ref": "import tvm_ffi_ref as api",
-           "fast": "import tvm_ffi_fast as api"}
 
 
 @pytest.fixture(scope="module")
 def library(kernels) -> str:
     with open(os.path.join(HERE, "kernels", "library_patterns.cc")) as f:
         return kernels.build("library_patterns", f.read())
-
-
-def run_each(body: str, library: str = "", impls=("upstream", "ref", "fast")) -> dict:
-    """Runs ``body`` (with ``api`` and, given a library, ``lib``) under each implementation."""
-    out = {}
-    for name in impls:
-        head = IMPORTS[name] + "\n"
-        if library:
-            head += f"lib = api.load_module({library!r})\n"
-        out[name] = run_python(head + textwrap.dedent(body))
-    return out
-
-
-def assert_all_equal(outputs: dict) -> str:
-    for name in ("ref", "fast"):
-        assert outputs[name] == outputs["upstream"], (name, outputs[name], outputs["upstream"])
-    return outputs["upstream"]
 
 
 # ------------------------------------------------------------ TVM's Device subclass
