@@ -1,8 +1,8 @@
 """The libraries' own test suites under upstream, fast and ref (``run_real_libraries.py --suites``).
 
-Each suite comes from the library's sdist on PyPI (fetched with pip into the work folder, its
-tests copied out and run from there, outside this tree and outside the sdist, so that the
-installed library is what they import) and runs with pytest in its own process per front
+Each suite comes from the library's sdist on PyPI (fetched with pip into the work folder and
+unpacked there, outside this tree; the sdists keep their packages under ``python/``, so the
+installed library is what the tests import) and runs with pytest in its own process per front
 end, ``TVM_FFI_IMPL`` set for ours. The comparison is per test: the set of
 ``(outcome, test id)`` pairs pytest reports (``-rA``) and the exit status must equal
 upstream's. Tests that need what this machine lacks (a GPU, a model download) are skipped or
@@ -14,7 +14,6 @@ from __future__ import annotations
 import glob
 import os
 import re
-import shutil
 import subprocess
 import tarfile
 from typing import Dict, List, Tuple
@@ -28,24 +27,22 @@ _OUTCOME = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)")
 
 
 def fetch_tests(python: str, requirement: str, inner: str, work: str) -> str:
-    """The tests folder of ``requirement``'s sdist, copied under ``work/suites``."""
-    name = requirement.split("==")[0]
-    target = os.path.join(work, "suites", name)
-    if os.path.isdir(target):
-        return target
+    """The tests folder of ``requirement``'s sdist, unpacked under ``work/sdists`` (the
+    tests read files of the sdist beside them, e.g. xgrammar's ``scripts/``)."""
     sdists = os.path.join(work, "sdists")
+    stem = requirement.replace("-", "_").replace("==", "-")
+    found = glob.glob(os.path.join(sdists, stem, "*", inner))
+    if found:
+        return found[0]
     subprocess.check_call([python, "-m", "pip", "download", "-q", "--no-deps",
                            "--no-build-isolation", "--no-binary", ":all:", requirement,
                            "-d", sdists])
-    stem = requirement.replace("-", "_").replace("==", "-")
     archive = (glob.glob(os.path.join(sdists, f"{stem}.tar.gz")) +
                glob.glob(os.path.join(sdists, f"{stem.replace('_', '-')}.tar.gz")))[0]
     unpacked = os.path.join(work, "sdists", stem)
     with tarfile.open(archive) as tar:
         tar.extractall(unpacked)
-    source = glob.glob(os.path.join(unpacked, "*", inner))[0]
-    shutil.copytree(source, target)
-    return target
+    return glob.glob(os.path.join(unpacked, "*", inner))[0]
 
 
 def run_suite(python: str, tests: str, impl: str, timeout: float) -> Tuple[int, Dict[str, str],
