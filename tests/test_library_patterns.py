@@ -164,7 +164,7 @@ def test_cxx_built_with_the_reported_flags_loads_and_runs(tmp_path, impl, via_co
 def test_our_c_headers_win_in_the_reported_include_path(tmp_path):
     """Through the single directory ``find_include_path`` reports, ``tvm/ffi/c_api.h`` and
     ``dlpack/dlpack.h`` are ours, ``tvm/ffi/function.h`` upstream's."""
-    text = run_python("""
+    code = textwrap.dedent("""
     import os, tvm_ffi_fast.libinfo as info
     from tvm_ffi_common import libinfo as common
     root = info.find_include_path()
@@ -173,10 +173,12 @@ def test_our_c_headers_win_in_the_reported_include_path(tmp_path):
                    "tvm/ffi/function.h", "tvm/ffi/container/array.h"):
         found = os.path.realpath(os.path.join(root, header))
         print(header, "ours" if found.startswith(ours + os.sep) else "upstream")
-    """.replace("import os,", f"import os; os.environ['TVM_FFI_CACHE_DIR'] = {str(tmp_path)!r}; import"))
-    assert text.split() == ["tvm/ffi/c_api.h", "ours", "tvm/ffi/extra/c_env_api.h", "ours",
-                            "dlpack/dlpack.h", "ours", "tvm/ffi/function.h", "upstream",
-                            "tvm/ffi/container/array.h", "upstream"]
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, TVM_FFI_CACHE_DIR=str(tmp_path)), check=True)
+    assert done.stdout.split() == ["tvm/ffi/c_api.h", "ours", "tvm/ffi/extra/c_env_api.h",
+                                   "ours", "dlpack/dlpack.h", "ours", "tvm/ffi/function.h",
+                                   "upstream", "tvm/ffi/container/array.h", "upstream"]
 
 
 @pytest.mark.parametrize("impl", ["ref", "fast"])
