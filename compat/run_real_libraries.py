@@ -1,27 +1,44 @@
-"""Runs real libraries that link libtvm_ffi.so's C++ symbols on ours and on upstream's.
+"""Runs real libraries built for upstream's TVM FFI on ours and on upstream's, and compares.
 
-    python compat/run_real_libraries.py                 # all three libraries, fast and ref
-    python compat/run_real_libraries.py --impl fast --only tvm
+    python compat/run_real_libraries.py                 # the seven libraries, fast and ref
+    python compat/run_real_libraries.py --impl fast --only tvm,xgrammar
     python compat/run_real_libraries.py --work /tmp/real --json results.json
+    python compat/run_real_libraries.py --python /path/to/env/bin/python   # an env set up below
 
-Opt-in, not part of CI: it downloads about 1 GB (apache-tvm, tilelang, tvm-ffi-orcjit and
-the CPU build of torch 2.13.0, which tilelang imports) into two virtual environments in a
-work folder outside the tree (``--work``, default under the system temp dir, reused by later
-runs):
+Opt-in, not part of CI: it downloads about 2.5 GB (the libraries, JAX, transformers and the
+CPU build of torch 2.13.0) into one virtual environment in a work folder outside the tree
+(``--work``, default under the system temp dir, reused by later runs) holding, as production
+does, the libraries, upstream's ``apache-tvm-ffi`` at the pinned version and this package
+(installed from the tree on every run). Each script of ``compat/real_libraries/`` runs in its
+own process three times: under upstream (no ``TVM_FFI_IMPL``), then with ``TVM_FFI_IMPL=fast``
+and ``=ref``, where ``tvm_ffi`` is ours; a guard then fails the run if any file of upstream's
+package was imported or its ``libtvm_ffi.so`` loaded (only its C++ headers may be read). The
+report says per library and front end whether the output (stdout, exit status, last error
+line) is identical to upstream's; the exit status is 0 when all are.
 
-* ``ours``: this package (``pip install`` of the tree), the three libraries installed with
-  ``--no-deps`` and their other dependencies, and NO ``apache-tvm-ffi``: ``tvm_ffi`` is
-  served by ours through ``TVM_FFI_IMPL`` (fast or ref);
-* ``upstream``: ``apache-tvm-ffi`` at the pinned version and the same libraries.
+The libraries and what each script makes them do:
 
-Each script of ``compat/real_libraries/`` then runs in its own process under upstream, fast
-and ref; the report shows each one's last output line and whether its output equals
-upstream's. The exit status is 0 when every run under ours printed what upstream printed.
+* ``tvm`` (apache-tvm 0.27): a vector add compiled with llvm and run, its ``Device`` subclass
+  printed, a Relax function legalized (LegalizeOps), compiled and run on its VM;
+* ``tirx`` (apache-tvm-tirx 0.1.0a4): a TVMScript function compiled with llvm and run;
+* ``flashinfer`` (flashinfer-python 0.7.2): its JIT writes the build.ninja of one of its own
+  C++ modules (spdlog), compiles it with the include paths ``tvm_ffi.libinfo`` reports, and
+  loads and calls it. There is no GPU and no CUDA toolkit here: compile of C++ only, the
+  CUDA version is told instead of asked of nvcc, and the link leaves out the CUDA libraries;
+* ``xgrammar`` (0.2.9): the built-in JSON grammar and a JSON schema compiled, strings
+  matched, a token bitmask filled;
+* ``jax`` (jax-tvm-ffi 0.1.3): a C++ function built with ``tvm_ffi.cpp.load_inline``
+  registered as an XLA FFI target and called from JAX, eagerly and under jit;
+* ``orcjit`` (apache-tvm-ffi-orcjit 0.1.3): a C object file JIT-loaded and called;
+* ``fftvm`` (0.1.0): its build as far as it can run here (its setup.py clones FastFlow from
+  GitHub, which is not reachable): the include directories its setup.py derives from
+  ``tvm_ffi`` and a compile of the TVM FFI headers its source includes.
 
-tilelang 0.1.15 pins ``apache-tvm-ffi<0.1.13``: its C++ registers enum variants in the
-older ``__ffi_enum_entries__`` / ``__ffi_enum_attrs__`` columns, and its import fails under
-the pinned upstream too (earlier, re-registering ``ffi.Tensor``), so that row differs in
-the error text only.
+``--suites`` also runs the test suites of xgrammar and jax-tvm-ffi (from their sdists, run
+from outside the tree) with pytest under each and compares the summary lines.
+
+``tilelang`` (0.1.15, not run by default: ``--only tilelang``) pins ``apache-tvm-ffi<0.1.13``
+and bundles its own TVM; its import fails under the pinned upstream too.
 """
 
 from __future__ import annotations
@@ -41,14 +58,44 @@ ROOT = os.path.dirname(HERE)
 SCRIPTS = os.path.join(HERE, "real_libraries")
 PINNED = "0.1.15.post2"
 LIBRARIES = {  # name -> (script, the package it needs)
-    "tvm": ("tvm_vector_add.py", "apache-tvm==0.27.0.post1"),
-    "tilelang": ("tilelang_import.py", "tilelang==0.1.15"),
+    "fftvm": ("fftvm_build.py", None),  # an sdist: the script fetches and builds it
     "orcjit": ("orcjit_call.py", "apache-tvm-ffi-orcjit==0.1.3"),
+    "xgrammar": ("xgrammar_json.py", "xgrammar==0.2.9"),
+    "jax": ("jax_handler.py", "jax-tvm-ffi==0.1.3"),
+    "tvm": ("tvm_vector_add.py", "apache-tvm==0.27.0.post1"),
+    "tirx": ("tirx_compile.py", "apache-tvm-tirx==0.1.0a4"),
+    "flashinfer": ("flashinfer_jit.py", "flashinfer-python==0.7.2"),
+    "tilelang": ("tilelang_import.py", "tilelang==0.1.15"),
 }
-#: The libraries' dependencies other than apache-tvm-ffi (from their wheels' metadata).
+DEFAULT = [name for name in LIBRARIES if name != "tilelang"]
+#: The libraries' dependencies other than apache-tvm-ffi and CUDA (from their wheels' metadata;
+#: the libraries themselves go in with --no-deps, so that no CUDA build of torch is pulled).
 DEPENDENCIES = ["numpy", "ml_dtypes", "typing_extensions", "cloudpickle", "psutil", "tqdm",
-                "z3-solver>=4.13.0,<4.15.5", "cffi"]
+                "z3-solver>=4.13.0,<4.15.5", "cffi", "packaging", "pydantic", "transformers",
+                "jax", "click", "einops", "ninja", "requests", "tabulate", "nvidia-ml-py",
+                "pytest", "scikit-build-core", "setuptools_scm"]  # the last two: sdist metadata
 TORCH = "torch==2.13.0"
+#: Run before a script under ours: at exit, fails the run if anything of upstream's package was
+#: imported or its libtvm_ffi.so loaded (its headers are the only files of it ours may read).
+GUARD = """
+import atexit, importlib.machinery, os, runpy, sys
+spec = importlib.machinery.PathFinder.find_spec("tvm_ffi")
+upstream = list(spec.submodule_search_locations or []) if spec else []
+def check():
+    seen = [m.__file__ for m in list(sys.modules.values())
+            if any(str(getattr(m, "__file__", None) or "").startswith(u + os.sep)
+                   for u in upstream)]
+    with open("/proc/self/maps") as f:
+        seen += sorted({line.split()[-1] for line in f if "libtvm_ffi" in line and
+                        any(u + os.sep in line for u in upstream)})
+    if seen:
+        sys.stderr.write("upstream's package was loaded: " + ", ".join(seen[:3]) + "\\n")
+        sys.stderr.flush()
+        os._exit(97)
+atexit.register(check)
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
 
 
 def _run(cmd: List[str], **kwargs) -> None:
@@ -67,38 +114,39 @@ def _install_ours(python: str) -> None:
           "--no-deps", ROOT])
 
 
-def _venv(work: str, name: str, ours: bool) -> str:
-    """The python of venv ``name`` under ``work``, made and filled on first use."""
-    path = os.path.join(work, name)
+def _venv(work: str, names: List[str]) -> str:
+    """The python of the ``libraries`` venv under ``work``, made and filled on first use."""
+    path = os.path.join(work, "libraries")
     python = os.path.join(path, "bin", "python")
     marker = os.path.join(path, "ready")
-    if os.path.exists(marker):
-        if ours:
-            _install_ours(python)  # the tree may have changed since the last run
-        return python
-    _run([sys.executable, "-m", "venv", path])
-    pip = [python, "-m", "pip", "install", "-q"]
-    _run(pip + ["setuptools", "wheel", TORCH])
-    _run(pip + DEPENDENCIES)
-    _run(pip + ["--no-deps"] + [package for _, package in LIBRARIES.values()])
-    if ours:
-        _install_ours(python)
-    else:
-        _run(pip + [f"apache-tvm-ffi=={PINNED}"])
-    with open(marker, "w") as f:
-        f.write("ok\n")
+    if not os.path.exists(marker):
+        _run([sys.executable, "-m", "venv", path])
+        pip = [python, "-m", "pip", "install", "-q"]
+        _run(pip + ["setuptools", "wheel", TORCH])  # first, alone: pip takes its CPU build
+        _run(pip + DEPENDENCIES + [f"apache-tvm-ffi=={PINNED}", TORCH])
+        with open(marker, "w") as f:
+            f.write("ok\n")
+    packages = [LIBRARIES[name][1] for name in names if LIBRARIES[name][1]]
+    missing = [p for p in packages if subprocess.run(
+        [python, "-m", "pip", "show", "-q", p.split("==")[0]], capture_output=True).returncode]
+    if missing:
+        _run([python, "-m", "pip", "install", "-q", "--no-deps"] + missing)
+    _install_ours(python)  # the tree may have changed since the last run
     return python
 
 
-def run_one(python: str, script: str, impl: str, timeout: float) -> Dict[str, object]:
-    """Runs ``script`` with ``python`` (``TVM_FFI_IMPL=impl`` unless upstream)."""
+def run_one(python: str, script: str, impl: str, timeout: float, work: str) -> Dict[str, object]:
+    """Runs ``script`` with ``python`` (``TVM_FFI_IMPL=impl`` and the guard unless upstream)."""
     env = dict(os.environ)
     env.pop("TVM_FFI_IMPL", None)
+    env["TVM_FFI_CACHE_DIR"] = os.path.join(work, f"cache-{impl}")  # builds are not shared
+    command = [python, os.path.join(SCRIPTS, script)]
     if impl != "upstream":
         env["TVM_FFI_IMPL"] = impl
+        command[1:1] = ["-c", GUARD]
     try:
-        done = subprocess.run([python, os.path.join(SCRIPTS, script)], capture_output=True,
-                              text=True, env=env, timeout=timeout, cwd=tempfile.gettempdir())
+        done = subprocess.run(command, capture_output=True, text=True, env=env,
+                              timeout=timeout, cwd=tempfile.gettempdir())
     except subprocess.TimeoutExpired:
         return {"status": "timeout", "stdout": "", "error": f"no result in {timeout}s"}
     lines = (done.stderr.strip().splitlines() or [""]) if done.returncode else [""]
@@ -106,42 +154,71 @@ def run_one(python: str, script: str, impl: str, timeout: float) -> Dict[str, ob
             "stdout": done.stdout, "error": lines[-1]}
 
 
+def compare(name: str, runs: Dict[str, Dict[str, object]]) -> bool:
+    """Prints one line per front end; whether every one of ours printed what upstream did."""
+    all_same = True
+    for impl, run in runs.items():
+        same = all(run[key] == runs["upstream"][key] for key in ("status", "stdout", "error"))
+        all_same &= same or impl == "upstream"
+        last = run["stdout"].strip().splitlines()[-1:] or [run["error"]]
+        mark = "" if impl == "upstream" else ("identical" if same else "DIFFERS")
+        print(f"{name:10} {impl:9} {run['status']:8} {mark:9} {last[0][:90]}")
+        if run["status"] != "ok":
+            print(f"{'':29}error: {run['error'][:200]}")
+        if impl != "upstream" and not same and run["stdout"] != runs["upstream"]["stdout"]:
+            ours, theirs = run["stdout"].splitlines(), runs["upstream"]["stdout"].splitlines()
+            for i, (a, b) in enumerate(zip(ours + [""] * len(theirs), theirs + [""] * len(ours))):
+                if a != b:
+                    print(f"{'':29}line {i + 1}: ours {a[:80]!r} upstream {b[:80]!r}")
+                    break
+    return all_same
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", default=os.path.join(tempfile.gettempdir(),
                                                         "tvm-ffi-real-libraries"))
     parser.add_argument("--impl", default="fast,ref", help="ours to run: fast, ref or both")
-    parser.add_argument("--only", default=",".join(LIBRARIES), help="libraries to run")
+    parser.add_argument("--only", default=",".join(DEFAULT), help="libraries to run")
     parser.add_argument("--timeout", type=float, default=900)
     parser.add_argument("--json", help="write the results here")
-    parser.add_argument("--ours-python", help="an environment set up as 'ours' to use instead")
-    parser.add_argument("--upstream-python", help="an environment set up as 'upstream' instead")
+    parser.add_argument("--python", help="an environment set up as the one made here, to use "
+                                         "instead (this tree is installed into it)")
+    parser.add_argument("--suites", action="store_true",
+                        help="also run the test suites of xgrammar and jax-tvm-ffi")
     args = parser.parse_args(argv)
     os.makedirs(args.work, exist_ok=True)
-    pythons = {"upstream": args.upstream_python or _venv(args.work, "upstream", ours=False)}
-    ours = args.ours_python or _venv(args.work, "ours", ours=True)
+    names = [n for n in args.only.split(",") if n]
+    unknown = [n for n in names if n not in LIBRARIES]
+    if unknown:
+        parser.error(f"unknown libraries {unknown}; known: {', '.join(LIBRARIES)}")
+    if args.python:
+        python = args.python
+        _install_ours(python)
+    else:
+        python = _venv(args.work, names)
     impls = [i for i in args.impl.split(",") if i]
     results: Dict[str, Dict[str, Dict[str, object]]] = {}
-    all_equal = True
-    for name in [n for n in args.only.split(",") if n]:
+    identical = []
+    for name in names:
         script, _ = LIBRARIES[name]
-        runs = {"upstream": run_one(pythons["upstream"], script, "upstream", args.timeout)}
+        runs = {"upstream": run_one(python, script, "upstream", args.timeout, args.work)}
         for impl in impls:
-            runs[impl] = run_one(ours, script, impl, args.timeout)
+            runs[impl] = run_one(python, script, impl, args.timeout, args.work)
         results[name] = runs
-        for impl, run in runs.items():
-            keys = ("status", "stdout", "error")
-            same = all(run[key] == runs["upstream"][key] for key in keys)
-            all_equal &= same or impl == "upstream"
-            last = run["stdout"].strip().splitlines()[-1:] or [run["error"]]
-            mark = "" if impl == "upstream" else ("  (= upstream)" if same else "  (DIFFERS)")
-            print(f"{name:9} {impl:9} {run['status']:8} {last[0][:100]}{mark}")
-            if run["status"] != "ok":
-                print(f"{'':19}error: {run['error'][:200]}")
+        compare(name, runs)
+        identical += [impl for impl in impls if all(
+            runs[impl][k] == runs["upstream"][k] for k in ("status", "stdout", "error"))]
+    suites_same = True
+    if args.suites:
+        from suite_runs import run_suites  # (compat/suite_runs.py: the libraries' own tests)
+
+        suites_same = run_suites(python, impls, args.work, args.timeout)
+    print(f"identical to upstream: {len(identical)} of {len(names) * len(impls)} runs")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
-    return 0 if all_equal else 1
+    return 0 if len(identical) == len(names) * len(impls) and suites_same else 1
 
 
 if __name__ == "__main__":

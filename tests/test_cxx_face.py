@@ -10,14 +10,13 @@ loaded (through the vtable pointer the runtime puts before each module), and the
 from __future__ import annotations
 
 import os
-import textwrap
 
 import pytest
 
-from subprocess_utils import run_python
+from subprocess_utils import IMPORTS, run_python
+from subprocess_utils import run_under_each as run_each
+from subprocess_utils import same_as_upstream as assert_all_equal
 
-IMPORTS = {"upstream": "import tvm_ffi as api", "ref": "import tvm_ffi_ref as api",
-           "fast": "import tvm_ffi_fast as api"}
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -25,21 +24,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def library(kernels) -> str:
     with open(os.path.join(HERE, "kernels", "cxx_face.cc")) as f:
         return kernels.build("cxx_face", f.read())
-
-
-def run_each(body: str, library: str) -> dict:
-    """Runs body (with ``api`` and ``lib``, the loaded library) under each implementation."""
-    out = {}
-    for name, line in IMPORTS.items():
-        head = f"{line}\nlib = api.load_module({library!r})\nLIB_PATH = {library!r}\n"
-        out[name] = run_python(head + textwrap.dedent(body))
-    return out
-
-
-def assert_all_equal(outputs: dict) -> str:
-    for name in ("ref", "fast"):
-        assert outputs[name] == outputs["upstream"], (name, outputs[name], outputs["upstream"])
-    return outputs["upstream"]
 
 
 def test_value_operations_match_upstream(library):

@@ -25,7 +25,7 @@ _QUERIES = (
     ("--sourcedir", "Print source directory", libinfo.find_source_path),
     ("--cython-lib-path", "Print the path of the compiled Python core", libinfo.find_cython_lib),
     ("--cxxflags", "Print cxx flags",
-     lambda: f"{_include_flags()} -std=c++17"),
+     lambda: f"{_cxx_include_flags()} -std=c++17"),
     ("--cflags", "Print c flags", lambda: _include_flags()),
     ("--libs", "Libraries to be linked", lambda: "-ltvm_ffi"),
     ("--ldflags", "Print ld flags",
@@ -35,6 +35,17 @@ _QUERIES = (
 
 def _include_flags() -> str:
     return f"-I{libinfo.find_include_path()} -I{libinfo.find_dlpack_include_path()}"
+
+
+class _MissingCxxHeaders(Exception):
+    """C++ flags were asked for and upstream's C++ headers are not installed."""
+
+
+def _cxx_include_flags() -> str:
+    missing = libinfo._missing_cxx_headers()
+    if missing:
+        raise _MissingCxxHeaders(missing)
+    return _include_flags()
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -49,7 +60,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not chosen:
         parser.print_help()
     for answer in chosen:
-        print(answer())
+        try:
+            text = answer()
+        except _MissingCxxHeaders as missing:  # one line saying what to install, no traceback
+            print(missing, file=sys.stderr)
+            return 1
+        print(text)
     return 0
 
 

@@ -13,29 +13,36 @@ from tvm_ffi_common.abi import DLDeviceType  # the same enum users import from t
 
 from .c_integers import narrow
 
-_TYPE_TO_NAME = {
-    DLDeviceType.kDLCPU: "cpu", DLDeviceType.kDLCUDA: "cuda",
-    DLDeviceType.kDLCUDAHost: "cuda_host", DLDeviceType.kDLCUDAManaged: "cuda_managed",
-    DLDeviceType.kDLOpenCL: "opencl", DLDeviceType.kDLVulkan: "vulkan",
-    DLDeviceType.kDLMetal: "metal", DLDeviceType.kDLVPI: "vpi", DLDeviceType.kDLROCM: "rocm",
-    DLDeviceType.kDLROCMHost: "rocm_host", DLDeviceType.kDLExtDev: "ext_dev",
-    DLDeviceType.kDLOneAPI: "oneapi", DLDeviceType.kDLWebGPU: "webgpu",
-    DLDeviceType.kDLHexagon: "hexagon", DLDeviceType.kDLMAIA: "maia", DLDeviceType.kDLTrn: "trn",
-}
-
-_NAME_TO_TYPE = {
-    "cpu": DLDeviceType.kDLCPU, "cuda": DLDeviceType.kDLCUDA, "opencl": DLDeviceType.kDLOpenCL,
-    "vulkan": DLDeviceType.kDLVulkan, "metal": DLDeviceType.kDLMetal, "mps": DLDeviceType.kDLMetal,
-    "vpi": DLDeviceType.kDLVPI, "rocm": DLDeviceType.kDLROCM, "ext_dev": DLDeviceType.kDLExtDev,
-    "hexagon": DLDeviceType.kDLHexagon, "wgpu": DLDeviceType.kDLWebGPU,
-    "webgpu": DLDeviceType.kDLWebGPU, "maia": DLDeviceType.kDLMAIA, "trn": DLDeviceType.kDLTrn,
-}
-
 
 class Device:
     """A device: its DLPack type and its index among devices of that type."""
 
     __slots__ = ("_type", "_index")
+
+    # Upstream's class carries its maps as class attributes, and libraries read and
+    # override them there (TVM's Device reads ``Device._DEVICE_TYPE_TO_NAME``); every
+    # lookup below goes through ``self`` so that a subclass's own maps are used.
+    #: DLPack device type -> canonical name (what ``str``, ``repr`` and ``type`` show).
+    _DEVICE_TYPE_TO_NAME = {
+        DLDeviceType.kDLCPU: "cpu", DLDeviceType.kDLCUDA: "cuda",
+        DLDeviceType.kDLCUDAHost: "cuda_host", DLDeviceType.kDLCUDAManaged: "cuda_managed",
+        DLDeviceType.kDLOpenCL: "opencl", DLDeviceType.kDLVulkan: "vulkan",
+        DLDeviceType.kDLMetal: "metal", DLDeviceType.kDLVPI: "vpi",
+        DLDeviceType.kDLROCM: "rocm", DLDeviceType.kDLROCMHost: "rocm_host",
+        DLDeviceType.kDLExtDev: "ext_dev", DLDeviceType.kDLOneAPI: "oneapi",
+        DLDeviceType.kDLWebGPU: "webgpu", DLDeviceType.kDLHexagon: "hexagon",
+        DLDeviceType.kDLMAIA: "maia", DLDeviceType.kDLTrn: "trn",
+    }
+    #: Name accepted by the constructor -> DLPack device type (aliases included).
+    _DEVICE_NAME_TO_TYPE = {
+        "cpu": DLDeviceType.kDLCPU, "cuda": DLDeviceType.kDLCUDA,
+        "opencl": DLDeviceType.kDLOpenCL, "vulkan": DLDeviceType.kDLVulkan,
+        "metal": DLDeviceType.kDLMetal, "mps": DLDeviceType.kDLMetal,
+        "vpi": DLDeviceType.kDLVPI, "rocm": DLDeviceType.kDLROCM,
+        "ext_dev": DLDeviceType.kDLExtDev, "hexagon": DLDeviceType.kDLHexagon,
+        "wgpu": DLDeviceType.kDLWebGPU, "webgpu": DLDeviceType.kDLWebGPU,
+        "maia": DLDeviceType.kDLMAIA, "trn": DLDeviceType.kDLTrn,
+    }
 
     def __init__(self, device_type: Union[str, int], index: Optional[Integral] = None) -> None:
         index = 0 if index is None else index
@@ -44,9 +51,9 @@ class Device:
             parts = name.split(":")
             if len(parts) > 2:
                 raise ValueError(f"Invalid device: {name}")
-            if parts[0] not in _NAME_TO_TYPE:
+            if parts[0] not in self._DEVICE_NAME_TO_TYPE:
                 raise ValueError(f"Unknown device: {parts[0]}")
-            device_type = _NAME_TO_TYPE[parts[0]]
+            device_type = self._DEVICE_NAME_TO_TYPE[parts[0]]
             if len(parts) == 2:
                 try:
                     index = int(parts[1])
@@ -86,7 +93,7 @@ class Device:
         ``KeyError(<type>)``, as upstream's does; so do ``str``, ``repr`` and
         ``type``, which all name the type.
         """
-        return _TYPE_TO_NAME[self._type]
+        return self._DEVICE_TYPE_TO_NAME[self._type]
 
     def __str__(self) -> str:
         return f"{self.__device_type_name__()}:{self._index}"

@@ -41,13 +41,54 @@ def find_windows_implib() -> str:
 
 
 def find_include_path() -> str:
-    """The directory to pass as ``-I`` for ``tvm/ffi/c_api.h`` and the other headers."""
+    """The directory to pass as ``-I`` for ``tvm/ffi/c_api.h`` and the other headers.
+
+    With upstream's ``apache-tvm-ffi`` installed, a directory where its header-only C++ API
+    (``tvm/ffi/function.h``, ...) resolves too, our C headers taking precedence
+    (:func:`tvm_ffi_api.cpp.headers.cxx_include_dir` says how and why). Without it, our
+    C headers' directory, after one line on stderr saying what to install for C++.
+    """
+    from .cpp import headers  # (the C++ build tools: loaded when a path is asked for)
+
+    merged = headers.cxx_include_dir()
+    if merged is None:
+        _say_once(_missing_cxx_headers())
+        return _c_include_path()
+    return merged
+
+
+def _c_include_path() -> str:
     return str(Path(_common.include_paths()[0]).resolve())
 
 
+def _missing_cxx_headers() -> str:
+    """The one line saying what to install for C++ (why the C++ headers were not found)."""
+    from .cpp import headers
+
+    try:
+        headers.require_upstream_cxx_include("C++ code built against this package")
+    except RuntimeError as error:
+        return f"tvm_ffi: {error}".replace("\n", " ")
+    return ""
+
+
+_said: set = set()
+
+
+def _say_once(line: str) -> None:
+    if line and line not in _said:
+        _said.add(line)
+        sys.stderr.write(line + "\n")
+
+
 def find_dlpack_include_path() -> str:
-    """The directory holding ``dlpack/dlpack.h`` (the same one: the headers ship together)."""
-    found = _resolve_and_validate([Path(p) for p in _common.include_paths()],
+    """The directory holding ``dlpack/dlpack.h`` (the same one as :func:`find_include_path`:
+    the headers ship together)."""
+    from .cpp import headers
+
+    merged = headers.cxx_include_dir()
+    candidates = ([merged] if merged else []) + list(_common.include_paths())
+    found = _resolve_and_validate([Path(p) for p in candidates],
                                   cond=lambda p: (p / "dlpack").is_dir())
     if found is None:
         raise RuntimeError("Cannot find dlpack include path.")
@@ -66,7 +107,8 @@ def find_python_helper_include_path() -> str:
 
 
 def include_paths() -> List[str]:
-    """Every include directory TVM FFI compilation needs, sorted."""
+    """Every include directory TVM FFI compilation needs, sorted (C and C++: see
+    :func:`find_include_path`)."""
     paths = {find_include_path(), find_dlpack_include_path()}
     try:
         paths.add(find_python_helper_include_path())

@@ -18,6 +18,9 @@ from . import releases
 from .object_methods import ObjectMethods
 
 
+_set_slot = object.__setattr__
+
+
 class Object(ObjectMethods):
     """Base class of every TVM FFI object seen from Python.
 
@@ -29,10 +32,12 @@ class Object(ObjectMethods):
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Object":
         # Every wrapper starts empty, however it is made (``cls.__new__(cls)`` by
-        # pickle, a subclass whose ``__init__`` never calls ours, ...).
+        # pickle, a subclass whose ``__init__`` never calls ours, ...). The handle is
+        # always written past any ``__setattr__`` of a subclass, as upstream's C field
+        # is: TVM's derived objects forward attribute writes to another instance.
         self = super().__new__(cls)
-        self._handle = None
-        self._exchange_api = 0
+        _set_slot(self, "_handle", None)
+        _set_slot(self, "_exchange_api", 0)
         return self
 
     def __init__(self) -> None:
@@ -47,7 +52,7 @@ class Object(ObjectMethods):
     def _adopt(cls, handle: int) -> "Object":
         """A wrapper taking over one owned reference to ``handle``."""
         obj = cls.__new__(cls)
-        obj._handle = handle
+        _set_slot(obj, "_handle", handle)
         return obj
 
     def __init_handle_by_constructor__(self, fconstructor: Any, *args: Any) -> None:
@@ -56,7 +61,8 @@ class Object(ObjectMethods):
         The wrapper is empty while the constructor runs; an object it held before
         is released afterwards (so the new object never reuses its address).
         """
-        old, self._handle = self._handle, None
+        old = self._handle
+        _set_slot(self, "_handle", None)
         try:
             result = fconstructor(*args)
             if not isinstance(result, Object):
@@ -68,12 +74,17 @@ class Object(ObjectMethods):
 
     def __move_handle_from__(self, other: "Object") -> None:
         """Takes ``other``'s reference, leaving ``other`` empty."""
-        self._handle, other._handle = other._handle, None
+        handle = other._handle
+        _set_slot(other, "_handle", None)
+        _set_slot(self, "_handle", handle)
 
     def __del__(self) -> None:
-        handle = getattr(self, "_handle", None)
+        try:  # past a subclass's __getattr__ (see __new__)
+            handle = object.__getattribute__(self, "_handle")
+        except AttributeError:
+            return
         if handle and not sys.is_finalizing():
-            self._handle = None
+            _set_slot(self, "_handle", None)
             releases.release(handle)
 
     @property

@@ -23,7 +23,7 @@ from typing import Any, Optional, Tuple
 
 from tvm_ffi_common import abi
 
-from . import releases, shortcuts
+from . import device as device_module, releases, shortcuts
 from .device import Device
 from .dtype import dtype_from_tuple
 from .object import Object, TensorBase, class_for_type_index, register_class
@@ -131,7 +131,8 @@ class TensorMethods:
     def device(self) -> Device:
         """Where the data lives."""
         t = self._fields()
-        return Device._from_pair(t.device_type, t.device_id)
+        # the class registered with core._set_class_device (TVM's Device), looked up now
+        return device_module.DEVICE_CLASS._from_pair(t.device_type, t.device_id)
 
     def __dlpack_device__(self) -> Tuple[int, int]:
         t = self._fields()

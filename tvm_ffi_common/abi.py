@@ -931,6 +931,15 @@ RUNTIME_FUNCTIONS: List[CFunction] = [
     _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_checked_callback_function",
         ("void*", "self"), ("TVMFFISafeCallType", "callback"), ("void (*)(void*)", "release"),
         ("TVMFFIObjectHandle*", "out")),
+    _fn("tvm_ffi_runtime.h", "void", "tvm_ffi_runtime_set_host_deleter",
+        ("void (*)(void*, int)", "deleter")),
+    _fn("tvm_ffi_runtime.h", "void", "tvm_ffi_runtime_host_deleter", ("void*", "self"),
+        ("int", "flags")),
+    _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_host_exited"),
+    _fn("tvm_ffi_runtime.h", "const void*", "tvm_ffi_runtime_host_visitor_vtable",
+        ("void (*)(void*, const TVMFFIAny*, TVMFFIAny*)", "visit")),
+    _fn("tvm_ffi_runtime.h", "const void*", "tvm_ffi_runtime_host_mutator_vtable",
+        ("void (*)(void*, int32_t, const TVMFFIAny*, const TVMFFIAny*, TVMFFIAny*)", "step")),
 ]
 
 

@@ -364,6 +364,39 @@ TVM_FFI_DLL int tvm_ffi_runtime_checked_callback_function(void* self,
                                                           void (*release)(void* self),
                                                           TVMFFIObjectHandle* out);
 
+/*
+ * For a runtime written in Python (host_callbacks.c). host_deleter is the
+ * deleter such a runtime stores in its objects' headers: it calls the deleter
+ * last given to set_host_deleter, and drops the release (nothing is called,
+ * nothing freed) while that is NULL -- as after interpreter exit, when a C++
+ * static destructor may still release an object.
+ *
+ * host_exited says whether a host deleter was set and has since been cleared.
+ *
+ * host_visitor_vtable registers the runtime's visit step (NULL: none; a visit
+ * then returns None) and returns the address of a StructuralVisitorVTable
+ * (one entry, TVMFFIAny visit(visitor, AnyView value)) that calls it with
+ * the value by pointer and the outcome written to *out (None, a
+ * VisitInterrupt or an Error, owned). A visitor object made by the runtime
+ * stores it at offset 24, so native __s_visit__ hooks can descend through it.
+ */
+typedef void (*TVMFFIRuntimeHostStep)(void* traversal, const TVMFFIAny* value, TVMFFIAny* out);
+TVM_FFI_DLL void tvm_ffi_runtime_set_host_deleter(void (*deleter)(void* self, int flags));
+TVM_FFI_DLL void tvm_ffi_runtime_host_deleter(void* self, int flags);
+TVM_FFI_DLL int tvm_ffi_runtime_host_exited(void);
+TVM_FFI_DLL const void* tvm_ffi_runtime_host_visitor_vtable(TVMFFIRuntimeHostStep visit);
+
+/*
+ * The same for a StructuralMutatorVTable (mutate, maybe_inplace_mutate,
+ * var_remap_get, var_remap_set): each entry calls step with op 0, 1, 2 or 3,
+ * the value (or variable) and, for var_remap_set, the mapped value as other
+ * (NULL otherwise); *out receives the owned outcome (a replacement, the
+ * Unchanged marker, the mapped value or None, or an Error).
+ */
+typedef void (*TVMFFIRuntimeHostMutatorStep)(void* traversal, int32_t op, const TVMFFIAny* value,
+                                             const TVMFFIAny* other, TVMFFIAny* out);
+TVM_FFI_DLL const void* tvm_ffi_runtime_host_mutator_vtable(TVMFFIRuntimeHostMutatorStep step);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -40,6 +40,11 @@ static int checked_safe_call(void* self, const TVMFFIAny* args, int32_t num_args
   TVMFFIAny before = *result;
   int status;
   if (tvm_ffi_runtime_stack_low()) return tvm_ffi_runtime_refuse_deeper_callback();
+  if (tvm_ffi_runtime_host_exited()) { /* a C++ static destructor, after Python finalized */
+    TVMFFIErrorSetRaisedFromCStr("RuntimeError",
+                                 "a Python callback was called after the interpreter exited");
+    return -1;
+  }
   result->type_index = UNWRITTEN;
   status = checked->callback(checked->self, args, num_args, result);
   if (status == 0 && result->type_index == UNWRITTEN) {
@@ -55,7 +60,8 @@ static int checked_safe_call(void* self, const TVMFFIAny* args, int32_t num_args
 
 static void checked_release(void* self) {
   CheckedCallback* checked = (CheckedCallback*)self;
-  if (checked->release != NULL) checked->release(checked->self);
+  /* after the interpreter exited the callback's release is dropped (host_callbacks.c) */
+  if (checked->release != NULL && !tvm_ffi_runtime_host_exited()) checked->release(checked->self);
   free(checked);
 }
 

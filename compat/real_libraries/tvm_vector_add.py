@@ -1,7 +1,8 @@
-"""TVM compiles a vector add for the CPU (llvm) and runs it on NumPy arrays."""
+"""TVM compiles a vector add for the CPU (llvm) and runs it on NumPy arrays, names its device,
+and builds and runs a Relax function (LegalizeOps lowers its operators) on its virtual machine."""
 import numpy as np
 import tvm
-from tvm import te
+from tvm import relax, te
 
 n = 1024
 A = te.placeholder((n,), name="A", dtype="float32")
@@ -18,3 +19,16 @@ lib["vector_add"](a, b, c)
 out = c.numpy()
 assert np.allclose(out, a_np + b_np)
 print("vector_add", out[:4].tolist(), float(out.sum()))
+print("device", str(dev), repr(dev), dev.exist, type(c.device).__name__, str(c.device))
+
+bb = relax.BlockBuilder()
+x = relax.Var("x", relax.TensorType((4,), "float32"))
+with bb.function("main", [x]):
+    with bb.dataflow():
+        y = bb.emit(relax.op.multiply(relax.op.add(x, x), x))
+        out_var = bb.emit_output(y)
+    bb.emit_func_output(out_var)
+legalized = relax.transform.LegalizeOps()(bb.get())
+print("legalized", sorted(gv.name_hint for gv in legalized.functions))
+vm = relax.VirtualMachine(tvm.compile(bb.get(), target="llvm"), dev)
+print("relax", vm["main"](tvm.runtime.tensor(np.arange(4, dtype="float32"), dev)).numpy().tolist())

@@ -18,7 +18,9 @@ import functools
 import importlib.machinery
 import os
 import re
-from typing import List, Optional, Tuple
+import shutil
+import tempfile
+from typing import Dict, List, Optional, Tuple
 
 from tvm_ffi_common import libinfo
 
@@ -86,6 +88,64 @@ def require_upstream_cxx_include(why: str) -> str:
             f"the TVM FFI C++ headers in {found} are for ABI {theirs[0]}.{theirs[1]}, this "
             f"package implements {ours[0]}.{ours[1]}; install `{UPSTREAM_DISTRIBUTION}`")
     return found
+
+
+def _header_files(root: str) -> Dict[str, str]:
+    """Every file under ``root``: its path relative to ``root`` -> its absolute path."""
+    found = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            found[os.path.relpath(path, root)] = os.path.abspath(path)
+    return found
+
+
+def cxx_include_dir() -> Optional[str]:
+    """One ``-I`` directory for C++ against this package, or None without upstream's headers.
+
+    Build tools often take a single include directory (``libinfo.find_include_path()``,
+    flashinfer's JIT); C++ written against upstream needs ``tvm/ffi/function.h`` and the
+    rest of its header-only API there. This directory holds symbolic links: to OUR file
+    for every header this package ships (``tvm/ffi/c_api.h``, ``tvm/ffi/extra/c_env_api.h``,
+    ``dlpack/dlpack.h``, ...), and to upstream's for every other. Our C headers win
+    because they describe the library the build links against and runs on (our
+    ``libtvm_ffi.so``): a C unit built with ``--cflags`` and a C++ unit built with
+    ``--cxxflags`` then see one and the same ``c_api.h``, and were upstream's headers to
+    declare something our library lacks, the build would fail at compile time, naming it,
+    not at load time. Upstream's C++ headers only add inline code over that C ABI, and
+    :func:`require_upstream_cxx_include` refuses them for another ABI version.
+
+    Made once under ``<cache>/include/<hash of the file lists>`` (``$TVM_FFI_CACHE_DIR``,
+    default ``~/.cache/tvm-ffi``), atomically, so a reinstall of either package yields a
+    new directory; when the cache cannot be written, upstream's own directory is returned
+    (the same ABI, checked, with its copy of the C headers).
+    """
+    try:
+        upstream = require_upstream_cxx_include("a C++ include path")
+    except RuntimeError:
+        return None
+    links = _header_files(upstream)
+    for ours in reversed(our_include_paths()):  # the first of our directories wins
+        links.update(_header_files(ours))
+    from .build_cache import cache_root, content_hash  # (hashlib: only when asked)
+
+    target = os.path.join(cache_root(), "include", content_hash(sorted(links.items())))
+    if os.path.isdir(target):
+        return target
+    try:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=".staging-", dir=os.path.dirname(target))
+        for relative, source in links.items():
+            link = os.path.join(staging, relative)
+            os.makedirs(os.path.dirname(link), exist_ok=True)
+            os.symlink(source, link)
+        try:
+            os.rename(staging, target)
+        except OSError:  # another process made it first
+            shutil.rmtree(staging, ignore_errors=True)
+    except OSError:
+        return upstream
+    return target
 
 
 def include_paths(cxx: bool) -> List[str]:

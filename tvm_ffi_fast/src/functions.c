@@ -333,12 +333,13 @@ static int convert_arg(FrTypeCode code, const TVMFFIAny* in, FrArg* out) {
       if (ti != kTVMFFIInt && ti != kTVMFFIBool) return 0;
       out->value = fr_any_int(in->v_int64);
       return 1;
+    /* these object types may be subclassed in C++ (TIRx's mutator): a derived type is accepted */
     case FR_T_VISITOR:
-      return ti == exact_index("ffi.StructuralVisitor");
+      return fr_type_is_instance(ti, exact_index("ffi.StructuralVisitor"));
     case FR_T_MUTATOR:
-      return ti == exact_index("ffi.StructuralMutator");
+      return fr_type_is_instance(ti, exact_index("ffi.StructuralMutator"));
     case FR_T_VISIT_ERROR_CONTEXT:
-      return ti == exact_index("ffi.VisitErrorContext");
+      return fr_type_is_instance(ti, exact_index("ffi.VisitErrorContext"));
     case FR_T_CALLBACKS:
     case FR_T_MUTATE_CALLBACKS:
       return ti == kTVMFFIArray;

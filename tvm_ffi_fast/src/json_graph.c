@@ -19,19 +19,6 @@
 
 FrJsonGraphLoaded fr_jg = {-1, -1, -1, NULL, NULL, NULL, NULL};
 
-int fr_jg_is_instance(int32_t ti, int32_t base) {
-  const TVMFFITypeInfo* info;
-  int32_t d;
-  if (ti == base) return 1;
-  if (ti < kTVMFFIStaticObjectBegin || base < 0) return 0;
-  info = fr_type_info_or_null(ti);
-  if (info == NULL) return 0;
-  for (d = 0; d < info->type_depth; ++d) {
-    if (info->type_ancestors[d]->type_index == base) return 1;
-  }
-  return 0;
-}
-
 int fr_jg_cast_error(const TVMFFIAny* value, const char* target) {
   return fr_raise("TypeError", "Cannot convert from type `%s` to `%s`",
                   fr_type_key_of(value->type_index), target);

@@ -19,8 +19,6 @@ typedef struct {
 } FrJsonGraphLoaded;
 FR_HIDDEN extern FrJsonGraphLoaded fr_jg;
 
-/* Whether type index ti is base or derives from it. */
-FR_HIDDEN int fr_jg_is_instance(int32_t ti, int32_t base);
 /* Raises upstream's "Cannot convert from type `X` to `target`" TypeError; -1. */
 FR_HIDDEN int fr_jg_cast_error(const TVMFFIAny* value, const char* target);
 /* The Function a column holds for ti: 1 and *fn (borrowed), 0 when none, -1 when not a Function. */

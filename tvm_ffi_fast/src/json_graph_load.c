@@ -170,14 +170,14 @@ static int decode_object(Reader* r, int32_t ti, const TVMFFIAny* data, TVMFFIAny
   void* hook = NULL;
   void* obj;
   int found, status = 0;
-  if (fr_jg_is_instance(ti, fr_jg.int_enum_index)) {
+  if (fr_type_is_instance(ti, fr_jg.int_enum_index)) {
     int64_t index;
     TVMFFIAny key;
     if (as_int(data, "int", &index) != 0) return -1;
     key = fr_any_int(index);
     return enum_singleton(ti, &key, out);
   }
-  if (fr_jg_is_instance(ti, fr_jg.enum_index)) {
+  if (fr_type_is_instance(ti, fr_jg.enum_index)) {
     TVMFFIByteArray text;
     if (fr_jg_as_str(data, &text) != 0) return -1;
     return enum_singleton(ti, data, out);

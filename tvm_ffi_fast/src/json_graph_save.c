@@ -154,11 +154,11 @@ static int object_data(Writer* w, const TVMFFIAny* value, TVMFFIAny* out) {
     const TVMFFIShapeCell* cell = FR_CELL(value->v_obj, TVMFFIShapeCell);
     return ints_array(cell->data, cell->size, out);
   }
-  if (fr_jg_is_instance(ti, fr_jg.int_enum_index)) {
+  if (fr_type_is_instance(ti, fr_jg.int_enum_index)) {
     *out = fr_any_int(*(int64_t*)((char*)value->v_obj + 24));
     return 0;
   }
-  if (fr_jg_is_instance(ti, fr_jg.enum_index)) {
+  if (fr_type_is_instance(ti, fr_jg.enum_index)) {
     *out = fr_any_copy((TVMFFIAny*)((char*)value->v_obj + 32));
     return 0;
   }

@@ -274,6 +274,19 @@ const TVMFFITypeInfo* fr_type_info_or_null(int32_t type_index) {
   return entry != NULL ? &entry->info : NULL;
 }
 
+int fr_type_is_instance(int32_t ti, int32_t base) {
+  const TVMFFITypeInfo* info;
+  int32_t d;
+  if (ti == base) return 1;
+  if (ti < kTVMFFIStaticObjectBegin || base < 0) return 0;
+  info = fr_type_info_or_null(ti);
+  if (info == NULL) return 0;
+  for (d = 0; d < info->type_depth; ++d) {
+    if (info->type_ancestors[d]->type_index == base) return 1;
+  }
+  return 0;
+}
+
 const TVMFFITypeInfo* fr_get_type_info(int32_t type_index) {
   const TVMFFITypeInfo* info = fr_type_info_or_null(type_index);
   if (info == NULL) raise_no_type_info(type_index);

@@ -25,6 +25,8 @@ FR_HIDDEN const TVMFFITypeAttrColumn* fr_get_type_attr_column(const TVMFFIByteAr
 
 /* The TVMFFITypeInfo of a registered index, or NULL (nothing raised). */
 FR_HIDDEN const TVMFFITypeInfo* fr_type_info_or_null(int32_t type_index);
+/* Whether type index ti is base or derives from it (by its ancestors). */
+FR_HIDDEN int fr_type_is_instance(int32_t ti, int32_t base);
 
 /* Registers a type by C string key (the built-in types); returns its index or -1. */
 FR_HIDDEN int32_t fr_register_type(const char* key, int32_t static_index, int32_t depth,

@@ -110,9 +110,22 @@ def _object_deleter(address, flags):
         traceback.print_exc()
 
 
-#: The deleter of objects with a Python ``destroy`` hook.
+#: The Python deleter of objects with a Python ``destroy`` hook.
 OBJECT_DELETER = _object_deleter
-OBJECT_DELETER_ADDRESS = ctypes.cast(_object_deleter, ctypes.c_void_p).value
+#: What their headers name: ``libtvm_ffi.so``'s host deleter, which calls
+#: :data:`OBJECT_DELETER` until :func:`close_deleter` (at interpreter exit) and drops
+#: the releases that come later (``host_callbacks.c``, ``docs/runtimes.md``).
+OBJECT_DELETER_ADDRESS = ctypes.cast(LIB.tvm_ffi_runtime_host_deleter, ctypes.c_void_p).value
+LIB.tvm_ffi_runtime_set_host_deleter(ctypes.cast(OBJECT_DELETER, ctypes.c_void_p))
+
+
+def close_deleter() -> None:
+    """Stops calling :data:`OBJECT_DELETER`: releases from now on are dropped.
+
+    Called at interpreter exit. A C++ static destructor may release one of our
+    objects after Python has finalized, when calling a ctypes callback crashes
+    the process; what such an object owns is left to the process's end."""
+    LIB.tvm_ffi_runtime_set_host_deleter(None)
 #: ``libtvm_ffi.so``'s deleters for objects with nothing of ours to release: they
 #: die in C, without a Python callback (see ``tvm_ffi_runtime.h``).
 FREE_OBJECT_ADDRESS = ctypes.cast(LIB.tvm_ffi_runtime_free_object, ctypes.c_void_p).value

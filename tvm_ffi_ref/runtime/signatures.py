@@ -62,8 +62,8 @@ from .slots import FFIError
 
 TI = abi.TVMFFITypeIndex
 
-#: Object parameters that accept exactly one type index.
-EXACT_OBJECT_PARAMS: Dict[str, int] = {
+#: Object parameters by the type index they take (that type or one derived from it).
+OBJECT_PARAMS: Dict[str, int] = {
     "ffi.Array": TI.kTVMFFIArray,
     "ffi.List": TI.kTVMFFIList,
     "ffi.Map": TI.kTVMFFIMap,
@@ -111,7 +111,7 @@ SCHEMAS: Dict[str, dict] = {
     "Optional<int>": _schema("Optional", _schema("int")),
     "Optional<ffi.Function>": _schema("Optional", _schema("ffi.Function")),
     "Device": _schema("Device"),
-    **{spelling: _schema(spelling) for spelling in EXACT_OBJECT_PARAMS},
+    **{spelling: _schema(spelling) for spelling in OBJECT_PARAMS},
 }
 
 
@@ -129,7 +129,7 @@ assert PACKED_METADATA == metadata_json(_schema("ffi.Function"))
 
 def register_object_type(type_key: str, type_index: int) -> None:
     """Makes ``type_key`` a spelling: a parameter taking exactly that type, and ``Array<type_key>``."""
-    EXACT_OBJECT_PARAMS[type_key] = type_index
+    OBJECT_PARAMS[type_key] = type_index
     SCHEMAS[type_key] = _schema(type_key)
     SCHEMAS[f"Array<{type_key}>"] = _schema("ffi.Array", _schema(type_key))
 
@@ -210,8 +210,12 @@ class Signature:
             if index < TI.kTVMFFIStaticObjectBegin:
                 raise self.mismatch(i, value)
             return value.v_ptr
-        if param in EXACT_OBJECT_PARAMS:
-            if index != EXACT_OBJECT_PARAMS[param]:
+        if param in OBJECT_PARAMS:
+            # an object of the declared type or of a type derived from it, as a C++
+            # ObjectRef parameter accepts (TIRx passes its own StructuralMutator subclass)
+            expected = OBJECT_PARAMS[param]
+            if index != expected and not (index >= TI.kTVMFFIStaticObjectBegin and
+                                          TYPES.is_instance(index, expected)):
                 raise self.mismatch(i, value)
             return value.v_ptr
         if param in CONVERTING_PARAMS:

@@ -195,9 +195,11 @@ def install() -> int:
 
 
 def uninstall() -> None:
-    """Returns ``libtvm_ffi.so`` to its built-ins (at interpreter exit)."""
+    """Returns ``libtvm_ffi.so`` to its built-ins (at interpreter exit); objects of
+    ours released later are dropped (:func:`memory.close_deleter`)."""
     if _table is not None:
         LIB.tvm_ffi_runtime_uninstall(RUNTIME_NAME.encode())
+        memory.close_deleter()
 
 
 def installed() -> bool:

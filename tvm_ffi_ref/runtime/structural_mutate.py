@@ -37,7 +37,8 @@ import ctypes
 from typing import Dict, List
 
 from tvm_ffi_common import abi
-from . import anyvalue, memory, strings
+from tvm_ffi_common.capi import LIB
+from . import anyvalue, interrupts, memory, strings
 from .anyhash import custom_entry
 from .containers import array_from_anys, list_append, new_list, seq_items, seq_set
 from .dataclass_walk import object_view, read_field, reflected_fields
@@ -51,9 +52,10 @@ from .signatures import typed_function, typed_global
 from .slots import FFIError
 from .structural_rules import (DEF_PATTERN, DEF_SIMPLE, IGNORE, KIND, REGION, DepthGuard,
                                deep_recursion)
-from .structural_traversal import (CALLBACKS, MUTATE_CALLBACKS, OBJECT_BEGIN, Traversal,
-                                   callback_entries, find_entry, foreign_outcome,
-                                   foreign_step, owned_copy, passing, traversal_of)
+from .structural_traversal import (CALLBACKS, MUTATE_CALLBACKS, OBJECT_BEGIN, TRAVERSALS,
+                                   Traversal, answer_vtable_call, callback_entries, find_entry,
+                                   foreign_outcome, foreign_step, owned_copy, passing,
+                                   run_native_hook, traversal_of)
 from .structural_visit import with_region_global
 
 TI = abi.TVMFFITypeIndex
@@ -81,11 +83,34 @@ def _unique(value: abi.TVMFFIAny) -> bool:
     return value.type_index >= OBJECT_BEGIN and memory.strong_count(value.v_ptr) == 1
 
 
+def _vtable_entry(mutator: "Mutator", op: int, value: abi.TVMFFIAny,
+                  other) -> abi.TVMFFIAny:
+    if op in (0, 1):  # mutate, maybe_inplace_mutate
+        return mutator.mutate(value, ALLOW if op == 1 else DISALLOW)
+    if op == 2:
+        return mutator.remap_get(value)
+    mutator.remap_set(value, other.contents)
+    return abi.TVMFFIAny()
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(abi.TVMFFIAny),
+                  ctypes.POINTER(abi.TVMFFIAny), ctypes.POINTER(abi.TVMFFIAny))
+@interrupts.callback_entry
+def _vtable_step(address, op, value, other, out):
+    # A native __s_mutate__ hook's mutator->Mutate(child) (or remap), through libtvm_ffi.so's
+    # vtable for our mutators (tvm_ffi_runtime_host_mutator_vtable).
+    answer_vtable_call(out, lambda: _vtable_entry(TRAVERSALS[address], op, value.contents,
+                                                  other))
+
+
+_VTABLE = LIB.tvm_ffi_runtime_host_mutator_vtable(ctypes.cast(_vtable_step, ctypes.c_void_p))
+
+
 class Mutator(Traversal):
     """A mutation: :meth:`dispatch` is the engine, the rest its default rules."""
 
     def __init__(self):
-        super().__init__(STRUCTURAL_MUTATOR)
+        super().__init__(STRUCTURAL_MUTATOR, vtable=_VTABLE)
         self.remap: Dict[int, abi.TVMFFIAny] = {}  # variable address -> owned replacement
         self.depth = DepthGuard("StructuralMutate")
 
@@ -126,9 +151,8 @@ class Mutator(Traversal):
             if hook.v_ptr in _CONTAINER_HOOKS:  # ours: the same, without the round trip
                 return _CONTAINER_HOOKS[hook.v_ptr](self, value)
             return call_owned(hook.v_ptr, [self.view(), value])
-        if hook.type_index == TI.kTVMFFIOpaquePtr:
-            raise FFIError("RuntimeError", "a native __s_mutate__ hook needs a C traversal "
-                                           "(the fast runtime); this runtime cannot run it")
+        if hook.type_index == TI.kTVMFFIOpaquePtr:  # C++: steps through our vtable
+            return run_native_hook(hook.v_ptr, self.address, value)
         raise FFIError("TypeError", "__s_mutate__ must be a direct hook pointer or ffi.Function")
 
     def mutate_object(self, value: abi.TVMFFIAny) -> abi.TVMFFIAny:

@@ -24,9 +24,13 @@ An error that leaves a traversal through an object records it: the Error's
 
 C++ hooks registered as native function pointers (``kTVMFFIOpaquePtr``
 entries of ``__s_visit__`` / ``__s_mutate__``) call back into the traversal
-through its vtable, which a runtime written in Python cannot provide (ctypes
-callbacks cannot return a 16-byte ``TVMFFIAny``): this runtime refuses such a
-hook with a ``RuntimeError``; the fast runtime runs it. The other way round works:
+through its vtable, whose entries return a 16-byte ``TVMFFIAny``, which a ctypes
+callback cannot. So a visitor made here carries a vtable of ``libtvm_ffi.so``'s
+(``tvm_ffi_runtime_host_visitor_vtable``) whose entry calls back into Python with
+an out pointer, and native ``__s_visit__`` hooks run (TVM's Relax passes register
+them); a mutator likewise carries ``tvm_ffi_runtime_host_mutator_vtable`` (its four
+entries: mutate, maybe_inplace_mutate, var_remap_get, var_remap_set), so native
+``__s_mutate__`` hooks run too (TVM's ``LegalizeOps``). The other way round works:
 a traversal made in C++ (TVM's passes make them) handed to our containers' hooks is
 stepped through its own vtable (``foreign_step``), since ctypes can call a C
 function returning a ``TVMFFIAny``.
@@ -42,7 +46,7 @@ from . import anyvalue, errors, memory
 from .containers import list_append, new_list, seq_items
 from .reflection import VISIT_ERROR_CONTEXT, new_reflected
 from .registry import TYPES
-from .signatures import EXACT_OBJECT_PARAMS, SCHEMAS
+from .signatures import OBJECT_PARAMS, SCHEMAS
 from .slots import ErrorAlreadyRaised, FFIError
 from .structural_rules import REGION
 
@@ -60,7 +64,7 @@ CALLBACKS = "Array<Tuple<int, ffi.Function>>"
 MUTATE_CALLBACKS = "Array<Tuple<int, ffi.Function, bool>>"
 for _spelling, _items in ((CALLBACKS, [_INT, _FUNCTION]), (MUTATE_CALLBACKS,
                                                            [_INT, _FUNCTION, _BOOL])):
-    EXACT_OBJECT_PARAMS[_spelling] = TI.kTVMFFIArray
+    OBJECT_PARAMS[_spelling] = TI.kTVMFFIArray
     SCHEMAS[_spelling] = {"type": "ffi.Array", "args": [{"type": "Tuple", "args": _items}]}
 
 
@@ -71,8 +75,9 @@ def _forget(address: int) -> None:
 class Traversal:
     """A visit or mutation in progress, and its object."""
 
-    def __init__(self, type_index: int):
+    def __init__(self, type_index: int, vtable: int = 0):
         self.address = memory.new_object(type_index, _TRAVERSAL_SIZE, _forget)
+        ctypes.c_void_p.from_address(self.address + _VTABLE_AT).value = vtable or None
         TRAVERSALS[self.address] = self
 
     @property
@@ -120,6 +125,26 @@ def foreign_step(address: int, slot: int = 0) -> Optional[Callable[[abi.TVMFFIAn
     step = _FOREIGN_STEP(ctypes.c_void_p.from_address(vtable + slot * ctypes.sizeof(
         ctypes.c_void_p)).value)
     return lambda value: step(address, value)
+
+
+#: A native hook (``__s_visit__``, ``__s_mutate__``): ``TVMFFIAny hook(traversal, AnyView)``.
+_NATIVE_HOOK = _FOREIGN_STEP
+
+
+def run_native_hook(hook: int, traversal: int, value: abi.TVMFFIAny) -> abi.TVMFFIAny:
+    """Calls the native hook at ``hook`` on ``value``: its owned outcome, its Error raised."""
+    return foreign_outcome(_NATIVE_HOOK(hook)(traversal, value))
+
+
+def answer_vtable_call(out, step: Callable[[], abi.TVMFFIAny]) -> None:
+    """Writes ``step()``'s owned outcome to ``out`` (a ``POINTER(TVMFFIAny)``) for an entry of
+    our traversals' vtables; an error is written as the Error, never raised into C."""
+    try:
+        anyvalue.copy_any(step(), out.contents)
+    except BaseException as error:  # noqa: BLE001 - every error must cross as an Error
+        as_raised(error)
+        out.contents.type_index = TI.kTVMFFIError
+        out.contents.v_ptr = errors.take_raised()
 
 
 def foreign_outcome(out: abi.TVMFFIAny) -> abi.TVMFFIAny:

@@ -5,7 +5,8 @@ stopped it (``ffi.VisitInterrupt(value)`` makes one); an error stops it too.
 
 **Default descent** of a value (``ffi.StructuralVisitorDefaultVisit``): the
 type's ``__s_visit__`` hook (a Function called ``(visitor, value)``, returning
-None or an interrupt); without one, nothing for an inline value, and for an
+None or an interrupt, or a native function pointer of the same shape, which
+descends through the visitor's vtable: see :mod:`.structural_traversal`); without one, nothing for an inline value, and for an
 object each reflected field not ``SEqHashIgnore`` in order, visited in its
 definition region (``SEqHashDefSimple`` / ``SEqHashDefPattern`` fields). A
 free variable met in a Simple region has its fields visited in region None.
@@ -28,10 +29,12 @@ matching callback gets its default descent.
 
 from __future__ import annotations
 
+import ctypes
 from typing import Callable, List, Optional, Tuple
 
 from tvm_ffi_common import abi
-from . import anyvalue, memory, strings
+from tvm_ffi_common.capi import LIB
+from . import anyvalue, interrupts, memory, strings
 from .anyhash import custom_entry
 from .containers import seq_items
 from .dataclass_walk import read_field, reflected_fields
@@ -44,10 +47,10 @@ from .signatures import type_key_of, typed_function, typed_global
 from .slots import FFIError
 from .structural_rules import (DEF_PATTERN, DEF_SIMPLE, IGNORE, KIND, REGION, DepthGuard,
                                deep_recursion)
-from .structural_traversal import (CALLBACKS, OBJECT_BEGIN, Traversal, callback_entries,
-                                   find_entry, foreign_outcome, foreign_step, owned_copy,
-                                   passing,
-                                   traversal_of)
+from .structural_traversal import (CALLBACKS, OBJECT_BEGIN, TRAVERSALS, Traversal,
+                                   answer_vtable_call, callback_entries, find_entry,
+                                   foreign_outcome, foreign_step, owned_copy, passing,
+                                   run_native_hook, traversal_of)
 
 TI = abi.TVMFFITypeIndex
 VISIT_ATTR = b"__s_visit__"
@@ -68,11 +71,29 @@ def _interrupt_of(result: abi.TVMFFIAny, expected: str) -> Outcome:
                                 f"`{expected}`")
 
 
+def _as_any(outcome: Outcome) -> abi.TVMFFIAny:
+    if outcome is None:
+        return abi.TVMFFIAny()
+    return abi.TVMFFIAny(type_index=TI.kTVMFFIVisitInterrupt, v_ptr=outcome)
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(abi.TVMFFIAny),
+                  ctypes.POINTER(abi.TVMFFIAny))
+@interrupts.callback_entry
+def _vtable_visit(address, value, out):
+    # A C++ hook's ``visitor->Visit(child)``, through libtvm_ffi.so's vtable.
+    answer_vtable_call(out, lambda: _as_any(TRAVERSALS[address].visit(value.contents)))
+
+
+#: The vtable our visitors carry at offset 24 (``host_callbacks.c``).
+_VTABLE = LIB.tvm_ffi_runtime_host_visitor_vtable(ctypes.cast(_vtable_visit, ctypes.c_void_p))
+
+
 class Visitor(Traversal):
     """A visit: :meth:`visit` is the engine's dispatch, :meth:`default_visit` the descent."""
 
     def __init__(self):
-        super().__init__(STRUCTURAL_VISITOR)
+        super().__init__(STRUCTURAL_VISITOR, vtable=_VTABLE)
         self.depth = DepthGuard("StructuralVisit")
 
     def visit(self, value: abi.TVMFFIAny) -> Outcome:
@@ -87,9 +108,9 @@ class Visitor(Traversal):
                     return _CONTAINER_HOOKS[hook.v_ptr](self, value)
                 result = call_owned(hook.v_ptr, [self.view(), value])
                 return _interrupt_of(result, "Optional<ffi.VisitInterrupt>")
-            if hook.type_index == TI.kTVMFFIOpaquePtr:
-                raise FFIError("RuntimeError", "a native __s_visit__ hook needs a C traversal "
-                                               "(the fast runtime); this runtime cannot run it")
+            if hook.type_index == TI.kTVMFFIOpaquePtr:  # C++: descends through our vtable
+                outcome = run_native_hook(hook.v_ptr, self.address, value)
+                return _interrupt_of(outcome, "Optional<ffi.VisitInterrupt>")
             raise FFIError("TypeError",
                            "__s_visit__ must be an opaque function pointer or ffi.Function")
         if value.type_index < OBJECT_BEGIN:
