@@ -8,6 +8,6 @@
 Nothing here installs a runtime; importing the package is free of side effects.
 """
 
-from ._version import __version__
+from ._version import UPSTREAM_VERSION, __version__
 
-__all__ = ["__version__"]
+__all__ = ["UPSTREAM_VERSION", "__version__"]
