@@ -85,12 +85,13 @@ def find_cmake_path() -> str:
 
 
 def find_source_path() -> str:
-    """The C sources of ``libtvm_ffi.so`` (``src/``, beside ``include/``) in a source checkout."""
-    found = _resolve_and_validate([_dev_top_directory() / "c_api"],
+    """The folder whose ``src/`` holds the C sources of ``libtvm_ffi.so``: the installed
+    package's (a wheel ships them, as upstream's does), or ``c_api`` of a source checkout."""
+    found = _resolve_and_validate([_rel_top_directory(), _dev_top_directory() / "c_api"],
                                   cond=lambda p: (p / "src").is_dir())
     if found is None:
-        raise RuntimeError("Cannot find home path: the C sources are in a source checkout "
-                           "only, not in an installed wheel")
+        raise RuntimeError("Cannot find home path: neither the installed package nor a source "
+                           "checkout holds the C sources of libtvm_ffi.so (src/)")
     return found
 
 

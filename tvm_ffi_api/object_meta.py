@@ -12,6 +12,9 @@ It derives from :class:`abc.ABCMeta`, the metaclass upstream's ``Object``
 has, so a subclass may also derive from an abstract base class (whose
 metaclass is ``ABCMeta``) without a metaclass conflict.
 
+Also here: :class:`CObject`, the abstract base every object wrapper is an
+instance of (upstream's name for the base class under ``Object``).
+
 The reference and cffi cores create their ``Object`` with it; the compiled
 core's ``Object`` is an extension type, which ``tvm_ffi_fast/object.py``
 gives this metaclass right after the core is loaded (``_frontend.set_metaclass``),
@@ -36,3 +39,17 @@ class ObjectMeta(abc.ABCMeta):
         """Sets up ``cls``, an extension type just given this metaclass, as ``__new__`` would
         have: the bookkeeping ``ABCMeta`` keeps per class (its registry and caches)."""
         abc._abc_init(cls)  # type: ignore[attr-defined] - CPython's, as the compiled core
+
+
+class CObject(abc.ABC):
+    """The abstract base of every object wrapper: ``isinstance(x, CObject)`` holds for each.
+
+    Upstream's ``core.CObject`` is the extension type under its ``Object``,
+    holding the handle but registered as no FFI type; code tests against it and
+    the type converter refuses it as an annotation (it is no registered type).
+    Here ``Object`` itself holds the handle, so ``CObject`` is an abstract base
+    that ``core`` registers ``Object`` with (every subclass follows): a class of
+    its own, registered as no FFI type, that no wrapper is made of directly.
+    """
+
+    __slots__ = ()
