@@ -246,8 +246,16 @@ print(json.dumps({{
     "found": str(libinfo._find_library_by_basename("no-such-dist", "surface_dummy",
                                                    extra_lib_paths=[lib.parent])) == str(lib),
     "bad_path": bad_path, "absent": absent,
+    # upstream's Python helper header: the installed apache-tvm-ffi's copy, found on disk
+    "helper": [Path(libinfo.find_python_helper_include_path(), "tvm_ffi_python_helpers.h")
+               .is_file(), "site-packages" in libinfo.find_python_helper_include_path(),
+               "tvm_ffi" not in __import__("sys").modules or
+               __import__("sys").modules["tvm_ffi"] is api],
+    "source": Path(libinfo.find_source_path(), "src", "dispatch.c").is_file(),
 }}))
 """)
+    assert result["helper"] == [True, True, True]
+    assert result["source"] is True
     assert result["lib"] == [True, True]
     assert result["include"] and result["dlpack"] and result["cmake"] and result["core"]
     assert result["paths"] and result["found"] and result["absent"]

@@ -55,24 +55,34 @@ def find_dlpack_include_path() -> str:
 
 
 def find_python_helper_include_path() -> str:
-    """The directory of upstream's ``tvm_ffi_python_helpers.h`` (C++ glue of its Cython
-    core), when an installation provides one; this project's core is not built from it."""
-    found = _resolve_and_validate([Path(p) for p in _common.include_paths()],
+    """The directory of ``tvm_ffi_python_helpers.h``, upstream's C++ glue for Python
+    extensions over TVM FFI (its Cython core includes it).
+
+    This project's cores are not built from it and do not ship it: as with the rest of
+    upstream's C++ headers (:mod:`.cpp.headers`), a build asking for it is pointed at the
+    installed ``apache-tvm-ffi``'s copy, read as a file, never imported.
+    """
+    from .cpp.headers import UPSTREAM_DISTRIBUTION, find_upstream_cxx_include
+
+    places = [Path(p) for p in _common.include_paths()]
+    upstream = find_upstream_cxx_include()
+    if upstream is not None:
+        places.append(Path(upstream))
+    found = _resolve_and_validate(places,
                                   cond=lambda p: (p / "tvm_ffi_python_helpers.h").is_file())
     if found is None:
-        raise RuntimeError("Cannot find python helper include path: this TVM FFI "
-                           "implementation does not ship tvm_ffi_python_helpers.h")
+        raise RuntimeError("Cannot find python helper include path: tvm_ffi_python_helpers.h "
+                           "is upstream's header, which this package does not ship; install "
+                           f"it with `pip install {UPSTREAM_DISTRIBUTION}` (only its header "
+                           "files are read)")
     return found
 
 
 def include_paths() -> List[str]:
     """Every include directory TVM FFI compilation needs, sorted."""
-    paths = {find_include_path(), find_dlpack_include_path()}
-    try:
-        paths.add(find_python_helper_include_path())
-    except RuntimeError:
-        pass  # nothing to add: no kernel needs it to build against this project
-    return sorted(paths)
+    # Not the Python helper's folder: it is upstream's (find_python_helper_include_path), and
+    # no kernel needs it to build against this project.
+    return sorted({find_include_path(), find_dlpack_include_path()})
 
 
 def find_cmake_path() -> str:
