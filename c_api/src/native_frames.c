@@ -24,6 +24,10 @@
  * met next are the answer, up to the next frame of ours or the interpreter's.
  * If the interpreter's frames come first instead, Python itself called the
  * callback and there is nothing to add.
+ *
+ * The same walk serves TVMFFIBacktrace (builtins.c), which a kernel calls
+ * where it raises: after the raising location the kernel gave, the callers'
+ * frames up to the front end that called into the kernel.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -38,6 +42,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <tvm_ffi_runtime.h>
+
+#include "native_frames.h"
 
 #define MAX_FRAMES 128
 #define MAX_OBJECTS 64
@@ -59,11 +65,35 @@ typedef struct {
   size_t count;
   const char* strings;
   size_t strings_size;
+  const Elf64_Sym** functions; /* the defined functions, by address (binary-searched) */
+  size_t function_count;
 } SymbolTable;
 
 static SymbolTable tables[MAX_OBJECTS];
 static size_t table_count;
 static pthread_mutex_t tables_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int by_address(const void* a, const void* b) {
+  Elf64_Addr x = (*(const Elf64_Sym* const*)a)->st_value;
+  Elf64_Addr y = (*(const Elf64_Sym* const*)b)->st_value;
+  return x < y ? -1 : x > y;
+}
+
+/* Sorts the table's defined, named functions by address, once: a lookup is then a search. */
+static void index_functions(SymbolTable* table) {
+  size_t i, n = 0;
+  table->functions = (const Elf64_Sym**)malloc(sizeof(Elf64_Sym*) * (table->count + 1));
+  if (table->functions == NULL) return;
+  for (i = 0; i < table->count; ++i) {
+    const Elf64_Sym* sym = &table->syms[i];
+    if (ELF64_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_shndx != SHN_UNDEF &&
+        sym->st_name != 0 && sym->st_name < table->strings_size) {
+      table->functions[n++] = sym;
+    }
+  }
+  qsort(table->functions, n, sizeof(table->functions[0]), by_address);
+  table->function_count = n;
+}
 
 static void read_symbol_table(SymbolTable* table, const char* path) {
   struct stat st;
@@ -109,7 +139,11 @@ static void read_symbol_table(SymbolTable* table, const char* path) {
       break;
     }
   }
-  if (table->syms == NULL) munmap((void*)file, (size_t)st.st_size);
+  if (table->syms == NULL) {
+    munmap((void*)file, (size_t)st.st_size);
+    return;
+  }
+  index_functions(table);
 }
 
 /* The symbol table of the object loaded at `base` (from `path`), read on first use. */
@@ -129,22 +163,21 @@ static const SymbolTable* symbol_table(const void* base, const char* path) {
   return found;
 }
 
-/* The name of the function holding `pc` in `table`, or NULL. */
+/* The name of the function holding `pc` in `table`, or NULL: the last function starting at or
+ * before it, if it spans it (a symbol of unknown size is taken to). */
 static const char* name_in_table(const SymbolTable* table, const void* pc) {
   uintptr_t target = (uintptr_t)pc - (table->absolute ? 0 : (uintptr_t)table->base);
-  const Elf64_Sym* best = NULL;
-  size_t i;
-  if (table->syms == NULL) return NULL;
-  for (i = 0; i < table->count; ++i) {
-    const Elf64_Sym* sym = &table->syms[i];
-    if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF ||
-        sym->st_value > target || sym->st_name >= table->strings_size) {
-      continue;
-    }
-    if (sym->st_size != 0 && target < sym->st_value + sym->st_size) return table->strings + sym->st_name;
-    if (sym->st_size == 0 && (best == NULL || sym->st_value > best->st_value)) best = sym;
+  size_t low = 0, high = table->function_count;
+  const Elf64_Sym* sym;
+  if (table->functions == NULL || high == 0) return NULL;
+  while (high - low > 1) { /* functions[low] starts at or before target, if any does */
+    size_t mid = low + (high - low) / 2;
+    if (table->functions[mid]->st_value <= target) low = mid; else high = mid;
   }
-  return best != NULL ? table->strings + best->st_name : NULL;
+  sym = table->functions[low];
+  if (sym->st_value > target) return NULL;
+  if (sym->st_size != 0 && target >= sym->st_value + sym->st_size) return NULL;
+  return table->strings + sym->st_name;
 }
 
 /* ------------------------------------------------------------ classifying */
@@ -183,8 +216,9 @@ static int classify(const Dl_info* info) {
 
 static __thread char text[TEXT_CAPACITY];
 
-/* Appends the line of the frame at `pc` (a return address) to text at *used. */
-static void append_frame(const void* pc, const Dl_info* info, size_t* used) {
+/* Appends the line of the frame at `pc` (a return address) to out at *used. */
+static void append_frame(const void* pc, const Dl_info* info, char* out, size_t capacity,
+                         size_t* used) {
   const SymbolTable* table = symbol_table(info->dli_fbase, info->dli_fname);
   const char* mangled = table != NULL ? name_in_table(table, pc) : NULL;
   const char* object = strrchr(info->dli_fname, '/');
@@ -198,19 +232,21 @@ static void append_frame(const void* pc, const Dl_info* info, size_t* used) {
   name = status == 0 && demangled != NULL ? demangled : mangled != NULL ? mangled : "<unknown>";
   object = object != NULL ? object + 1 : info->dli_fname;
   /* the object in angle brackets: Python's traceback printer then reads no source for it */
-  n = snprintf(text + *used, TEXT_CAPACITY - *used, "  File \"<%s>\", line 0, in %.*s\n", object,
+  n = snprintf(out + *used, capacity - *used, "  File \"<%s>\", line 0, in %.*s\n", object,
                NAME_CAPACITY, name);
-  if (n > 0 && *used + (size_t)n < TEXT_CAPACITY) *used += (size_t)n;
+  if (n > 0 && *used + (size_t)n < capacity) *used += (size_t)n;
   free(demangled);
 }
 
-const char* tvm_ffi_runtime_callback_caller_frames(int python_runs) {
+size_t tvm_ffi_native_kernel_frames(char* out, size_t capacity, int python_runs,
+                                    int skip_kernel_frames) {
   void* frames[MAX_FRAMES];
-  int count, i, in_python = 0;
+  int count, i, in_python = 0, kernel_seen = 0;
   size_t used = 0;
+  if (capacity == 0) return 0;
+  out[0] = '\0';
   pthread_once(&bases_once, look_up_bases);
   count = backtrace(frames, MAX_FRAMES);
-  text[0] = '\0';
   for (i = 1; i < count; ++i) { /* frames[0] is this function */
     /* a return address points after its call: step back into the calling function */
     const void* pc = (const char*)frames[i] - 1;
@@ -218,9 +254,9 @@ const char* tvm_ffi_runtime_callback_caller_frames(int python_runs) {
     int kind = dladdr(pc, &info) != 0 ? classify(&info) : FRAME_UNKNOWN;
     if (kind == FRAME_UNKNOWN) continue;
     if (kind == FRAME_PYTHON) {
-      if (used != 0) break; /* the kernel's frames end where the interpreter's begin */
+      if (kernel_seen) break; /* the kernel's frames end where the interpreter's begin */
       if (!in_python) {
-        if (python_runs == 0) break; /* Python itself called the callback */
+        if (python_runs == 0) break; /* Python itself called */
         --python_runs;
         in_python = 1;
       }
@@ -228,10 +264,20 @@ const char* tvm_ffi_runtime_callback_caller_frames(int python_runs) {
     }
     in_python = 0;
     if (kind == FRAME_OURS) {
-      if (used != 0) break;
+      if (kernel_seen) break;
       continue;
     }
-    append_frame(pc, &info, &used);
+    kernel_seen = 1;
+    if (skip_kernel_frames > 0) {
+      --skip_kernel_frames;
+      continue;
+    }
+    append_frame(pc, &info, out, capacity, &used);
   }
+  return used;
+}
+
+const char* tvm_ffi_runtime_callback_caller_frames(int python_runs) {
+  tvm_ffi_native_kernel_frames(text, TEXT_CAPACITY, python_runs, 0);
   return text;
 }
