@@ -16,7 +16,8 @@ Besides the Python packages this builds, with a C compiler (C++ for one library)
 * ``tvm_ffi_common._pycapi``, the Python C API calls of ``tvm_ffi_common.pycapi`` (an
   extension module, so that they work on CPython and PyPy alike),
 
-and copies ``c_api/include`` into ``tvm_ffi_common/include`` for kernel authors,
+and copies ``c_api/include`` into ``tvm_ffi_common/include`` for kernel authors (and
+``c_api/src`` into ``tvm_ffi_common/src``, what ``config --sourcedir`` reports),
 and ``tvm_ffi_abi_dropin.pth`` into ``site-packages`` (see ``DROPIN_PTH``).
 """
 
@@ -204,6 +205,9 @@ class BuildExtWithCLibraries(build_ext):
         build_c_libraries(lib_dir, os.path.abspath(self.build_temp))
         if not self.inplace:
             shutil.copytree(INCLUDE_DIR, os.path.join(package_dir, "include"), dirs_exist_ok=True)
+            # libtvm_ffi.so's sources ship too, as upstream's do (`config --sourcedir`)
+            shutil.copytree(os.path.join(ROOT, "c_api", "src"), os.path.join(package_dir, "src"),
+                            dirs_exist_ok=True)
         for ext in self.extensions:
             ext.library_dirs.append(lib_dir)
         super().run()

@@ -137,3 +137,27 @@ def test_ours_is_refused_when_another_libtvm_ffi_serves_the_symbols(upstream_lib
     """)
     assert done.returncode == 0, done.stderr
     assert "another libtvm_ffi.so" in done.stdout and upstream_library in done.stdout
+
+
+@pytest.mark.parametrize("impl,package", [("fast", "tvm_ffi_fast"), ("ref", "tvm_ffi_ref")])
+def test_name_and_version_are_upstreams_under_the_variable(impl, package):
+    # Code written for upstream reads tvm_ffi.__name__ and checks tvm_ffi.__version__ (a
+    # minimum version, a cache key): both are upstream's; the project's own version stays
+    # readable as __impl_version__, and the package's spec still says which it really is.
+    done = _run(f"""
+    import importlib.metadata, tvm_ffi, tvm_ffi_common
+    print(tvm_ffi.__name__, tvm_ffi.__spec__.name, tvm_ffi.container.__name__)
+    print(tvm_ffi.__version__ == importlib.metadata.version("apache-tvm-ffi"),
+          tvm_ffi.__version_tuple__, tvm_ffi.__impl_version__ == tvm_ffi_common.__version__)
+    import {package}  # the same module, importable by its own name too
+    print({package} is tvm_ffi)
+    """, impl)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"tvm_ffi {package} {package}.container",
+                                        "True (0, 1, 15, 'post2') True", "True"]
+
+
+def test_without_the_variable_our_package_keeps_its_name():
+    done = _run("import tvm_ffi_fast; print(tvm_ffi_fast.__name__, tvm_ffi_fast.__version__)")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["tvm_ffi_fast", "0.1.15.post2"]

@@ -28,6 +28,12 @@ def test_core_names_and_class_overrides(package):
     result = _run(package, """
 import pickle
 core = api.core
+def _annotation_error(cls):
+    try:
+        api.core.TypeSchema.from_annotation(cls)
+    except TypeError as error:
+        return str(error)
+    return None
 echo = api.convert(lambda x: x)
 class MyDevice(api.Device):
     pass
@@ -54,7 +60,10 @@ print(json.dumps({
     "native": [isinstance(string, core.PyNativeObject), isinstance(string, core.String),
                isinstance(api.Shape((1, 2)), core.PyNativeObject)],
     "containers": [isinstance(api.Array([1]), core.CContainerBase),
-                   isinstance(api.Dict(), api.CContainerBase), core.CObject is api.Object],
+                   isinstance(api.Dict(), api.CContainerBase), core.CObject is not api.Object,
+                   issubclass(api.Array, core.CObject), isinstance(api.Array([1]), core.CObject),
+                   isinstance(echo, core.CObject), issubclass(core.CObject, api.Object)],
+    "cobject_annotation": _annotation_error(core.CObject),
     "errors": [core.ERROR_NAME_TO_TYPE["ValueError"].__name__,
                type(core._convert_to_ffi_error(KeyError("k"))).__name__],
     "type_index": core._object_type_key_to_index("ffi.Array") == api.abi.TVMFFITypeIndex.kTVMFFIArray,
@@ -74,7 +83,10 @@ print(json.dumps({
     assert result["kwargs"] is True
     assert result["datatype"] == ["float32x4", 4, 16, True, "float32x4"]
     assert result["native"] == [True, True, True]
-    assert result["containers"] == [True, True, True]
+    # CObject: the base every wrapper is an instance of, itself no registered type (so an
+    # annotation of it is refused, as upstream's is), and no Object subclass
+    assert result["containers"] == [True, True, True, True, True, True, False]
+    assert "not registered" in result["cobject_annotation"]
     assert result["errors"] == ["ValueError", "Error"]
     assert result["type_index"] is True and result["unknown_key"] is None
     assert result["shape"] == [4, 5]
@@ -234,8 +246,16 @@ print(json.dumps({{
     "found": str(libinfo._find_library_by_basename("no-such-dist", "surface_dummy",
                                                    extra_lib_paths=[lib.parent])) == str(lib),
     "bad_path": bad_path, "absent": absent,
+    # upstream's Python helper header: the installed apache-tvm-ffi's copy, found on disk
+    "helper": [Path(libinfo.find_python_helper_include_path(), "tvm_ffi_python_helpers.h")
+               .is_file(), "site-packages" in libinfo.find_python_helper_include_path(),
+               "tvm_ffi" not in __import__("sys").modules or
+               __import__("sys").modules["tvm_ffi"] is api],
+    "source": Path(libinfo.find_source_path(), "src", "dispatch.c").is_file(),
 }}))
 """)
+    assert result["helper"] == [True, True, True]
+    assert result["source"] is True
     assert result["lib"] == [True, True]
     assert result["include"] and result["dlpack"] and result["cmake"] and result["core"]
     assert result["paths"] and result["found"] and result["absent"]

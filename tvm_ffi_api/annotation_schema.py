@@ -104,8 +104,9 @@ def _callable(args: Tuple[Any, ...]) -> TypeSchema:
 
 def _is_object_class(cls: type) -> bool:
     from .object import Object
+    from .object_meta import CObject
 
-    return issubclass(cls, Object)
+    return issubclass(cls, (Object, CObject))  # CObject: a base, refused as unregistered
 
 
 def _object_class(cls: type, args: Tuple[Any, ...]) -> TypeSchema:

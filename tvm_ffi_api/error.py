@@ -264,6 +264,12 @@ def exception_to_error_raised(exception: BaseException) -> None:
     if (isinstance(came_as, Error) and came_as._handle == err._handle or
             not isinstance(exception, Exception)):
         error_crossing.crossed(err, exception)
+    # The kernel frames that called this callback, named (native_frames.c): outer frames,
+    # appended after the crossing is remembered, as C++ appends its own on the way out.
+    # One stretch of interpreter frames (this Python code) lies between here and the entry.
+    caller_frames = LIB.tvm_ffi_runtime_callback_caller_frames(1)
+    if caller_frames:
+        err.append_backtrace(caller_frames.decode("utf-8", "replace"))
     LIB.TVMFFIErrorSetRaised(err._handle)
 
 

@@ -96,13 +96,29 @@ def find_dlpack_include_path() -> str:
 
 
 def find_python_helper_include_path() -> str:
-    """The directory of upstream's ``tvm_ffi_python_helpers.h`` (C++ glue of its Cython
-    core), when an installation provides one; this project's core is not built from it."""
-    found = _resolve_and_validate([Path(p) for p in _common.include_paths()],
+    """The directory of ``tvm_ffi_python_helpers.h``, upstream's C++ glue for Python
+    extensions over TVM FFI (its Cython core includes it).
+
+    This project's cores are not built from it and do not ship it: as with the rest of
+    upstream's C++ headers (:mod:`.cpp.headers`), a build asking for it is pointed at the
+    installed ``apache-tvm-ffi``'s copy, read as a file, never imported.
+    """
+    from .cpp.headers import UPSTREAM_DISTRIBUTION, cxx_include_dir, find_upstream_cxx_include
+
+    # The merged C++ directory first: it links upstream's helper beside our C headers, so that
+    # include_paths() stays the one directory find_include_path() gives.
+    merged = cxx_include_dir()
+    places = ([Path(merged)] if merged else []) + [Path(p) for p in _common.include_paths()]
+    upstream = find_upstream_cxx_include()
+    if upstream is not None:
+        places.append(Path(upstream))
+    found = _resolve_and_validate(places,
                                   cond=lambda p: (p / "tvm_ffi_python_helpers.h").is_file())
     if found is None:
-        raise RuntimeError("Cannot find python helper include path: this TVM FFI "
-                           "implementation does not ship tvm_ffi_python_helpers.h")
+        raise RuntimeError("Cannot find python helper include path: tvm_ffi_python_helpers.h "
+                           "is upstream's header, which this package does not ship; install "
+                           f"it with `pip install {UPSTREAM_DISTRIBUTION}` (only its header "
+                           "files are read)")
     return found
 
 
@@ -127,12 +143,13 @@ def find_cmake_path() -> str:
 
 
 def find_source_path() -> str:
-    """The C sources of ``libtvm_ffi.so`` (``src/``, beside ``include/``) in a source checkout."""
-    found = _resolve_and_validate([_dev_top_directory() / "c_api"],
+    """The folder whose ``src/`` holds the C sources of ``libtvm_ffi.so``: the installed
+    package's (a wheel ships them, as upstream's does), or ``c_api`` of a source checkout."""
+    found = _resolve_and_validate([_rel_top_directory(), _dev_top_directory() / "c_api"],
                                   cond=lambda p: (p / "src").is_dir())
     if found is None:
-        raise RuntimeError("Cannot find home path: the C sources are in a source checkout "
-                           "only, not in an installed wheel")
+        raise RuntimeError("Cannot find home path: neither the installed package nor a source "
+                           "checkout holds the C sources of libtvm_ffi.so (src/)")
     return found
 
 

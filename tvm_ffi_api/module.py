@@ -35,10 +35,12 @@ def _api(name: str) -> Function:
 class Module(Object):
     """A loaded module: attribute access finds its functions.
 
-    As upstream's, a function found as an attribute is kept as one (no
-    ``__slots__``: instances have a ``__dict__``), so ``module.f`` is looked
+    As upstream's, a function found as an attribute is kept as one (its
+    ``__slots__`` asks for an instance ``__dict__``), so ``module.f`` is looked
     up once and ``module.f is module.f``.
     """
+
+    __slots__ = ("__dict__",)
 
     @property
     def kind(self) -> str:

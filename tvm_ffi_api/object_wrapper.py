@@ -15,17 +15,20 @@ import sys
 from typing import Any
 
 from . import releases
+from .object_meta import ObjectMeta
 from .object_methods import ObjectMethods
 
 
 _set_slot = object.__setattr__
 
 
-class Object(ObjectMethods):
+class Object(ObjectMethods, metaclass=ObjectMeta):
     """Base class of every TVM FFI object seen from Python.
 
     Equality and hashing are by identity of the underlying object, unless a
-    subclass defines value semantics (containers do).
+    subclass defines value semantics (containers do). A subclass has no
+    instance ``__dict__`` unless it declares ``__slots__ = ("__dict__",)``
+    (see ``object_meta``).
     """
 
     __slots__ = ("_handle", "_exchange_api", "__weakref__")

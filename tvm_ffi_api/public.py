@@ -8,8 +8,13 @@ its dtype constants (``float32``, ...).
 
 from __future__ import annotations
 
-from tvm_ffi_common import __version__, abi
+from tvm_ffi_common import UPSTREAM_VERSION, abi
+from tvm_ffi_common import __version__ as __impl_version__
 from tvm_ffi_common.capi import LIB
+
+#: The version of upstream's ``tvm_ffi`` this package stands for (its ABI and Python API):
+#: what code written for upstream reads. This project's own is :data:`__impl_version__`.
+__version__ = UPSTREAM_VERSION
 
 from . import convert as _encoding  # noqa: F401 - loaded before ``convert`` names the function
 from . import dtype as _dtype_module
@@ -44,7 +49,7 @@ _STRUCTURAL_NAMES = [
 # --- end of issue 12's block ---
 
 __all__ = [
-    "LIB", "abi", "__version__",
+    "LIB", "abi", "__version__", "__impl_version__",
     "Array", "Bytes", "DLDeviceType", "Device", "Dict", "Error", "Function", "List", "Map",
     "Module", "Object", "ObjectConvertible", "ObjectRValueRef", "OpaquePyObject", "Shape",
     "StreamContext", "String", "Tensor",
@@ -61,7 +66,7 @@ from .cany import CAny  # noqa: E402
 from .container import ContainerBase as CContainerBase  # noqa: E402
 from .registry import init_ffi_api  # noqa: E402
 
-#: The version as a tuple, ``(0, 1, 0)``.
+#: ``__version__`` as a tuple, ``(0, 1, 15, "post2")``, as upstream's.
 __version_tuple__ = tuple(int(part) if part.isdigit() else part
                           for part in __version__.split("."))
 

@@ -15,7 +15,7 @@ import importlib.machinery as _machinery
 import os as _os
 import sys as _sys
 
-from ._version import __version__
+from ._version import UPSTREAM_VERSION, __version__
 
 
 #: Our top-level packages, and upstream's name the drop-in serves.
@@ -77,4 +77,4 @@ def _installed_elsewhere(root: str) -> bool:
 
 stop_if_unbuilt_source_tree(__file__)
 
-__all__ = ["__version__"]
+__all__ = ["UPSTREAM_VERSION", "__version__"]

@@ -928,6 +928,8 @@ RUNTIME_FUNCTIONS: List[CFunction] = [
     _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_object_held", ("TVMFFIObjectHandle", "obj")),
     _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_stack_low"),
     _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_refuse_deeper_callback"),
+    _fn("tvm_ffi_runtime.h", "const char*", "tvm_ffi_runtime_callback_caller_frames",
+        ("int", "python_runs")),
     _fn("tvm_ffi_runtime.h", "int", "tvm_ffi_runtime_checked_callback_function",
         ("void*", "self"), ("TVMFFISafeCallType", "callback"), ("void (*)(void*)", "release"),
         ("TVMFFIObjectHandle*", "out")),

@@ -60,9 +60,15 @@ class _AliasLoader(importlib.abc.Loader):
 
     def exec_module(self, module) -> None:
         # The import system returns whatever sys.modules holds under the name
-        # after exec_module, so the alias is our module itself, its own
-        # __name__ and __spec__ untouched.
-        sys.modules[module.__name__] = importlib.import_module(self.target)
+        # after exec_module, so the alias is our module itself, its __spec__
+        # untouched (it says which package this really is). The package answers
+        # to upstream's name, as code written for upstream reads it (loggers,
+        # messages, ``importlib.import_module(tvm_ffi.__name__ + ".cpp")``);
+        # its submodules and classes keep ours, where pickle and imports look.
+        target = importlib.import_module(self.target)
+        if module.__name__ == UPSTREAM:
+            target.__name__ = UPSTREAM
+        sys.modules[module.__name__] = target
 
     def get_code(self, fullname: str):
         """Our module's code, for ``python -m tvm_ffi.X`` (runpy runs it as ``__main__``)."""
@@ -142,6 +148,9 @@ def _upstream_module():
     module = sys.modules.get(UPSTREAM)
     if module is None or isinstance(getattr(module, "__loader__", None), _AliasLoader):
         return None  # absent, or the drop-in's placeholder while ours loads
+    spec = getattr(module, "__spec__", None)
+    if spec is not None and spec.name in IMPLEMENTATIONS.values():
+        return None  # ours under the drop-in (which answers to upstream's __name__)
     return module if module.__name__ == UPSTREAM else None
 
 

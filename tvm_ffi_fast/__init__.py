@@ -42,7 +42,7 @@ from tvm_ffi_common import dropin
 
 dropin.refuse_upstream_after_ours(__name__)
 
-from tvm_ffi_common import __version__, abi  # noqa: E402
+from tvm_ffi_common import abi  # noqa: E402
 from tvm_ffi_common import libinfo as _libinfo  # noqa: E402 - ``libinfo`` is upstream's module
 
 #: The core under the API: "compiled" (``src/frontend``, over the CPython API) or "cffi"

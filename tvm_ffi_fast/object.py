@@ -24,6 +24,7 @@ from ._frontend import Object, TensorBase  # noqa: F401 - TensorBase: tensor.py'
 from tvm_ffi_common.capi import LIB
 
 from . import object_methods
+from .object_meta import ObjectMeta
 from .object_protocols import ObjectConvertible, ObjectRValueRef
 from .type_info import TYPE_CLASSES, class_for_type_index, type_info, type_key, type_key_to_index
 
@@ -36,6 +37,10 @@ def type_index_of(handle: int) -> int:
     return _frontend.type_index_of(handle)
 
 
+# Before any Python subclass exists: a subclass takes its metaclass from its bases.
+_frontend.set_object_metaclass(ObjectMeta)
+for _type in (Object, _frontend.Function, TensorBase):
+    ObjectMeta.adopt_extension_type(_type)
 object_methods.install_onto(Object)
 
 # Wrappers are released in C; what else holds a reference for a finalizer to drop (a CAny)

@@ -24,7 +24,7 @@ from tvm_ffi_common import dropin
 
 dropin.refuse_upstream_after_ours(__name__)
 
-from tvm_ffi_common import __version__, abi, pycapi  # noqa: E402
+from tvm_ffi_common import abi, pycapi  # noqa: E402
 from tvm_ffi_common import libinfo as _libinfo  # noqa: E402 - ``libinfo`` is upstream's module
 from tvm_ffi_common.capi import LIB  # noqa: E402
 

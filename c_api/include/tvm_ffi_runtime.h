@@ -353,6 +353,17 @@ TVM_FFI_DLL int tvm_ffi_runtime_stack_low(void);
 TVM_FFI_DLL int tvm_ffi_runtime_refuse_deeper_callback(void);
 
 /*
+ * The native frames of the kernel code that called the Python callback now
+ * failing, as backtrace lines with function names (innermost first; "" when
+ * Python itself made the call): what a front end appends to the error's
+ * backtrace after the callback's Python frames (native_frames.c).
+ * python_runs is how many stretches of interpreter frames lie between the
+ * caller and the callback's C entry (1 when called from the Python code the
+ * callback runs). The text lives in thread-local storage until the next call.
+ */
+TVM_FFI_DLL const char* tvm_ffi_runtime_callback_caller_frames(int python_runs);
+
+/*
  * A Function over a callback that may fail before it even starts, as a ctypes
  * callback does at Python's recursion limit (it returns 0 with the result
  * unwritten): such a call fails with a RecursionError, and so does one made

@@ -7,6 +7,7 @@
  * a type registry, a global function table or containers fail cleanly instead.
  */
 #include "builtins.h"
+#include "native_frames.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -485,10 +486,12 @@ static int builtin_handle_deinit_once(void** handle_addr, int (*deinit_func)(voi
 /* ------------------------------------------------------------- backtrace */
 
 /*
- * Without debug-information parsing the built-in backtrace is just the
- * caller's own location, when it gave one.
+ * The raising location the caller gives, then the named frames of its callers up to the front
+ * end that called into the kernel (native_frames.c): the kernel frame that called here is the
+ * raising function itself, already described by the location (when one is given).
  */
-static __thread char backtrace_text[512];
+#define BACKTRACE_CAPACITY 8192
+static __thread char backtrace_text[BACKTRACE_CAPACITY];
 static __thread TVMFFIByteArray backtrace_view;
 
 static const TVMFFIByteArray* builtin_backtrace(const char* filename, int lineno,
@@ -496,12 +499,14 @@ static const TVMFFIByteArray* builtin_backtrace(const char* filename, int lineno
   int n = 0;
   (void)cross_ffi_boundary;
   if (filename != NULL) {
-    n = snprintf(backtrace_text, sizeof(backtrace_text), "  File \"%s\", line %d, in %s\n",
-                 filename, lineno, func != NULL ? func : "<unknown>");
+    n = snprintf(backtrace_text, 512, "  File \"%s\", line %d, in %s\n", filename, lineno,
+                 func != NULL ? func : "<unknown>");
     if (n < 0) n = 0;
-    if ((size_t)n >= sizeof(backtrace_text)) n = (int)sizeof(backtrace_text) - 1;
+    if (n >= 512) n = 511;
   }
   backtrace_text[n] = '\0';
+  n += (int)tvm_ffi_native_kernel_frames(backtrace_text + n, BACKTRACE_CAPACITY - (size_t)n, 0,
+                                         filename != NULL ? 1 : 0);
   backtrace_view.data = backtrace_text;
   backtrace_view.size = (size_t)n;
   return &backtrace_view;

@@ -346,7 +346,7 @@ class _Generator:
                              f"{owner.type_key}.{field.name}")
         return raw
 
-    def _carrier(self, field: TypeField, owner: TypeInfo) -> _Carrier:
+    def _lower_field(self, field: TypeField, owner: TypeInfo) -> _Carrier:
         """The member type of a field (a C++ field's schema is checked against its bytes)."""
         schema = field.ty
         python_field = hasattr(owner, "_decorator_args")
@@ -403,7 +403,8 @@ class _Generator:
             raise ValueError(f"Parent type {parent.type_key!r} of {info.type_key!r} is not "
                              "supported")
         total_size = int(info.total_size)
-        members = tuple(_Member(f.name, _cpp_identifier(f.name), self._carrier(f, info), f.offset)
+        members = tuple(_Member(f.name, _cpp_identifier(f.name), self._lower_field(f, info),
+                                f.offset)
                         for f in sorted(info.fields or (), key=lambda f: f.offset))
         alignment = max([8] + [f.alignment for a in _lineage(info) for f in a.fields or ()])
         namespaces, name = _namespaces_and_name(info.type_key)

@@ -146,6 +146,8 @@ typedef struct {
 FX_HIDDEN extern PyTypeObject* fx_object_type;
 FX_HIDDEN extern PyTypeObject* fx_function_type;
 FX_HIDDEN int fx_object_types_init(PyObject* module);
+/* _frontend.set_object_metaclass(meta): Object, Function and TensorBase take the metaclass. */
+FX_HIDDEN PyObject* fx_py_set_object_metaclass(PyObject* self, PyObject* meta);
 /* A new instance of cls (tp_new, as cls.__new__(cls)) taking over `handle`; on failure the
  * reference is released. */
 FX_HIDDEN PyObject* fx_object_adopt(PyTypeObject* cls, void* handle);

@@ -322,6 +322,47 @@ static PyType_Spec function_spec = {
     "tvm_ffi_fast.function.Function", sizeof(FxFunction), 0,
     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_VECTORCALL, function_slots};
 
+/*
+ * The metaclass of the Object types (object_meta.ObjectMeta, which gives a Python subclass
+ * that declares no __slots__ an empty one). A type made by PyType_FromSpec has `type` as its
+ * metaclass, and PyType_FromMetaclass (which would take another) is Python 3.12's; so the
+ * three types made here are given it after the fact, before any Python subclass exists (a
+ * subclass takes its metaclass from its bases). A metaclass that adds no fields to `type`
+ * lays its instances out as `type` does, which is what makes the swap sound: checked here.
+ */
+PyObject* fx_py_set_object_metaclass(PyObject* self, PyObject* meta) {
+  PyTypeObject* types[3];
+  size_t i;
+  (void)self;
+  types[0] = fx_object_type;
+  types[1] = fx_function_type;
+  types[2] = fx_tensor_type;
+  if (!PyType_Check(meta) || !PyType_IsSubtype((PyTypeObject*)meta, &PyType_Type)) {
+    PyErr_Format(PyExc_TypeError, "set_object_metaclass: meta must be a subclass of type, got %R",
+                 meta);
+    return NULL;
+  }
+  if (((PyTypeObject*)meta)->tp_basicsize != PyType_Type.tp_basicsize) {
+    PyErr_Format(PyExc_TypeError,
+                 "set_object_metaclass: %R adds fields to type (declare __slots__ = () in it)",
+                 meta);
+    return NULL;
+  }
+  for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+    PyTypeObject* old = Py_TYPE(types[i]);
+    if ((PyObject*)old == meta) continue;
+    if (old != &PyType_Type) {
+      PyErr_Format(PyExc_TypeError, "set_object_metaclass: %s already has the metaclass %s",
+                   types[i]->tp_name, old->tp_name);
+      return NULL;
+    }
+    Py_INCREF(meta); /* a heap metaclass is owned by its instances (subtype_dealloc drops it) */
+    Py_SET_TYPE(types[i], (PyTypeObject*)meta);
+    PyType_Modified(types[i]);
+  }
+  Py_RETURN_NONE;
+}
+
 int fx_object_types_init(PyObject* module) {
   PyObject* bases;
   fx_object_type = (PyTypeObject*)PyType_FromSpec(&object_spec);

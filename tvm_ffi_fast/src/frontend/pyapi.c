@@ -469,6 +469,9 @@ PyMethodDef fx_module_methods[] = {
     {"wrap_owned", FASTCALL(wrap_owned),
      "wrap_owned(handle, type_index=None): the Python value taking over an owned reference."},
     {"type_index_of", type_index_of, METH_O, "The type index in an object's header."},
+    {"set_object_metaclass", fx_py_set_object_metaclass, METH_O,
+     "set_object_metaclass(meta): Object, Function and TensorBase take the metaclass meta "
+     "(before any Python subclass of them is made)."},
     {"incref", incref, METH_O, "Adds a strong reference to the object at handle."},
     {"decref", decref, METH_O, "Drops a strong reference to the object at handle."},
     {"set_arg", FASTCALL(set_arg),
