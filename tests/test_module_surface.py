@@ -248,7 +248,8 @@ print(json.dumps({{
     "bad_path": bad_path, "absent": absent,
     # upstream's Python helper header: the installed apache-tvm-ffi's copy, found on disk
     "helper": [Path(libinfo.find_python_helper_include_path(), "tvm_ffi_python_helpers.h")
-               .is_file(), "site-packages" in libinfo.find_python_helper_include_path(),
+               .is_file(), "site-packages" in str(Path(libinfo.find_python_helper_include_path(),
+                                                        "tvm_ffi_python_helpers.h").resolve()),
                "tvm_ffi" not in __import__("sys").modules or
                __import__("sys").modules["tvm_ffi"] is api],
     "source": Path(libinfo.find_source_path(), "src", "dispatch.c").is_file(),
