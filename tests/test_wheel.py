@@ -168,7 +168,7 @@ DROP_IN = textwrap.dedent("""
     from tvm_ffi_common import libinfo
     kernels = tvm_ffi.load_module(os.path.join(libinfo.library_dir(),
                                                "libtvm_ffi_example_kernels.so"))
-    print(tvm_ffi.__name__, kernels.add_int(1, 2), tvm_ffi.Array([1, "x"]))
+    print(tvm_ffi.__spec__.name, kernels.add_int(1, 2), tvm_ffi.Array([1, "x"]))
 """)
 
 

@@ -295,8 +295,9 @@ def _left_behind(trace: Trace) -> List[str]:
         extra = now[0] - was[0]
         flags.append(f"LEFT BEHIND: {label} has {extra} more strong reference"
                      f"{'' if extra == 1 else 's'} than before the call, and the result does "
-                     "not hold it: the kernel took a reference to a borrowed argument and never "
-                     "released it (rule arg-refcount: a leak)")
+                     "not hold it: the kernel kept a reference to a borrowed argument (allowed "
+                     "when it stores the object, as a registry does; a leak when the count grows "
+                     "with every call: rule leak, found by tvm-ffi-check --leaks)")
     return flags
 
 
