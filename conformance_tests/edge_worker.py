@@ -13,6 +13,27 @@ import ctypes
 from typing import Any, Callable, Dict, List
 
 
+#: The names a DLPack capsule can carry, for interpreters without ``PyCapsule_GetName``.
+_CAPSULE_NAMES = (b"dltensor_versioned", b"dltensor", b"used_dltensor_versioned",
+                  b"used_dltensor")
+
+
+def _capsule_name(capsule: Any) -> str:
+    """A capsule's name: through the interpreter on CPython (the upstream worker cannot import
+    this project); on PyPy, whose ctypes has no ``pythonapi``, by asking the project's
+    ``pycapi`` which of the DLPack names it carries (the PyPy workers run this project only)."""
+    if hasattr(ctypes, "pythonapi"):
+        name = ctypes.pythonapi.PyCapsule_GetName
+        name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+        return name(capsule).decode()
+    from tvm_ffi_common import pycapi
+
+    for candidate in _CAPSULE_NAMES:
+        if pycapi.capsule_is_valid(capsule, candidate):
+            return candidate.decode()
+    return "(another name)"
+
+
 def _path_text(path: Any) -> Any:
     return None if path is None else [str(path), int(path.depth), [
         [int(step.kind), str(step.key) if step.key is not None else None]
@@ -127,10 +148,7 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
                 tensor.data_ptr() == array.__array_interface__["data"][0]]))
 
             def export():
-                capsule = tensor.__dlpack__(**export_kw)
-                name = ctypes.pythonapi.PyCapsule_GetName
-                name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
-                return name(capsule).decode()
+                return _capsule_name(tensor.__dlpack__(**export_kw))
             record.append(attempt(env, export))
 
             class Producer:  # hands numpy the capsule made with the options
