@@ -5,7 +5,7 @@
 * ``releases``: a wrapper's reference dropped at once where collection is prompt, queued
   and drained by ordinary code elsewhere, where a loop of large tensors collects often
   enough to stay small;
-* the cffi core of ``tvm_ffi_fast`` (``cffi_front/``, what PyPy runs): the whole kernel
+* the cffi core of ``tvm_ffi_fast`` (``cffi_core/``, what PyPy runs): the whole kernel
   corpus through it on CPython (``TVM_FFI_FAST_CORE=cffi``) gives the corpus's results;
   callable arguments lent from its pool are themselves in every call, and released; its
   String and Bytes results are copies with no object behind them; on PyPy a global lookup
@@ -215,7 +215,7 @@ def test_the_cffi_core_is_the_one_imported():
             "import tvm_ffi_fast, tvm_ffi_fast.object as o\n"
             "print(tvm_ffi_fast._CORE, os.path.basename(os.path.dirname(o.__file__)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.stdout.split() == ["cffi", "cffi_front"], done.stderr
+    assert done.stdout.split() == ["cffi", "cffi_core"], done.stderr
 
 
 @pytest.mark.skipif(pypy_interpreter() is None,

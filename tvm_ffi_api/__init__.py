@@ -13,7 +13,11 @@ here resolves inside the importing package:
 
 * ``from .object import Object`` finds that package's **core**: the few
   modules each front end writes itself, which come first on its
-  ``__path__`` (``object``, ``convert``, ``function``, ``shortcuts``);
+  ``__path__`` (``object``, ``convert``, ``function``, ``shortcuts``). What
+  a core must provide is declared once, by the stubs beside this file
+  (``object.pyi``, ``convert.pyi``, ``function.pyi``, ``shortcuts.pyi``:
+  type checkers read them, the import system does not), and
+  ``tests/test_core_contract.py`` checks every core against them;
 * ``from .container import Array`` finds another shared module, mounted too.
 
 So a file here may import the core modules by those names and nothing else
@@ -30,7 +34,7 @@ module only means something inside a front end. Import ``tvm_ffi_ref`` or
 from __future__ import annotations
 
 import os
-from typing import List
+from typing import List, Optional
 
 from tvm_ffi_common import stop_if_unbuilt_source_tree
 
@@ -43,10 +47,15 @@ FOLDER = os.path.dirname(os.path.abspath(__file__))
 __path__: List[str] = []
 
 
-def mount(package_path: List[str]) -> None:
+def mount(package_path: List[str], core_folder: Optional[str] = None) -> None:
     """Makes this folder's modules submodules of the package whose ``__path__`` is given.
 
-    The package's own directory stays first, so its core modules win.
+    The one way a front end picks its core: ``core_folder`` (the folder holding
+    the core's four modules; default the package's own directory, the
+    reference's layout) goes first on the path, so its modules win, and this
+    folder goes last.
     """
+    if core_folder is not None and core_folder not in package_path:
+        package_path.insert(0, core_folder)
     if FOLDER not in package_path:
         package_path.append(FOLDER)

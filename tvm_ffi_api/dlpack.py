@@ -1,6 +1,6 @@
 """DLPack through Python: ``from_dlpack``'s rules, and capsules in and out.
 
-The reference core and the cffi core (``tvm_ffi_fast/cffi_front``) run this
+The reference core and the cffi core (``tvm_ffi_fast/cffi_core``) run this
 module (their ``shortcuts`` re-export it); the compiled core does the same in
 C (``tvm_ffi_fast/src/frontend/dlpack.c``).
 

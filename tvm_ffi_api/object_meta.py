@@ -16,7 +16,7 @@ Also here: :class:`CObject`, the abstract base every object wrapper is an
 instance of (upstream's name for the base class under ``Object``).
 
 The reference and cffi cores create their ``Object`` with it; the compiled
-core's ``Object`` is an extension type, which ``tvm_ffi_fast/object.py``
+core's ``Object`` is an extension type, which ``tvm_ffi_fast/compiled_core/object.py``
 gives this metaclass right after the core is loaded (``_frontend.set_metaclass``),
 before any Python subclass exists.
 """

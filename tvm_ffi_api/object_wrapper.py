@@ -1,6 +1,6 @@
 """The Python class of TVM FFI objects the Python cores share: ``Object`` and ``TensorBase``.
 
-The reference and the cffi core (``tvm_ffi_fast/cffi_front``) wrap objects in
+The reference and the cffi core (``tvm_ffi_fast/cffi_core``) wrap objects in
 these plain Python classes; their ``object`` modules re-export them with the
 class registry (the compiled core has extension types of its own instead).
 An :class:`Object` owns exactly one strong reference to the object at

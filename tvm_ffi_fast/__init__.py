@@ -16,12 +16,15 @@ How the package is put together
    an extension module (``src/frontend/``) holding the ``Object`` and
    ``Function`` types, the packed call, argument and result conversion, the
    call-rule checks, errors and Python callbacks, all in C. Four small Python
-   modules of this package present it under the names the shared API expects:
-   ``object.py``, ``convert.py``, ``function.py`` and ``shortcuts.py``.
+   modules in ``compiled_core/`` present it under the names the shared API
+   expects: ``object.py``, ``convert.py``, ``function.py`` and ``shortcuts.py``
+   (``tvm_ffi_api/*.pyi`` declare what they provide).
    On PyPy, whose emulation of the CPython API is slow and partial, the core
-   is ``cffi_front/`` instead: the same four modules written in Python over
+   is ``cffi_core/`` instead: the same four modules written in Python over
    the cffi module, for PyPy's JIT (:data:`_CORE` says which core runs;
-   ``TVM_FFI_FAST_CORE=cffi`` picks the cffi core on CPython too).
+   ``TVM_FFI_FAST_CORE=cffi`` picks the cffi core on CPython too). Either
+   folder is mounted first on the package path by :func:`tvm_ffi_api.mount`,
+   so ``tvm_ffi_fast.convert`` is that core's ``convert.py``.
 
 3. **The API, shared with tvm_ffi_ref.** Everything else (containers,
    tensors, dtype, device, errors, modules, reflection, registry, streams,
@@ -45,13 +48,13 @@ dropin.refuse_upstream_after_ours(__name__)
 from tvm_ffi_common import abi  # noqa: E402
 from tvm_ffi_common import libinfo as _libinfo  # noqa: E402 - ``libinfo`` is upstream's module
 
-#: The core under the API: "compiled" (``src/frontend``, over the CPython API) or "cffi"
-#: (``cffi_front/``, Python over cffi: the one PyPy runs).
+#: The core under the API: "compiled" (``compiled_core/`` over ``src/frontend``, the CPython
+#: API) or "cffi" (``cffi_core/``, Python over cffi: the one PyPy runs).
 _CORE = ("compiled" if platform.python_implementation() == "CPython"
         and os.environ.get("TVM_FFI_FAST_CORE", "compiled") != "cffi" else "cffi")
-if _CORE == "cffi":  # its four modules come first, before this folder's
-    __path__.insert(0, os.path.join(__path__[0], "cffi_front"))  # noqa: F821
-tvm_ffi_api.mount(__path__)  # noqa: F821 - __path__ is the package's own
+#: The folder of each core, beside this file.
+_CORE_FOLDERS = {"compiled": "compiled_core", "cffi": "cffi_core"}
+tvm_ffi_api.mount(__path__, os.path.join(__path__[0], _CORE_FOLDERS[_CORE]))  # noqa: F821
 
 # libtvm_ffi.so must be in the process, globally visible, before _core (which
 # links against it) and before any kernel library is loaded.

@@ -8,7 +8,7 @@ Besides the runtime it holds what each core of the Python API needs
 (``tvm_ffi_fast/__init__.py`` picks the core at import): on CPython, the
 compiled core (``src/frontend``, CPython API); on every interpreter, the C
 API declarations, helpers and ``extern "Python"`` callbacks of the cffi core
-(``cffi_front/``, the one PyPy runs, whose C API emulation is slow and partial).
+(``cffi_core/``, the one PyPy runs, whose C API emulation is slow and partial).
 """
 
 import os
@@ -102,8 +102,8 @@ FRONTEND_SOURCES = [
     "holds",  # the container locks: calls holding their List/Dict arguments, hold/release
 ]
 
-#: The cffi core's declarations and C helpers (tvm_ffi_fast/cffi_front/).
-CFFI_FRONT = os.path.join("tvm_ffi_fast", "cffi_front")
+#: The cffi core's declarations and C helpers (tvm_ffi_fast/cffi_core/).
+CFFI_FRONT = os.path.join("tvm_ffi_fast", "cffi_core")
 
 with open(os.path.join(CFFI_FRONT, "core.cdef")) as _f:
     CFFI_CORE_CDEF = _f.read()

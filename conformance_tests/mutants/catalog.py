@@ -40,7 +40,7 @@ class Mutant:
     def area(self) -> str:
         if self.path.startswith("tvm_ffi_fast/src/frontend/"):
             return "fast front end"
-        if self.path.startswith("tvm_ffi_fast/cffi_front/"):
+        if self.path.startswith("tvm_ffi_fast/cffi_core/"):
             return "cffi core"
         if self.path.startswith("tvm_ffi_fast/src/"):
             return "fast runtime"
@@ -252,7 +252,7 @@ MUTANTS += [
        "if (opt_out_original_stream != NULL) *opt_out_original_stream = NULL;",
        "TVMFFIEnvSetStream reports no original stream (environment API, C API)",
        T_EDGES + "test_stream_environment", T_EDGES + "test_c_api_edges"),
-    _m("cffi-float-sign-of-zero", "tvm_ffi_fast/cffi_front/convert.py",
+    _m("cffi-float-sign-of-zero", "tvm_ffi_fast/cffi_core/convert.py",
        r"        p\.zero_padding = 0\n        p\.v_float64 = value\n        return",
        "        p.zero_padding = 0\n        p.v_float64 = value + 0.0\n        return",
        "the cffi core passes -0.0 as 0.0 (float encoding, cffi core)",

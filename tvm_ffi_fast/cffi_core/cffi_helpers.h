@@ -1,5 +1,5 @@
 /*
- * cffi_helpers.h -- the few C helpers of the cffi core (tvm_ffi_fast/cffi_front).
+ * cffi_helpers.h -- the few C helpers of the cffi core (tvm_ffi_fast/cffi_core).
  *
  * Each takes what Python hands cffi directly (a bytes object as const char* and its
  * length) and builds the TVMFFIByteArray a C API function wants, so that the core

@@ -4,7 +4,7 @@
  * The rules and their order are tvm_ffi_ref/convert.py's (its table is the
  * spec; a kernel must not be able to tell which front end called it). The
  * choice is made once per Python type, as there: by
- * tvm_ffi_fast/convert.py's _choose_setter, which follows the reference's
+ * tvm_ffi_fast/compiled_core/convert.py's _choose_setter, which follows the reference's
  * dispatch order line by line and returns either one of the FxKind codes
  * encoded here, or a Python setter for the rare kinds (rvalue references,
  * protocols, exceptions, opaque objects, ...), which then writes into the

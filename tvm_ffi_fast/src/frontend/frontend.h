@@ -7,7 +7,7 @@
  * TVMFFIAny, the call, the result decoded), the call-rule checks, errors in
  * both directions and Python callables as Function objects. The encoding
  * rules are tvm_ffi_ref/convert.py's, in its dispatch order; the rare kinds
- * are decided and written by tvm_ffi_fast/convert.py (Python) and reached
+ * are decided and written by tvm_ffi_fast/compiled_core/convert.py (Python) and reached
  * from here through hooks.
  *
  * The core speaks to the runtime through the C ABI alone (the TVMFFI*
@@ -209,7 +209,7 @@ FX_HIDDEN int fx_dtype_from_text(PyObject* text, DLDataType* out);
  * What must outlive one call: references made for it (long strings, Arrays
  * made from lists, Functions made from callables, imported tensors), dropped
  * when it returns, and, only when a rare kind needed Python, the Python
- * CallScope (tvm_ffi_fast/convert.py) its setter used.
+ * CallScope (tvm_ffi_fast/compiled_core/convert.py) its setter used.
  */
 #define FX_SCOPE_INLINE 8
 typedef struct {

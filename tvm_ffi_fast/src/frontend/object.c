@@ -7,7 +7,7 @@
  * `_handle` (an int, or None when empty), exactly as they do in the
  * reference front end, and subclass Object in Python (containers, Module,
  * reflected classes). The methods that need no speed (repr, type_key, _move,
- * __ctypes_handle__) are added to the type by tvm_ffi_fast/object.py.
+ * __ctypes_handle__) are added to the type by tvm_ffi_fast/compiled_core/object.py.
  *
  * Function adds the packed call as vectorcall (function.c).
  *

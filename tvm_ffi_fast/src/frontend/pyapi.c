@@ -1,7 +1,7 @@
 /*
  * pyapi.c -- the functions of tvm_ffi_fast._frontend that the Python modules call.
  *
- * tvm_ffi_fast/object.py, convert.py, function.py and shortcuts.py present
+ * tvm_ffi_fast/compiled_core/{object,convert,function,shortcuts}.py present
  * the core to the shared API modules under the names tvm_ffi_ref's core has;
  * they are thin, and each operation on a hot path is one call to a function
  * here. Addresses of TVMFFIAny slots come from ctypes (the shared modules
