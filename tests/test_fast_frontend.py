@@ -58,7 +58,7 @@ def test_shared_modules_are_the_shared_folders_files_over_the_fast_core():
         "core_files": [os.path.basename(sys.modules["tvm_ffi_fast." + m].__file__)
                        for m in ("object", "convert", "function", "shortcuts")],
         "core_dir_is_fast": all(os.path.dirname(sys.modules["tvm_ffi_fast." + m].__file__)
-                                == os.path.dirname(api.__file__)
+                                == os.path.join(os.path.dirname(api.__file__), "compiled_core")
                                 for m in ("object", "convert", "function", "shortcuts")),
         "array_is_fast_object": issubclass(container.Array, api.Object),
         "object_is_extension_type": api.Object.__module__ + "." + api.Object.__name__,
