@@ -46,9 +46,6 @@ from .tensor import Tensor, __dlpack_version__, from_dlpack, set_tensor_class, s
 # ours is an abstract base): every Object, and so every subclass, is one.
 CObject.register(Object)
 
-#: The runtime's keyword-arguments marker (``ffi.GetKwargsObject``).
-KWARGS = get_global_func("ffi.GetKwargsObject")()
-
 #: The class devices are made as (see :func:`_set_class_device`).
 _CLASS_DEVICE: type = _device_module.DEVICE_CLASS
 
@@ -57,11 +54,6 @@ _CLASS_TENSOR: type = Tensor
 
 #: The class dtypes are made as (fixed here: ``dtype``).
 _CLASS_DTYPE: type = _dtype
-
-
-def object_repr(obj: Object) -> str:
-    """``repr(obj)`` through the runtime's ``ffi.ReprPrint`` (never raises)."""
-    return repr(obj)
 
 
 def _set_class_device(cls: type) -> None:

@@ -61,7 +61,6 @@ __all__ = [
 
 # ---- upstream's surface beyond the classes above (module surface, issue 11) ----
 from . import _ffi_api, core, libinfo, registry  # noqa: E402,F401 - upstream imports these
-from .api_convert import convert_func  # noqa: E402
 from .cany import CAny  # noqa: E402
 from .container import ContainerBase as CContainerBase  # noqa: E402
 from .registry import init_ffi_api  # noqa: E402

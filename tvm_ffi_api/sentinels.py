@@ -11,7 +11,7 @@ the one ``container`` made).
 
 from __future__ import annotations
 
-from .container import MISSING  # the "no value" marker object (``ffi.GetInvalidObject()``)
+from .container import MISSING  # noqa: F401 - re-exported: the "no value" marker object (``ffi.GetInvalidObject()``)
 from .function import get_global_func
 
 #: The "keyword arguments follow" marker object (``ffi.GetKwargsObject()``).

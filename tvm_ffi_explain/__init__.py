@@ -30,14 +30,13 @@ them unless given ``--stable``.
 
 from __future__ import annotations
 
-import ast
 import ctypes
-from typing import Any, List, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from tvm_ffi_common import abi
 from tvm_ffi_ref.convert import CallScope, _choose_setter, set_arg
 from tvm_ffi_ref.convert import round_trip as _round_trip  # (explain has a parameter of that name)
-from .model import AddressBook, Explanation, Field, Region, Section, shorten
+from .model import AddressBook, Explanation, Field, Region, Section, shorten  # noqa: F401 - re-exported
 from .values import describe, same_literal, value_text
 from .text import render_text
 from .known_code import known_code

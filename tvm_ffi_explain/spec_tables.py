@@ -81,9 +81,10 @@ def struct_table(struct: type) -> List[str]:
         "| offset | size | type | field |",
         "|---:|---:|---|---|",
     ]
-    for field in abi.c_fields(struct):
-        spelling = abi.FIELD_C_TYPES.get((struct.__name__, field.name)) or c_spelling(field.ctype)
-        lines.append(f"| {field.offset} | {field.size} | `{spelling}` | `{field.name}` |")
+    for c_field in abi.c_fields(struct):  # (``field`` is dataclasses')
+        spelling = (abi.FIELD_C_TYPES.get((struct.__name__, c_field.name))
+                    or c_spelling(c_field.ctype))
+        lines.append(f"| {c_field.offset} | {c_field.size} | `{spelling}` | `{c_field.name}` |")
     return lines + [""]
 
 

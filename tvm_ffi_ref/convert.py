@@ -56,8 +56,6 @@ rules, written once for both front ends in ``api_convert.py``.
 from __future__ import annotations
 
 import ctypes
-import numbers
-import sys
 from typing import Any, Callable, Dict, List, Optional
 
 from tvm_ffi_common import abi
@@ -70,7 +68,7 @@ from .arg_setters import (PYTHON_SETTERS, CallScope, argument_kind, dl_data_type
                           set_made_object, set_object, set_object_kind_arg)
 from .object import Object, type_index_of, wrap_owned
 from .device import Device
-from .string import Bytes, String
+from .string import Bytes, String  # noqa: F401 - kept for its load order (string.py's classes)
 
 #: The class devices are returned as (``set_device_class`` replaces it).
 _device_class: type = Device

@@ -12,15 +12,15 @@ derived from the nearest registered ancestor.
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Dict, Optional, Type
+from typing import Any, Optional
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
 from . import releases
 from .object_wrapper import Object, TensorBase  # noqa: F401 - the interface
-from .object_protocols import ObjectConvertible, ObjectRValueRef
-from .type_info import TYPE_CLASSES, class_for_type_index, type_info, type_key, type_key_to_index
+from .object_protocols import ObjectConvertible, ObjectRValueRef  # noqa: F401 - the core contract (tvm_ffi_api/object.pyi)
+from .type_info import TYPE_CLASSES, class_for_type_index, type_info, type_key_to_index  # noqa: F401 - the core contract
 
 TI = abi.TVMFFITypeIndex
 _OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)

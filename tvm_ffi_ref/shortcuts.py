@@ -272,7 +272,7 @@ def dltensor(address: int) -> DLTensorFields:
 
 #: ``from_dlpack``, ``import_capsule(capsule, require_alignment, require_contiguous)`` and
 #: ``export_capsule(handle, versioned)``: DLPack in and out (see ``dlpack.py`` for the rules).
-from .dlpack import export_capsule, from_dlpack, import_capsule  # noqa: E402
+from .dlpack import export_capsule, from_dlpack, import_capsule  # noqa: E402,F401 - the core contract
 
 
 def new_shape(cls: type, content: Any) -> Any:

@@ -18,7 +18,7 @@ import atexit
 import ctypes
 import sys
 import threading
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Tuple
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
