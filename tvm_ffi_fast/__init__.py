@@ -45,8 +45,8 @@ from tvm_ffi_common import dropin
 
 dropin.refuse_upstream_after_ours(__name__)
 
-from tvm_ffi_common import abi  # noqa: E402
-from tvm_ffi_common import libinfo as _libinfo  # noqa: E402 - ``libinfo`` is upstream's module
+# (``libinfo`` is also upstream's module name, hence the alias)
+from tvm_ffi_common import abi, libinfo as _libinfo  # noqa: E402
 
 #: The core under the API: "compiled" (``compiled_core/`` over ``src/frontend``, the CPython
 #: API) or "cffi" (``cffi_core/``, Python over cffi: the one PyPy runs).
