@@ -8,16 +8,17 @@ its dtype constants (``float32``, ...).
 
 from __future__ import annotations
 
-from tvm_ffi_common import UPSTREAM_VERSION, abi
-from tvm_ffi_common import __version__ as __impl_version__
+from tvm_ffi_common import UPSTREAM_VERSION, __version__ as __impl_version__, abi
 from tvm_ffi_common.capi import LIB
 
 #: The version of upstream's ``tvm_ffi`` this package stands for (its ABI and Python API):
 #: what code written for upstream reads. This project's own is :data:`__impl_version__`.
 __version__ = UPSTREAM_VERSION
 
-from . import convert as _encoding  # noqa: F401 - loaded before ``convert`` names the function
-from . import dtype as _dtype_module
+from . import (
+    convert as _encoding,  # noqa: F401 - loaded before ``convert`` names the function
+    dtype as _dtype_module,
+)
 from .api_convert import convert, convert_func
 from .container import Array, Dict, List, Map
 from .device import Device, DLDeviceType, device
@@ -27,18 +28,37 @@ from .function import Function, get_global_func
 from .module import Module, load_module, system_lib
 from .object import Object, ObjectConvertible, ObjectRValueRef
 from .pyobject import OpaquePyObject
-from .registry import (get_global_func_metadata, list_global_func_names, register_global_func,
-                       register_object, remove_global_func)
+from .registry import (
+    get_global_func_metadata,
+    list_global_func_names,
+    register_global_func,
+    register_object,
+    remove_global_func,
+)
 from .stream import StreamContext, get_raw_stream, use_raw_stream, use_torch_stream
 from .string import Bytes, String
 from .tensor import Shape, Tensor, from_dlpack
 
+# isort: split
 # --- structural equality, hashing, walks and serialization (issue 12) ---
 from . import access_path, serialization  # noqa: F401 - submodules upstream exposes
-from .structural import (DefRegionKind, InplaceMode, StructuralKey, StructuralMutator,
-                         StructuralVisitor, VisitInterrupt, WalkOrder, WalkResult,
-                         get_first_structural_mismatch, structural_equal, structural_hash,
-                         structural_map, structural_mutate, structural_visit, structural_walk)
+from .structural import (
+    DefRegionKind,
+    InplaceMode,
+    StructuralKey,
+    StructuralMutator,
+    StructuralVisitor,
+    VisitInterrupt,
+    WalkOrder,
+    WalkResult,
+    get_first_structural_mismatch,
+    structural_equal,
+    structural_hash,
+    structural_map,
+    structural_mutate,
+    structural_visit,
+    structural_walk,
+)
 
 _STRUCTURAL_NAMES = [
     "DefRegionKind", "InplaceMode", "StructuralKey", "StructuralMutator", "StructuralVisitor",

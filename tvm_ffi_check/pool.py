@@ -114,8 +114,16 @@ def _generic(schema: Optional[dict]) -> bool:
 def simplest(schema: Optional[dict], pool: Pool, generic: Optional[PooledArg]) -> Any:
     """The simplest value a caller passes for ``schema``; ``generic`` in ``ffi.Object``
     places, the first pooled object of a library type in its places (None if none)."""
-    from .values import DeviceArg, DictArg, DTypeArg, FunctionArg, ListArg, OpaquePtrArg
-    from .values import ShapeArg, TensorArg
+    from .values import (
+        DeviceArg,
+        DictArg,
+        DTypeArg,
+        FunctionArg,
+        ListArg,
+        OpaquePtrArg,
+        ShapeArg,
+        TensorArg,
+    )
 
     if not schema:
         return None
