@@ -43,8 +43,13 @@ from typing import Any, Callable
 
 from .container import Array, Map
 from .dlpack_exchange import tensor_class_api_address
-from .dtype import (dtype, dtype_from_python_triple, dtype_from_tuple, numpy_dtype_table,
-                    torch_dtype_table)
+from .dtype import (
+    dtype,
+    dtype_from_python_triple,
+    dtype_from_tuple,
+    numpy_dtype_table,
+    torch_dtype_table,
+)
 from .error import Error, exception_to_error
 from .function import Function, wrap_callable
 from .object import Object, ObjectConvertible

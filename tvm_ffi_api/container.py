@@ -16,10 +16,15 @@ from __future__ import annotations
 import ctypes
 import itertools
 import operator
-from collections.abc import ItemsView as ItemsViewBase
-from collections.abc import KeysView as KeysViewBase
-from collections.abc import Mapping, MutableMapping, MutableSequence, Sequence
-from collections.abc import ValuesView as ValuesViewBase
+from collections.abc import (
+    ItemsView as ItemsViewBase,
+    KeysView as KeysViewBase,
+    Mapping,
+    MutableMapping,
+    MutableSequence,
+    Sequence,
+    ValuesView as ValuesViewBase,
+)
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from tvm_ffi_common import abi

@@ -18,22 +18,36 @@ from tvm_ffi_common.capi import LIB
 
 from . import device as _device_module
 from .api_convert import convert_func
+from .arg_setters import OPAQUE_PTR_HANDLERS as _OPAQUE_PTR_HANDLERS
 from .c_integers import narrow as _narrow
 from .cany import CAny, to_py_class_value as _to_py_class_value
 from .container import MISSING, ContainerBase as CContainerBase
 from .device import Device, DLDeviceType
-from .dtype import DataType, create_data_type as _create_cdtype_from_tuple
-from .dtype import dtype as _dtype
-from .dtype import dtype_from_tuple, numpy_dtype_table, torch_dtype_table
-from .arg_setters import OPAQUE_PTR_HANDLERS as _OPAQUE_PTR_HANDLERS
+from .dtype import (
+    DataType,
+    create_data_type as _create_cdtype_from_tuple,
+    dtype as _dtype,
+    dtype_from_tuple,
+    numpy_dtype_table,
+    torch_dtype_table,
+)
+from .error import (
+    ERROR_NAME_TO_TYPE,
+    ERROR_TYPE_TO_NAME,
+    Error,
+    exception_to_error as _convert_to_ffi_error,
+    traceback_to_backtrace as _TRACEBACK_TO_BACKTRACE_STR,
+    with_backtrace as _WITH_APPEND_BACKTRACE,
+)
 from .exchange_test_wrapper import DLTensorTestWrapper
-from .error import ERROR_NAME_TO_TYPE, ERROR_TYPE_TO_NAME, Error
-from .error import exception_to_error as _convert_to_ffi_error
-from .error import traceback_to_backtrace as _TRACEBACK_TO_BACKTRACE_STR
-from .error import with_backtrace as _WITH_APPEND_BACKTRACE
 from .function import Function, get_global_func
-from .object import Object, ObjectConvertible, ObjectRValueRef, register_class
-from .object import type_key_to_index as _object_type_key_to_index
+from .object import (
+    Object,
+    ObjectConvertible,
+    ObjectRValueRef,
+    register_class,
+    type_key_to_index as _object_type_key_to_index,
+)
 from .object_meta import CObject
 from .object_methods import new_object as _new_object
 from .pyobject import OpaquePyObject, wrap_pyobject as _convert_to_opaque_object
@@ -130,13 +144,18 @@ __all__ = [
 from ._dunder import object_repr  # noqa: E402
 from .pyclass_fields import register_fields as _register_fields_of  # noqa: E402
 from .sentinels import KWARGS  # noqa: E402 - the one wrapper the dataclass code compares
-from .type_records import (FFIProperty, FieldGetter, FieldSetter, TypeField,  # noqa: E402
-                           TypeInfo, TypeMethod)
-from .type_registry import (_lookup_or_register_type_info_from_type_key,  # noqa: E402
-                            _lookup_type_attr,
-                            _register_object_by_index, _register_py_class, _register_type_attr,
-                            _rollback_py_class, _set_type_cls, _type_cls_to_type_info,
-                            _type_index_to_type_info)
+from .type_records import FFIProperty, FieldGetter, FieldSetter, TypeField, TypeInfo, TypeMethod  # noqa: E402
+from .type_registry import (  # noqa: E402
+    _lookup_or_register_type_info_from_type_key,
+    _lookup_type_attr,
+    _register_object_by_index,
+    _register_py_class,
+    _register_type_attr,
+    _rollback_py_class,
+    _set_type_cls,
+    _type_cls_to_type_info,
+    _type_index_to_type_info,
+)
 from .type_schema import TypeSchema  # noqa: E402
 
 

@@ -26,8 +26,7 @@ from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
 from . import error_crossing
-from .backtrace import (parse_backtrace, traceback_to_backtrace,  # noqa: F401 - re-exported
-                        with_backtrace)
+from .backtrace import parse_backtrace, traceback_to_backtrace, with_backtrace  # noqa: F401 - re-exported
 from .object import Object, register_class, type_index_of, wrap_owned
 from .object_methods import new_object
 from .pyobject import unwrap_pyobject, wrap_pyobject

@@ -13,6 +13,7 @@ import os
 from typing import Any, List, Optional, Union
 
 from tvm_ffi_common import abi
+
 from .function import Function, get_global_func
 from .object import Object, register_class
 from .reflection import install_reflection

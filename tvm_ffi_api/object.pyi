@@ -10,13 +10,16 @@ from typing import Any, Optional
 
 from tvm_ffi_common import abi
 
-from .object_protocols import ObjectConvertible as ObjectConvertible
-from .object_protocols import ObjectRValueRef as ObjectRValueRef
-from .object_wrapper import Object as Object
-from .object_wrapper import TensorBase as TensorBase
-from .type_info import class_for_type_index as class_for_type_index
-from .type_info import type_info as type_info
-from .type_info import type_key_to_index as type_key_to_index
+from .object_protocols import (
+    ObjectConvertible as ObjectConvertible,
+    ObjectRValueRef as ObjectRValueRef,
+)
+from .object_wrapper import Object as Object, TensorBase as TensorBase
+from .type_info import (
+    class_for_type_index as class_for_type_index,
+    type_info as type_info,
+    type_key_to_index as type_key_to_index,
+)
 
 TI = abi.TVMFFITypeIndex
 

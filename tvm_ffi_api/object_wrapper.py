@@ -18,7 +18,6 @@ from . import releases
 from .object_meta import ObjectMeta
 from .object_methods import ObjectMethods
 
-
 _set_slot = object.__setattr__
 
 

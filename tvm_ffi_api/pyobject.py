@@ -15,6 +15,7 @@ from typing import Any
 
 from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
+
 from .object import Object, register_class
 
 TI = abi.TVMFFITypeIndex

@@ -19,8 +19,7 @@ from typing import List
 from .class_attrs import _add_class_attrs, _install_init
 from .object import type_info
 from .type_records import TypeField, TypeMethod, read_fields, read_methods
-from .type_registry import _lookup_type_attr as lookup_type_attr
-from .type_registry import _register_object_by_index
+from .type_registry import _lookup_type_attr as lookup_type_attr, _register_object_by_index
 
 __all__ = ["TypeField", "TypeMethod", "install_reflection", "lookup_type_attr", "type_fields",
            "type_methods"]

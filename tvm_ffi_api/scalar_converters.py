@@ -12,12 +12,20 @@ import sys
 from numbers import Integral, Real
 from typing import Any, Callable
 
-from .converter_base import (INT64_MAX, INT64_MIN, ConvertError, Converter, Result, _mismatch,
-                             describe, materialize, pack_checked)
 from .arg_setters import OPAQUE_PTR_HANDLERS
+from .converter_base import (
+    INT64_MAX,
+    INT64_MIN,
+    Converter,
+    ConvertError,
+    Result,
+    _mismatch,
+    describe,
+    materialize,
+    pack_checked,
+)
 from .object import Object
 from .string import Bytes, String
-
 
 # ------------------------------------------------------------------ scalars
 

@@ -11,9 +11,11 @@ from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 from tvm_ffi_common import abi
 
 from .arg_setters import CallScope
-from .dlpack import export_capsule as export_capsule
-from .dlpack import from_dlpack as from_dlpack
-from .dlpack import import_capsule as import_capsule
+from .dlpack import (
+    export_capsule as export_capsule,
+    from_dlpack as from_dlpack,
+    import_capsule as import_capsule,
+)
 
 def store_str_or_bytes(out: abi.TVMFFIAny, data: bytes, is_str: bool, scope: Any) -> None:
     """Writes ``data`` into ``out`` as an owned str/bytes value (inline when at most 7 bytes)."""

@@ -13,6 +13,7 @@ import ctypes
 from typing import Any, Optional
 
 from tvm_ffi_common import abi
+
 from .object import Object, register_class
 
 TI = abi.TVMFFITypeIndex

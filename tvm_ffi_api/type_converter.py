@@ -30,10 +30,19 @@ from typing import Any, Optional
 from tvm_ffi_common import abi
 
 from . import scalar_converters as scalars
-from .cany import CAny
-from .cany import to_py_class_value as _to_py_class_value
-from .converter_base import (INT64_MAX, INT64_MIN, VALUE_PROTOCOL_MAX_DEPTH, ConvertError,
-                             Converter, Result, _indent, _mismatch, describe, pack_checked)
+from .cany import CAny, to_py_class_value as _to_py_class_value
+from .converter_base import (
+    INT64_MAX,
+    INT64_MIN,
+    VALUE_PROTOCOL_MAX_DEPTH,
+    Converter,
+    ConvertError,
+    Result,
+    _indent,
+    _mismatch,
+    describe,
+    pack_checked,
+)
 from .object import Object, ObjectConvertible, ObjectRValueRef, type_index_of
 from .string import Bytes, String
 

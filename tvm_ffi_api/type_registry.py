@@ -25,8 +25,7 @@ from typing import Any, Dict, Optional
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
-from .object import Object, register_class
-from .object import type_info as runtime_record
+from .object import Object, register_class, type_info as runtime_record
 from .sentinels import KWARGS, MISSING
 from .type_info import TYPE_CLASSES
 from .type_records import TypeInfo, read_fields, read_methods

@@ -29,6 +29,7 @@ from tvm_ffi_common.cli_args import (
     write_problem,
 )
 from tvm_ffi_ref import rules
+
 from . import sandbox
 
 EXIT_PASS, EXIT_FINDINGS, EXIT_UNUSABLE, EXIT_UNVERIFIED = 0, 1, 2, 3

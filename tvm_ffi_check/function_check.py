@@ -27,8 +27,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from . import discover
-from . import schema as schemas
+from . import discover, schema as schemas
 from .guard import signal_name
 from .hints import metadata_hint
 from .results import RULES, Finding, FunctionReport, Options, minimum_accepted

@@ -33,8 +33,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import tvm_ffi_ref as api
 from tvm_ffi_common import abi
-from tvm_ffi_ref import rules
 from tvm_ffi_common.capi import LIB
+from tvm_ffi_ref import rules
 from tvm_ffi_ref.convert import CallScope, set_arg, to_python
 from tvm_ffi_ref.object import type_key
 from tvm_ffi_ref.runtime import memory, slots

@@ -10,8 +10,8 @@ import xml.etree.ElementTree as ET
 from typing import IO, Any, Dict, List, Optional
 
 from tvm_ffi_common import __version__
-
 from tvm_ffi_ref import rules
+
 from . import hints, root_causes
 from .results import Finding, FunctionReport, LibraryReport
 

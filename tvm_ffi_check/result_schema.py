@@ -98,8 +98,8 @@ def accepts(schema: Optional[dict], index: int, is_subclass: Callable[[int, str]
 
 def registry_subclass(index: int, key: str) -> Optional[bool]:
     """Whether registered type ``index`` is ``key`` or a subclass (None: no such key)."""
-    from tvm_ffi_ref.type_info import type_key_to_index
     from tvm_ffi_api.type_registry import type_ancestor_at, type_depth
+    from tvm_ffi_ref.type_info import type_key_to_index
 
     wanted = type_key_to_index(key)
     if wanted is None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from tvm_ffi_ref import rules
+
 from .sandbox import Sandbox
 
 RULES = rules.RULES

@@ -19,9 +19,9 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from tvm_ffi_ref.elf_symbols import read_dynamic_symbols
+
 from . import schema as schemas
 from .function_check import FunctionCheck
-from .sandbox import keep_hypothesis_out_of_cwd
 from .pool import Pool, missing_types, takes_objects
 from .results import (  # noqa: F401 - re-exported
     RULES,
@@ -31,6 +31,7 @@ from .results import (  # noqa: F401 - re-exported
     LibraryReport,
     Options,
 )
+from .sandbox import keep_hypothesis_out_of_cwd
 from .targets import EXPORT, Target, targets_of, type_catalog
 from .worker_client import Worker
 

@@ -23,6 +23,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 from tvm_ffi_ref.elf_symbols import read_dynamic_symbols
+
 from ._worker import read_message, write_message
 from .hints import language_of
 from .results import CheckError

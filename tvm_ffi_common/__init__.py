@@ -17,7 +17,6 @@ import sys as _sys
 
 from ._version import UPSTREAM_VERSION, __version__
 
-
 #: Our top-level packages, and upstream's name the drop-in serves.
 _OURS = ("tvm_ffi_common", "tvm_ffi_api", "tvm_ffi_ref", "tvm_ffi_fast", "tvm_ffi_check",
          "tvm_ffi_explain", "tvm_ffi")

@@ -34,12 +34,17 @@ import ctypes
 from typing import Any, Optional, Sequence
 
 from tvm_ffi_common import abi
-from tvm_ffi_ref.convert import CallScope, _choose_setter, set_arg
-from tvm_ffi_ref.convert import round_trip as _round_trip  # (explain has a parameter of that name)
-from .model import AddressBook, Explanation, Field, Region, Section, shorten  # noqa: F401 - re-exported
-from .values import describe, same_literal, value_text
-from .text import render_text
+from tvm_ffi_ref.convert import (
+    CallScope,
+    _choose_setter,
+    round_trip as _round_trip,  # (explain has a parameter of that name)
+    set_arg,
+)
+
 from .known_code import known_code
+from .model import AddressBook, Explanation, Field, Region, Section, shorten  # noqa: F401 - re-exported
+from .text import render_text
+from .values import describe, same_literal, value_text
 from .walk import Walker
 
 __all__ = ["explain", "any_hex", "render_text", "render_svg", "Explanation", "Region", "Section", "Field",

@@ -164,8 +164,8 @@ def _write_svg(path: str, svg: str) -> bool:
 
 def _trace(args, stdout) -> int:
     """``--trace``: 0 when the call could be made (whatever its status), 2 otherwise."""
-    from .trace import render_trace, trace_call
     from .text import can_encode
+    from .trace import render_trace, trace_call
 
     if args.expressions:
         return complain("tvm-ffi-explain", "--trace takes one call and no other expression")

@@ -16,7 +16,6 @@ from typing import List, Optional, Sequence, Tuple
 
 from tvm_ffi_common import libinfo
 from tvm_ffi_common.cli_args import OneLineParser
-
 from tvm_ffi_ref import LIB, abi, abi_version
 
 TI = abi.TVMFFITypeIndex

@@ -15,6 +15,7 @@ from typing import Dict, Optional, Tuple
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
+
 from .reading import HEADER_SIZE
 
 _KNOWN_CODE: Optional[Dict[int, str]] = None

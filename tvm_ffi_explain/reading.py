@@ -14,6 +14,7 @@ from typing import Dict, Optional
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
+
 from .model import shorten
 
 TI = abi.TVMFFITypeIndex

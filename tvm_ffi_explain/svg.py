@@ -240,6 +240,7 @@ def struct_boxes(struct: type, base: int = 0, role: str = "struct",
                  names: Optional[Sequence[str]] = None) -> List[Box]:
     """The boxes of a ctypes struct's C-visible fields (``abi.c_fields``), unions merged."""
     from tvm_ffi_common import abi
+
     from .spec_tables import c_spelling
 
     boxes = []

@@ -34,6 +34,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
+
 from .model import AddressBook, Region
 
 Counts = Dict[int, Tuple[int, int]]  # object address -> (strong, weak)

@@ -27,11 +27,25 @@ import struct
 from typing import Callable, Dict, List, Optional, Tuple
 
 from tvm_ffi_common import abi
-from .spec_tables import c_spelling
+
 from .model import AddressBook, Field, Region, Section
-from .reading import (ANY_SIZE, KIND_NOTES, OBJECT_BEGIN, TI, device_name, dtype_name, float_note,
-                      int_of, is_pointer_type, kind_name, read, short_spelling, text_note,
-                      type_key_of)
+from .reading import (
+    ANY_SIZE,
+    KIND_NOTES,
+    OBJECT_BEGIN,
+    TI,
+    device_name,
+    dtype_name,
+    float_note,
+    int_of,
+    is_pointer_type,
+    kind_name,
+    read,
+    short_spelling,
+    text_note,
+    type_key_of,
+)
+from .spec_tables import c_spelling
 from .walk_containers import ContainerBodies
 from .walk_objects import ObjectBodies
 from .walk_tensors import TensorBodies

@@ -13,6 +13,7 @@ import ctypes
 from typing import List, Optional
 
 from tvm_ffi_common import abi
+
 from .model import Field, Region, Section
 from .reading import ANY_SIZE, HEADER_SIZE, TI
 

@@ -14,10 +14,10 @@ from typing import List, Tuple
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
+
 from .known_code import CLOSURE_TRAMPOLINE, OWNED_TRAMPOLINE, library_function_trampoline
 from .model import Field, Region, Section, shorten
 from .reading import ANY_SIZE, HEADER_SIZE, TI, read, text_note, type_key_of
-
 
 #: The Functions ``libtvm_ffi.so`` makes, told apart by the trampoline in their
 #: ``safe_call``: where that code is, the fields it keeps after the cell, a note.
@@ -206,6 +206,7 @@ class ObjectBodies:
 
     def getter_note(self, getter, field_address: int) -> str:
         from tvm_ffi_ref.convert import to_python
+
         from .values import describe
 
         result = abi.TVMFFIAny()

@@ -14,6 +14,7 @@ import struct
 from typing import List, Sequence, Tuple
 
 from tvm_ffi_common import abi
+
 from .model import Field, Region, Section
 from .reading import HEADER_SIZE, dtype_name, float_note, read
 

@@ -24,8 +24,11 @@ from tvm_ffi_common import dropin
 
 dropin.refuse_upstream_after_ours(__name__)
 
-from tvm_ffi_common import abi, pycapi  # noqa: E402
-from tvm_ffi_common import libinfo as _libinfo  # noqa: E402 - ``libinfo`` is upstream's module
+from tvm_ffi_common import (  # noqa: E402
+    abi,
+    libinfo as _libinfo,  # noqa: E402 - ``libinfo`` is upstream's module
+    pycapi,
+)
 from tvm_ffi_common.capi import LIB  # noqa: E402
 
 tvm_ffi_api.mount(__path__)  # noqa: F821 - __path__ is the package's own

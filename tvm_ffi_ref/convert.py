@@ -59,15 +59,22 @@ import ctypes
 from typing import Any, Callable, Dict, List, Optional
 
 from tvm_ffi_common import abi
-
-from . import shortcuts
 from tvm_ffi_common.capi import LIB
-from . import dlpack_exchange
-from .arg_setters import (PYTHON_SETTERS, CallScope, argument_kind, dl_data_type, dl_device,
-                          dlpack_argument,
-                          set_made_object, set_object, set_object_kind_arg)
-from .object import Object, type_index_of, wrap_owned
+
+from . import dlpack_exchange, shortcuts
+from .arg_setters import (
+    PYTHON_SETTERS,
+    CallScope,
+    argument_kind,
+    dl_data_type,
+    dl_device,
+    dlpack_argument,
+    set_made_object,
+    set_object,
+    set_object_kind_arg,
+)
 from .device import Device
+from .object import Object, type_index_of, wrap_owned
 from .string import Bytes, String  # noqa: F401 - kept for its load order (string.py's classes)
 
 #: The class devices are returned as (``set_device_class`` replaces it).

@@ -20,9 +20,9 @@ from numbers import Integral
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 from tvm_ffi_common import abi, pycapi
+from tvm_ffi_common.capi import LIB
 
 from . import error, runtime
-from tvm_ffi_common.capi import LIB
 from .runtime import containers, maps, strings, tensors
 from .runtime.slots import FFIError
 

@@ -23,12 +23,10 @@ import typing
 from typing import Any, Callable, ClassVar, Dict, Iterator, List, Optional, Tuple
 
 from ..class_annotations import own_annotations
-from ..container import Dict as FFIDict
-from ..container import List as FFIList
+from ..container import Dict as FFIDict, List as FFIList
 from ..object import Object
 from ..sentinels import MISSING
-from ..type_registry import (_lookup_type_attr, _object_type_key_to_index,
-                             _register_type_attr)
+from ..type_registry import _lookup_type_attr, _object_type_key_to_index, _register_type_attr
 from .c_class import c_class
 from .py_class import py_class
 

@@ -32,10 +32,14 @@ from ..sentinels import MISSING
 from ..type_records import TypeInfo
 from ..type_schema import TypeSchema
 from . import _resolve_fields
-from .field import KW_ONLY, Field, _field_converter, field
-from .field import init_property as _InitProperty
-from .py_methods import (_FFI_TYPE_ATTR_NAMES, _collect_py_methods,  # noqa: F401
-                         _inherited_type_attrs, _type_attr_options, method)
+from .field import KW_ONLY, Field, _field_converter, field, init_property as _InitProperty
+from .py_methods import (  # noqa: F401
+    _FFI_TYPE_ATTR_NAMES,
+    _collect_py_methods,
+    _inherited_type_attrs,
+    _type_attr_options,
+    method,
+)
 from .transform import dataclass_transform
 
 #: ``structural_eq`` values and the ``TVMFFISEqHashKind`` each registers (None: no metadata).

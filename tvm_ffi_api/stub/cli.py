@@ -35,10 +35,13 @@ from . import consts as C
 from .file_utils import CodeBlock, FileInfo, collect_files, syntax_for
 from .generator import Generator, generator_names, get_generator
 from .layout import classify, write_coverage_report
-from .lib_state import (collect_global_funcs, collect_type_keys, object_info_from_type_key,
-                        toposort_objects)
+from .lib_state import (
+    collect_global_funcs,
+    collect_type_keys,
+    object_info_from_type_key,
+    toposort_objects,
+)
 from .utils import FuncInfo, InitConfig, Options
-
 
 _PROG = "tvm-ffi-stubgen"
 

@@ -23,8 +23,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import (AbstractSet, Any, Callable, Dict, List, Literal, Mapping, Optional, Tuple,
-                    Union)
+from typing import AbstractSet, Any, Callable, Dict, List, Literal, Mapping, Optional, Tuple, Union
 
 from .utils import NamedTypeSchema, ObjectInfo
 

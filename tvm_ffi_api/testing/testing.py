@@ -10,12 +10,12 @@ from __future__ import annotations
 import sys
 from typing import Any, ClassVar, Mapping, Optional, Sequence, Union
 
+from ..dataclasses import IntEnum, StrEnum, c_class, entry
 from ..device import Device
 from ..dtype import dtype
 from ..function import get_global_func
 from ..object import Object
 from ..reflection import lookup_type_attr
-from ..dataclasses import IntEnum, StrEnum, c_class, entry
 
 # ------------------------------------------------------------- simple objects
 

@@ -28,8 +28,18 @@ from tvm_ffi_common import abi
 
 from . import dlpack_exchange, releases, rules
 from ._core import ffi, lib
-from .convert import (CallScope, address_of, decode_borrowed, decode_owned, encode,
-                      encode_owned, give_back, result_is_sound, result_violation, take_out)
+from .convert import (
+    CallScope,
+    address_of,
+    decode_borrowed,
+    decode_owned,
+    encode,
+    encode_owned,
+    give_back,
+    result_is_sound,
+    result_violation,
+    take_out,
+)
 from .error import Error, exception_to_error_raised, raise_taken_error
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
 from .object import Object, decref, register_class, wrap_owned

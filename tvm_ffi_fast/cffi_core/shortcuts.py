@@ -17,8 +17,17 @@ from tvm_ffi_common import abi, pycapi
 
 from . import releases
 from ._core import ffi, lib
-from .convert import (CallScope, address_of, decode_borrowed, decode_owned, device_type_of,
-                      encode, encode_owned, give_back, take_out)
+from .convert import (
+    CallScope,
+    address_of,
+    decode_borrowed,
+    decode_owned,
+    device_type_of,
+    encode,
+    encode_owned,
+    give_back,
+    take_out,
+)
 from .dlpack import export_capsule, from_dlpack, import_capsule  # noqa: F401 - the interface
 from .function import call_packed, get_global_func, raise_last_error
 from .object import decref, wrap_owned

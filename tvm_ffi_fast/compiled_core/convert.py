@@ -20,9 +20,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any, Callable, Dict, Optional, Union
 
-from tvm_ffi_common import abi
-
-from tvm_ffi_common import pycapi
+from tvm_ffi_common import abi, pycapi
 
 from . import _frontend, dlpack_exchange
 from .arg_setters import PYTHON_SETTERS, CallScope, argument_kind

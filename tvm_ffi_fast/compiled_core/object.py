@@ -17,12 +17,10 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from tvm_ffi_common import abi
-
-from . import _frontend, releases
-from ._frontend import Object, TensorBase  # noqa: F401 - TensorBase: tensor.py's base
 from tvm_ffi_common.capi import LIB  # noqa: F401 - kept for its load order (the bound library)
 
-from . import object_methods
+from . import _frontend, object_methods, releases
+from ._frontend import Object, TensorBase  # noqa: F401 - TensorBase: tensor.py's base
 from .object_meta import ObjectMeta
 from .object_protocols import ObjectConvertible, ObjectRValueRef  # noqa: F401 - the core contract (tvm_ffi_api/object.pyi)
 from .type_info import TYPE_CLASSES, class_for_type_index, type_info, type_key_to_index  # noqa: F401 - the core contract

@@ -48,6 +48,7 @@ import ctypes
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
+
 from . import anyvalue, errors, functions, memory, strings
 from .hashing import MASK64, stable_hash_bytes, stable_hash_combine, stable_hash_small
 from .registry import TYPES

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 
 from tvm_ffi_common import abi
+
 from . import memory, strings
 from .slots import FFIError, implements
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from tvm_ffi_common import abi
+
 from . import anyvalue, containers, maps, memory
 from .functions import new_python_function, set_object
 from .registry import TYPES

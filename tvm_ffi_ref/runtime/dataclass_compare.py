@@ -13,13 +13,29 @@ import math
 from typing import List, Optional, Set, Tuple
 
 from tvm_ffi_common import abi
+
 from . import anyvalue, functions, memory, strings
 from .containers import seq_items, shape_dims
-from .dataclass_walk import (BYTES, COMPARE_ATTR, EQ_ATTR, INTS, MAPS, SEQUENCES, STRS, Frame,
-                             call_hook, find_hook, hook_int, make_callback, object_view,
-                             read_field, reflected_fields, release_all, run_frames)
-from .maps import map_find, map_items
-from .maps import map_size as map_size_of
+from .dataclass_walk import (
+    BYTES,
+    COMPARE_ATTR,
+    EQ_ATTR,
+    INTS,
+    MAPS,
+    SEQUENCES,
+    STRS,
+    Frame,
+    call_hook,
+    find_hook,
+    hook_int,
+    make_callback,
+    object_view,
+    read_field,
+    reflected_fields,
+    release_all,
+    run_frames,
+)
+from .maps import map_find, map_items, map_size as map_size_of
 from .registry import TYPES
 from .slots import FFIError
 from .strings import bigint_words

@@ -14,12 +14,25 @@ import struct
 from typing import Dict, Optional, Set
 
 from tvm_ffi_common import abi
+
 from . import memory, strings
 from .anyhash import custom_entry
 from .containers import shape_dims
-from .dataclass_walk import (BYTES, COMPARE_ATTR, EQ_ATTR, HASH_ATTR, STRS, Children, Frame,
-                             call_hook, find_hook, hook_int, make_callback, object_view,
-                             run_frames)
+from .dataclass_walk import (
+    BYTES,
+    COMPARE_ATTR,
+    EQ_ATTR,
+    HASH_ATTR,
+    STRS,
+    Children,
+    Frame,
+    call_hook,
+    find_hook,
+    hook_int,
+    make_callback,
+    object_view,
+    run_frames,
+)
 from .hashing import MASK64, stable_hash_bytes, stable_hash_combine
 from .registry import TYPES
 from .slots import FFIError

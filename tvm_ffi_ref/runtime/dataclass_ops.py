@@ -149,6 +149,7 @@ from __future__ import annotations
 from typing import Callable
 
 from tvm_ffi_common import abi
+
 from . import functions, memory, strings
 from .dataclass_compare import compare_ints, recursive_compare
 from .dataclass_hash import recursive_hash, signed64

@@ -14,10 +14,21 @@ import math
 from typing import Dict, Optional, Set
 
 from tvm_ffi_common import abi
+
 from . import anyvalue, memory, strings, tensors
 from .containers import shape_dims
-from .dataclass_walk import (CONTAINERS, REPR_ATTR, STRS, Children, Frame, call_hook, find_hook,
-                             make_callback, object_view, run_frames)
+from .dataclass_walk import (
+    CONTAINERS,
+    REPR_ATTR,
+    STRS,
+    Children,
+    Frame,
+    call_hook,
+    find_hook,
+    make_callback,
+    object_view,
+    run_frames,
+)
 from .dtype import format_dtype
 from .global_functions import kwargs_object
 from .maps import missing_object

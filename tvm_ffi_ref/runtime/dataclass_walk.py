@@ -15,6 +15,7 @@ import ctypes
 from typing import Callable, Generator, List, Optional, Sequence
 
 from tvm_ffi_common import abi
+
 from . import anyvalue, errors, functions, memory
 from .anyhash import custom_entry
 from .containers import seq_items

@@ -46,6 +46,7 @@ import threading
 from typing import Dict, Optional, Tuple, Union
 
 from tvm_ffi_common import abi
+
 from . import errors, functions, memory, strings
 from .slots import FFIError, implements
 

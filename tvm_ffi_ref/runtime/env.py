@@ -49,7 +49,6 @@ from . import interrupts
 from .slots import FFIError, implements
 from .threads import this_thread
 
-
 _lock = threading.Lock()
 _global_allocator: Optional[int] = None
 

@@ -16,6 +16,7 @@ import ctypes
 from typing import Dict, Optional
 
 from tvm_ffi_common import abi
+
 from . import memory
 from .slots import implements
 from .threads import this_thread

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence
 
 from tvm_ffi_common import abi
+
 from . import interrupts, memory, strings
 from .slots import ErrorAlreadyRaised, FFIError, implements
 

@@ -23,6 +23,7 @@ import threading
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
+
 from . import containers, memory, strings
 from .functions import GLOBALS, set_bool, set_object
 from .registry import TYPES

@@ -32,6 +32,7 @@ import math
 from typing import List, Optional, Set, Tuple
 
 from tvm_ffi_common import abi
+
 from . import anyvalue, memory, strings
 from .containers import ARRAY_INIT_CAPACITY, array_from_anys, new_array, seq_items
 from .maps import map_from_range, map_items, new_small_map

@@ -13,6 +13,7 @@ import ctypes
 from typing import List
 
 from tvm_ffi_common import abi
+
 from . import anyvalue, memory, strings
 from .functions import call_function, def_global, set_object
 from .reflection import convert_error

@@ -15,12 +15,28 @@ import ctypes
 from typing import Optional, Tuple
 
 from tvm_ffi_common import abi
+
 from .anyhash import any_equal, any_hash
 from .containers import ANY_SIZE
 from .hashing import MASK64
-from .map_layout import (BLOCK_SIZE, BLOCK_SLOTS, EMPTY_SLOT, INVALID_INDEX, ITEM_SIZE, JUMP_MASK,
-                         NOT_HEAD, PAIR_SIZE, PROBE_DISTANCES, PROTECTED_SLOT, ZERO_ANY, ZERO_PAIR,
-                         DenseItem, map_cell, put, release)
+from .map_layout import (
+    BLOCK_SIZE,
+    BLOCK_SLOTS,
+    EMPTY_SLOT,
+    INVALID_INDEX,
+    ITEM_SIZE,
+    JUMP_MASK,
+    NOT_HEAD,
+    PAIR_SIZE,
+    PROBE_DISTANCES,
+    PROTECTED_SLOT,
+    ZERO_ANY,
+    ZERO_PAIR,
+    DenseItem,
+    map_cell,
+    put,
+    release,
+)
 from .slots import FFIError
 
 MAX_LOAD_FACTOR = 0.99

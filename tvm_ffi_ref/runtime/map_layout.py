@@ -14,6 +14,7 @@ import ctypes
 from typing import Tuple
 
 from tvm_ffi_common import abi
+
 from . import anyvalue, memory
 from .containers import ANY_SIZE
 from .hashing import MASK64

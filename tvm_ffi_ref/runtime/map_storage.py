@@ -18,16 +18,36 @@ import traceback
 from typing import List, Optional, Tuple
 
 from tvm_ffi_common import abi
+
 from . import anyvalue, memory
 from .anyhash import any_equal
 from .containers import ANY_SIZE, FREE_ADDRESS, DataDeleter, call_data_deleter, check_type
 from .map_dense_table import DenseTable, calc_table_size
-from .map_layout import (BLOCK_SIZE, BLOCK_SLOTS, DENSE_OBJECT_SIZE, EMPTY_SLOT, INVALID_INDEX,
-                         MAP_TYPES, PAIR_SIZE, SMALL_INIT_SLOTS, SMALL_MAX_SLOTS, SMALL_PAIRS_AT,
-                         SMALL_TAG, KeyValue, MapCell, borrow, copy_owned, is_small, map_cell,
-                         pair_address, put, release, small_capacity, take)
+from .map_layout import (
+    BLOCK_SIZE,
+    BLOCK_SLOTS,
+    DENSE_OBJECT_SIZE,
+    EMPTY_SLOT,
+    INVALID_INDEX,
+    MAP_TYPES,
+    PAIR_SIZE,
+    SMALL_INIT_SLOTS,
+    SMALL_MAX_SLOTS,
+    SMALL_PAIRS_AT,
+    SMALL_TAG,
+    KeyValue,
+    MapCell,
+    borrow,
+    copy_owned,
+    is_small,
+    map_cell,
+    pair_address,
+    put,
+    release,
+    small_capacity,
+    take,
+)
 from .slots import FFIError
-
 
 # ------------------------------------------------------------ the object
 

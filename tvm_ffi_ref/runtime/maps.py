@@ -89,14 +89,24 @@ from __future__ import annotations
 from typing import Optional, Sequence, Tuple
 
 from tvm_ffi_common import abi
+
 from . import anyvalue, memory
 from .container_locks import hold_all, release_all
 from .containers import ANY_SIZE, check_type, owned_copy, seq_items
 from .functions import def_global, new_python_function, set_object
 from .map_dense_table import DenseTable
 from .map_layout import INVALID_INDEX, MAP_TYPES, borrow, is_small, map_cell, pair_address
-from .map_storage import (create_from_items, map_find, map_insert, map_items, new_small_map,
-                          small_clear, small_erase, small_find, switch_to)
+from .map_storage import (
+    create_from_items,
+    map_find,
+    map_insert,
+    map_items,
+    new_small_map,
+    small_clear,
+    small_erase,
+    small_find,
+    switch_to,
+)
 from .signatures import Signature, register_copier, typed_global
 from .slots import FFIError
 from .strings import store_int

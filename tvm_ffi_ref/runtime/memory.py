@@ -22,6 +22,7 @@ from typing import Callable, Dict, List, Tuple
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
+
 from . import interrupts
 
 _libc = ctypes.CDLL(None)

@@ -14,6 +14,7 @@ import ctypes
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
+
 from . import memory, strings
 from .slots import ErrorAlreadyRaised
 

@@ -54,10 +54,10 @@ from typing import Dict, List, Optional
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
-from . import containers, env, errors, functions, memory, strings
-from . import module_cxx
-from .module_cxx import call_foreign, foreign_lookup, is_foreign
+
+from . import containers, env, errors, functions, memory, module_cxx, strings
 from .functions import def_global, set_bool, set_object
+from .module_cxx import call_foreign, foreign_lookup, is_foreign
 from .signatures import typed_global
 from .slots import ErrorAlreadyRaised, FFIError, implements
 

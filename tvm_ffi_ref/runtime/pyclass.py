@@ -55,12 +55,11 @@ import ctypes
 from typing import Dict, List, Optional
 
 from tvm_ffi_common import abi
-from . import anyvalue, dtype, memory, strings
-from . import errors
+
+from . import anyvalue, dtype, errors, memory, strings
 from .functions import new_python_function, set_object
 from .global_functions import kwargs_object
-from .reflection import (c_callback, convert_error, get_any, get_object, store_any,
-                         store_object)
+from .reflection import c_callback, convert_error, get_any, get_object, store_any, store_object
 from .registry import TYPES
 from .signatures import typed_function, typed_global
 from .slots import ErrorAlreadyRaised, FFIError

@@ -51,6 +51,7 @@ import json
 from typing import List, Optional
 
 from tvm_ffi_common import abi
+
 from . import anyvalue, containers, errors, maps, memory, strings
 from .functions import set_bool, set_object
 from .registry import TYPES

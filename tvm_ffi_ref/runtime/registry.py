@@ -27,6 +27,7 @@ import threading
 from typing import Dict, List, Optional
 
 from tvm_ffi_common import abi
+
 from . import anyvalue
 from .hashing import std_hash_bytes
 from .slots import FFIError, implements

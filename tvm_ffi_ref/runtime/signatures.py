@@ -54,6 +54,7 @@ import json
 from typing import Callable, Dict, List, Sequence
 
 from tvm_ffi_common import abi
+
 from . import anyvalue, memory
 from .container_locks import HELD_PARAMS, hold_all, release_all
 from .functions import PACKED_METADATA, def_global, new_python_function

@@ -27,6 +27,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
+
 from . import interrupts, memory
 
 #: The name this runtime installs under.

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 
 from tvm_ffi_common import abi
+
 from . import memory
 from .slots import FFIError, implements
 

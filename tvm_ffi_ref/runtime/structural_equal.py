@@ -45,18 +45,38 @@ import math
 from typing import Dict, List, Optional
 
 from tvm_ffi_common import abi
+
 from . import anyvalue, memory, strings
 from .containers import array_from_anys, seq_items, shape_dims
-from .dataclass_walk import (BYTES, MAPS, SEQUENCES, STRS, call_hook, find_hook, hook_int,
-                             object_view, read_field, reflected_fields)
+from .dataclass_walk import (
+    BYTES,
+    MAPS,
+    SEQUENCES,
+    STRS,
+    call_hook,
+    find_hook,
+    hook_int,
+    object_view,
+    read_field,
+    reflected_fields,
+)
 from .functions import set_bool, set_object
 from .maps import map_find, map_items
 from .reflection import new_access_path, new_access_step
-from .registry import check_op_failed, check_failed
+from .registry import check_failed, check_op_failed
 from .signatures import typed_function, typed_global
 from .slots import FFIError
-from .structural_rules import (IGNORE, KIND, REGION, S_EQUAL_ATTR, DepthGuard, deep_recursion,
-                               field_region, hook_region, seq_hash_kind)
+from .structural_rules import (
+    IGNORE,
+    KIND,
+    REGION,
+    S_EQUAL_ATTR,
+    DepthGuard,
+    deep_recursion,
+    field_region,
+    hook_region,
+    seq_hash_kind,
+)
 from .tensors import data_size, is_contiguous, shape_of, tensor_dltensor
 
 TI = abi.TVMFFITypeIndex

@@ -49,18 +49,36 @@ import math
 from typing import Dict, List, Optional, Tuple
 
 from tvm_ffi_common import abi
+
 from . import anyvalue, memory, strings
 from .containers import seq_items, shape_dims
 from .dataclass_hash import signed64, type_key_hash
-from .dataclass_walk import (MAPS, SEQUENCES, call_hook, find_hook, hook_int, object_view,
-                             read_field, reflected_fields)
+from .dataclass_walk import (
+    MAPS,
+    SEQUENCES,
+    call_hook,
+    find_hook,
+    hook_int,
+    object_view,
+    read_field,
+    reflected_fields,
+)
 from .hashing import MASK64, stable_hash_bytes, stable_hash_combine
 from .maps import map_items
 from .registry import check_failed, check_op_failed
 from .signatures import typed_function, typed_global
 from .slots import FFIError
-from .structural_rules import (IGNORE, KIND, REGION, S_HASH_ATTR, DepthGuard, deep_recursion,
-                               field_region, hook_region, seq_hash_kind)
+from .structural_rules import (
+    IGNORE,
+    KIND,
+    REGION,
+    S_HASH_ATTR,
+    DepthGuard,
+    deep_recursion,
+    field_region,
+    hook_region,
+    seq_hash_kind,
+)
 from .tensors import data_size, is_contiguous, shape_of, tensor_dltensor
 
 TI = abi.TVMFFITypeIndex

@@ -19,6 +19,7 @@ import ctypes
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
+
 from . import anyvalue
 from .anyhash import ANY_EQUAL_ATTR, ANY_HASH_ATTR
 from .dataclass_hash import signed64

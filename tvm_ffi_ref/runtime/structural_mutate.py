@@ -38,24 +38,45 @@ from typing import Dict, List
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
+
 from . import anyvalue, interrupts, memory, strings
 from .anyhash import custom_entry
-from .containers import array_from_anys, list_append, new_list, seq_items, seq_set
+from .containers import ANY_SIZE, array_from_anys, list_append, new_list, seq_items, seq_set
 from .dataclass_walk import object_view, read_field, reflected_fields
-from .make_object import _call as call_owned  # the runtime's "call, owned result" helper
-from .make_object import call_setter
-from .containers import ANY_SIZE
+from .make_object import (
+    _call as call_owned,  # the runtime's "call, owned result" helper
+    call_setter,
+)
 from .map_storage import copy_map, entry_addresses
 from .reflection import STRUCTURAL_MUTATOR
 from .registry import TYPES
 from .signatures import typed_function, typed_global
 from .slots import FFIError
-from .structural_rules import (DEF_PATTERN, DEF_SIMPLE, IGNORE, KIND, REGION, DepthGuard,
-                               deep_recursion)
-from .structural_traversal import (CALLBACKS, MUTATE_CALLBACKS, OBJECT_BEGIN, TRAVERSALS,
-                                   Traversal, answer_vtable_call, callback_entries, find_entry,
-                                   foreign_outcome, foreign_step, owned_copy, passing,
-                                   run_native_hook, traversal_of)
+from .structural_rules import (
+    DEF_PATTERN,
+    DEF_SIMPLE,
+    IGNORE,
+    KIND,
+    REGION,
+    DepthGuard,
+    deep_recursion,
+)
+from .structural_traversal import (
+    CALLBACKS,
+    MUTATE_CALLBACKS,
+    OBJECT_BEGIN,
+    TRAVERSALS,
+    Traversal,
+    answer_vtable_call,
+    callback_entries,
+    find_entry,
+    foreign_outcome,
+    foreign_step,
+    owned_copy,
+    passing,
+    run_native_hook,
+    traversal_of,
+)
 from .structural_visit import with_region_global
 
 TI = abi.TVMFFITypeIndex

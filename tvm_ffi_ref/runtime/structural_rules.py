@@ -46,6 +46,7 @@ import sys
 from typing import Iterator
 
 from tvm_ffi_common import abi
+
 from .dataclass_walk import HOOK_SIGNATURES
 from .registry import TYPES
 from .signatures import SCHEMAS, register_object_type

@@ -42,6 +42,7 @@ import ctypes
 from typing import Callable, Dict, List, Optional, Tuple
 
 from tvm_ffi_common import abi
+
 from . import anyvalue, errors, memory
 from .containers import list_append, new_list, seq_items
 from .reflection import VISIT_ERROR_CONTEXT, new_reflected

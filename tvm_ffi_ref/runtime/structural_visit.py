@@ -34,6 +34,7 @@ from typing import Callable, List, Optional, Tuple
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
+
 from . import anyvalue, interrupts, memory, strings
 from .anyhash import custom_entry
 from .containers import seq_items
@@ -45,12 +46,30 @@ from .reflection import STRUCTURAL_VISITOR, new_reflected
 from .registry import TYPES
 from .signatures import type_key_of, typed_function, typed_global
 from .slots import FFIError
-from .structural_rules import (DEF_PATTERN, DEF_SIMPLE, IGNORE, KIND, REGION, DepthGuard,
-                               deep_recursion)
-from .structural_traversal import (CALLBACKS, OBJECT_BEGIN, TRAVERSALS, Traversal,
-                                   answer_vtable_call, callback_entries, find_entry,
-                                   foreign_outcome, foreign_step, owned_copy, passing,
-                                   run_native_hook, traversal_of)
+from .structural_rules import (
+    DEF_PATTERN,
+    DEF_SIMPLE,
+    IGNORE,
+    KIND,
+    REGION,
+    DepthGuard,
+    deep_recursion,
+)
+from .structural_traversal import (
+    CALLBACKS,
+    OBJECT_BEGIN,
+    TRAVERSALS,
+    Traversal,
+    answer_vtable_call,
+    callback_entries,
+    find_entry,
+    foreign_outcome,
+    foreign_step,
+    owned_copy,
+    passing,
+    run_native_hook,
+    traversal_of,
+)
 
 TI = abi.TVMFFITypeIndex
 VISIT_ATTR = b"__s_visit__"

@@ -52,6 +52,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
+
 from . import env, errors, memory
 from .slots import FFIError, implements
 

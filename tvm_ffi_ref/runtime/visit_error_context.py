@@ -12,6 +12,7 @@ import ctypes
 from typing import List, Tuple
 
 from tvm_ffi_common import abi
+
 from . import anyvalue, memory, strings
 from .containers import array_from_anys, seq_items
 from .dataclass_walk import object_view, read_field, reflected_fields

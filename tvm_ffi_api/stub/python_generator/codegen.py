@@ -16,8 +16,15 @@ from .. import consts as C
 from ..file_utils import CodeBlock
 from ..utils import FuncInfo, InitConfig, ObjectInfo, Options
 from . import consts as PC
-from .utils import (ImportItem, TyMap, render_func_signature, render_object_ffi_init,
-                    render_object_fields, render_object_init, render_object_methods)
+from .utils import (
+    ImportItem,
+    TyMap,
+    render_func_signature,
+    render_object_ffi_init,
+    render_object_fields,
+    render_object_init,
+    render_object_methods,
+)
 
 __all__ = [
     "generate_python_all", "generate_python_export", "generate_python_ffi_api",

@@ -8,8 +8,7 @@ from typing import Dict, FrozenSet, List, Mapping, Set, Tuple
 from .. import consts as C
 from ..file_utils import CodeBlock
 from ..utils import FuncInfo, InitConfig, ObjectInfo, Options
-from . import codegen as G
-from . import consts as PC
+from . import codegen as G, consts as PC
 from .utils import ImportItem, PythonImports
 
 

@@ -12,8 +12,7 @@ from typing import Dict, FrozenSet, Iterator, List, Mapping, Set, Tuple
 from .. import consts as SC
 from ..file_utils import CodeBlock
 from ..utils import FuncInfo, InitConfig, ObjectInfo, Options
-from . import codegen
-from . import consts as C
+from . import codegen, consts as C
 from .utils import RustImports, RustUse, check_tokens, is_crate_type_key, rust_module_path
 
 

@@ -24,11 +24,15 @@ from typing import Callable, Dict, List, Mapping, Optional, Set, Tuple
 
 from ..layout import Verdict, classify
 from ..utils import NamedTypeSchema, ObjectInfo
-from . import allocators
-from . import consts as C
+from . import allocators, consts as C
 from .directives import EnumSpec
-from .utils import (RustImports, allow_non_snake_case, is_crate_type_key, render_rust_type,
-                    rust_ident)
+from .utils import (
+    RustImports,
+    allow_non_snake_case,
+    is_crate_type_key,
+    render_rust_type,
+    rust_ident,
+)
 
 
 def _check_width(target: str, field: NamedTypeSchema, rust_type: str, width: int) -> None:
