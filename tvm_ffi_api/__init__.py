@@ -44,7 +44,7 @@ stop_if_unbuilt_source_tree(__file__)
 FOLDER = os.path.dirname(os.path.abspath(__file__))
 
 # The modules here run only as modules of a front end (see above).
-__path__: List[str] = []
+__path__: List[str] = []  # type: ignore[no-redef]  # (mypy gives a package one of its own)
 
 
 def mount(package_path: List[str], core_folder: Optional[str] = None) -> None:

@@ -25,7 +25,7 @@ from collections.abc import (
     Sequence,
     ValuesView as ValuesViewBase,
 )
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional
 
 from tvm_ffi_common import abi
 
@@ -92,6 +92,9 @@ class _SeqBase(ContainerBase):
     """What Array and List share: the sequence cell and read access."""
 
     __slots__ = ()
+
+    if TYPE_CHECKING:  # both subclasses are made from an iterable (``type(self)(...)`` below)
+        def __init__(self, value: Iterable[Any] = ()) -> None: ...
 
     def _cell(self) -> abi.TVMFFISeqCell:
         return abi.TVMFFISeqCell.from_address(self._handle + _CELL_OFFSET)

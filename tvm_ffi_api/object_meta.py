@@ -38,7 +38,7 @@ class ObjectMeta(abc.ABCMeta):
     def adopt_extension_type(cls) -> None:
         """Sets up ``cls``, an extension type just given this metaclass, as ``__new__`` would
         have: the bookkeeping ``ABCMeta`` keeps per class (its registry and caches)."""
-        abc._abc_init(cls)  # type: ignore[attr-defined] - CPython's, as the compiled core
+        abc._abc_init(cls)  # type: ignore[attr-defined]  # CPython's, as the compiled core
 
 
 class CObject(abc.ABC):

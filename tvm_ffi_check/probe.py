@@ -29,7 +29,7 @@ import ctypes
 import re
 import struct
 from collections import Counter
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import tvm_ffi_ref as api
 from tvm_ffi_common import abi
@@ -51,6 +51,9 @@ _POINTER_TYPES = (int(TI.kTVMFFIOpaquePtr), int(TI.kTVMFFIDLTensorPtr), int(TI.k
                   int(TI.kTVMFFIByteArrayPtr), int(TI.kTVMFFIObjectRValueRef))
 
 Violation = Tuple[str, str]
+
+if TYPE_CHECKING:  # the core contract's Function (tvm_ffi_api/function.pyi)
+    from tvm_ffi_api.function import Function
 
 
 # ------------------------------------------------------ runtime bookkeeping
@@ -247,7 +250,7 @@ class Packed:
 BEFORE_CALL: List[Any] = []
 
 
-def invoke(func: api.Function, packed: Packed) -> Tuple[int, abi.TVMFFIAny]:
+def invoke(func: Function, packed: Packed) -> Tuple[int, abi.TVMFFIAny]:
     """Calls the kernel function once: ``(status, result)``.
 
     A call that runs past the soft limit is interrupted through
@@ -300,7 +303,7 @@ def canonical(value: Any, depth: int = 0) -> Any:
         return ("Tensor", tuple(value.shape), str(value.dtype), data)
     if isinstance(value, api.Error):
         return ("Error", value.kind, value.message)
-    if isinstance(value, api.Function):
+    if isinstance(value, Function):
         return ("Function",)
     if isinstance(value, api.Object):
         return ("Object", value.type_key)
@@ -392,7 +395,7 @@ class _Call:
     the call (``before_extra``): a result kept from an earlier call.
     """
 
-    def __init__(self, func: api.Function, values: Sequence[Any], also_watch=()) -> None:
+    def __init__(self, func: Function, values: Sequence[Any], also_watch=()) -> None:
         clear_raised()
         self.packed = Packed(values)
         self.watched = self.packed.objects()
@@ -484,7 +487,7 @@ class _Call:
         self.packed.close()
 
 
-def checked_call(func: api.Function, values: Sequence[Any],
+def checked_call(func: Function, values: Sequence[Any],
                  returns: Optional[dict] = None) -> Dict[str, Any]:
     """Calls once with every per-call rule checked; twice when it returns an object.
 

@@ -16,9 +16,8 @@ import ctypes
 import gc
 import threading
 from collections import Counter
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Sequence, Tuple
 
-import tvm_ffi_ref as api
 from tvm_ffi_common.capi import LIB
 from tvm_ffi_ref import rules
 
@@ -39,8 +38,11 @@ from .probe import (
     take_raised,
 )
 
+if TYPE_CHECKING:  # the core contract's Function (tvm_ffi_api/function.pyi)
+    from tvm_ffi_api.function import Function
 
-def repeat_calls(func: api.Function, values: Sequence[Any], count: int) -> List[Violation]:
+
+def repeat_calls(func: Function, values: Sequence[Any], count: int) -> List[Violation]:
     """Calls ``count`` more times and reports what stays behind (the ``leak`` rule).
 
     Two things show a leak: objects the reference runtime allocated during
@@ -103,7 +105,7 @@ def repeat_calls(func: api.Function, values: Sequence[Any], count: int) -> List[
     return violations
 
 
-def kept_growth(func: api.Function, values: Sequence[Any], count: int) -> List[Violation]:
+def kept_growth(func: Function, values: Sequence[Any], count: int) -> List[Violation]:
     """``--leaks``: calls ``count`` times with the *same* argument objects; a reference the
     kernel keeps to one of them on every call, so that what it holds grows with the number
     of calls, is a ``leak``.
@@ -145,7 +147,7 @@ def kept_growth(func: api.Function, values: Sequence[Any], count: int) -> List[V
     return found
 
 
-def plain_outcome(func: api.Function, values: Sequence[Any]) -> Any:
+def plain_outcome(func: Function, values: Sequence[Any]) -> Any:
     """The canonical outcome of one call (no rule checks; the result released)."""
     clear_raised()
     packed = Packed(values)
@@ -180,7 +182,7 @@ def plain_outcome(func: api.Function, values: Sequence[Any]) -> Any:
 CONFIRM_CALLS = 6
 
 
-def consistency(func: api.Function, arglists: Sequence[Sequence[Any]], threads: int,
+def consistency(func: Function, arglists: Sequence[Sequence[Any]], threads: int,
                 rounds: int) -> Dict[str, Any]:
     """Determinism (two serial calls per list), then calls from ``threads`` threads at once.
 
@@ -216,7 +218,7 @@ def consistency(func: api.Function, arglists: Sequence[Sequence[Any]], threads: 
     return answer
 
 
-def _threaded(func: api.Function, serial, threads: int, rounds: int, failures: List[str]):
+def _threaded(func: Function, serial, threads: int, rounds: int, failures: List[str]):
     barrier = threading.Barrier(threads)
     mismatches: List[Tuple[int, Any, Any]] = []
     lock = threading.Lock()

@@ -234,7 +234,7 @@ class TVMFFIRuntimeInstallStatus(enum.IntEnum):
 
 
 #: Every enum, with the header that declares it.
-ENUMS: Dict[Type[enum.IntEnum], str] = {
+ENUMS: Dict[Type[enum.Enum], str] = {
     DLDeviceType: "dlpack/dlpack.h",
     DLDataTypeCode: "dlpack/dlpack.h",
     TVMFFITypeIndex: "tvm/ffi/c_api.h",

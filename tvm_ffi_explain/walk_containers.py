@@ -92,7 +92,8 @@ class ContainerBodies:
             return list(range(count))
         if self.max_items == 1:
             return [0, None]
-        return list(range(self.max_items - 1)) + [None, count - 1]
+        shown: List[Optional[int]] = list(range(self.max_items - 1))
+        return shown + [None, count - 1]
 
     def _hidden(self, count: int) -> int:
         """How many elements :meth:`_shown_indices` leaves out."""

@@ -266,7 +266,7 @@ def _reject_value_field(cls: type, base_name: str) -> None:
 
 
 @c_class("ffi.IntEnum", init=False)
-class IntEnum(Enum):
+class IntEnum(Enum):  # type: ignore[metaclass]  # (_EnumMeta's base is computed)
     """An enum whose ``value`` is its integer index (a signed 64-bit int)."""
 
     __slots__ = ()
@@ -279,7 +279,7 @@ class IntEnum(Enum):
 
 
 @c_class("ffi.StrEnum", init=False)
-class StrEnum(Enum):
+class StrEnum(Enum):  # type: ignore[metaclass]  # (_EnumMeta's base is computed)
     """An enum whose ``name`` and ``value`` are its string index."""
 
     __slots__ = ()

@@ -290,7 +290,7 @@ def _stage_3(file: FileInfo, opt: Options, ty_map: Dict[str, str],
     for code in file.code_blocks:
         if code.kind != "directive" or code.param[0] in C.PIPELINE_DIRECTIVE_KINDS:
             continue
-        name, payload = code.param
+        name, payload = code.param  # type: ignore[str-unpack]  # (a pair for a directive)
         if name not in generator.directive_kinds:
             raise ValueError(f"Unknown directive `{name}` at line {code.lineno_start}")
         generator.add_directive(imports, name, payload, code.lineno_start)

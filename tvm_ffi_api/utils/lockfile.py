@@ -12,7 +12,7 @@ import os
 import sys
 import time
 from types import TracebackType
-from typing import Optional, Type
+from typing import Literal, Optional, Type
 
 if sys.platform == "win32":
     import msvcrt
@@ -54,7 +54,7 @@ class FileLock:
 
     def __exit__(self, exc_type: Optional[Type[BaseException]],
                  exc_value: Optional[BaseException],
-                 traceback: Optional[TracebackType]) -> bool:
+                 traceback: Optional[TracebackType]) -> Literal[False]:
         self.release()
         return False  # an exception raised inside the block goes on
 

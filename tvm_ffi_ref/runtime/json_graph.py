@@ -42,6 +42,7 @@ input is a ``ValueError`` (or the ``TypeError`` of a wrong value type).
 from __future__ import annotations
 
 import base64
+import builtins
 import ctypes
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -101,7 +102,7 @@ class Owned:
         strings.store_str_or_bytes(value, text, is_str=True)
         return self.keep(value)
 
-    def object(self, address: int) -> abi.TVMFFIAny:
+    def object(self, address: builtins.int) -> abi.TVMFFIAny:  # (``int`` is the method above)
         return self.keep(object_view(address))
 
     def release(self) -> None:

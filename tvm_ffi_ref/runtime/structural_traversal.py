@@ -39,7 +39,7 @@ function returning a ``TVMFFIAny``.
 from __future__ import annotations
 
 import ctypes
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Literal, Optional, Tuple
 
 from tvm_ffi_common import abi
 
@@ -249,7 +249,7 @@ class passing:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind, error, traceback) -> bool:
+    def __exit__(self, kind, error, traceback) -> Literal[False]:
         if error is None or not isinstance(error, Exception):
             return False
         as_raised(error)

@@ -77,7 +77,7 @@ def generate_python_global_funcs(code: CodeBlock, global_funcs: List[FuncInfo],
         raise ValueError(f"block at line {code.lineno_start} has no end marker")
     if not global_funcs:
         return
-    prefix, import_from = code.param
+    prefix, import_from = code.param  # type: ignore[str-unpack]  # (a pair for this kind)
     imports.append(ImportItem(f"{import_from or 'tvm_ffi'}.init_ffi_api", alias="_FFI_INIT_FUNC"))
     imports.append(ImportItem("typing.TYPE_CHECKING"))
     names = {f.schema.name.rsplit(".", 1)[-1] for f in global_funcs}
