@@ -26,6 +26,7 @@ import inspect
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .class_attrs import _cannot_construct, _ffi_init_of, pack_kwargs
+from .function import get_global_func
 from .object_methods import ObjectMethods
 from .sentinels import MISSING
 from .type_records import TypeInfo
@@ -36,7 +37,6 @@ object_repr = ObjectMethods.__repr__
 
 
 def _global(name: str) -> Any:
-    from .function import get_global_func
 
     return get_global_func(name)
 

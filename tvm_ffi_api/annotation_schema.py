@@ -31,6 +31,12 @@ import types
 import typing
 from typing import Any, Tuple
 
+from .device import Device
+from .object import Object
+from .object_meta import CObject
+from .scalar_converters import dtype_classes
+from .string import Bytes, String
+from .type_registry import _type_cls_to_type_info
 from .type_schema import INDEX_ORIGIN, TypeSchema
 
 _SCALARS = {type(None): "None", bool: "bool", int: "int", float: "float", str: "str",
@@ -103,14 +109,11 @@ def _callable(args: Tuple[Any, ...]) -> TypeSchema:
 
 
 def _is_object_class(cls: type) -> bool:
-    from .object import Object
-    from .object_meta import CObject
 
     return issubclass(cls, (Object, CObject))  # CObject: a base, refused as unregistered
 
 
 def _object_class(cls: type, args: Tuple[Any, ...]) -> TypeSchema:
-    from .type_registry import _type_cls_to_type_info
 
     info = _type_cls_to_type_info(cls)
     if info is None:
@@ -128,9 +131,6 @@ def _object_class(cls: type, args: Tuple[Any, ...]) -> TypeSchema:
 
 
 def _class(cls: type) -> TypeSchema:
-    from .device import Device
-    from .scalar_converters import dtype_classes
-    from .string import Bytes, String
 
     if _is_object_class(cls):
         return _object_class(cls, ())

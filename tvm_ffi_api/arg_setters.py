@@ -29,7 +29,10 @@ from tvm_ffi_common.capi import LIB
 
 from . import dlpack_exchange
 from .c_integers import as_c_int, narrow
+from .device import Device
+from .error import exception_to_error
 from .object import Object, ObjectConvertible, ObjectRValueRef, type_index_of
+from .pyobject import wrap_pyobject
 from .string import Bytes, String
 
 TI = abi.TVMFFITypeIndex
@@ -76,7 +79,6 @@ class CallScope:
 
 def argument_kind(value: Any) -> str:
     """The name of the encoding ``value`` gets as an argument (upstream's order)."""
-    from .device import Device
     from .dtype import DataType, dtype
     from .tensor import Shape
 
@@ -367,7 +369,6 @@ def _set_value_protocol(out, value, scope):
 
 
 def _set_exception(out, value, scope):
-    from .error import exception_to_error
 
     error = exception_to_error(value)
     if error is getattr(value, "__tvm_ffi_error__", None):  # the Error it came from: borrowed
@@ -384,7 +385,6 @@ def _set_object_convertible(out, value, scope):
 
 
 def _set_opaque(out, value, scope):
-    from .pyobject import wrap_pyobject
 
     set_made_object(out, wrap_pyobject(value), scope)
 

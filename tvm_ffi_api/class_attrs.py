@@ -13,6 +13,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Collection, Optional
 
+from .class_annotations import own_annotations
 from .sentinels import KWARGS, MISSING
 from .type_records import TypeInfo
 from .type_registry import _lookup_type_attr
@@ -114,7 +115,6 @@ def _install_init(cls: type, type_info: TypeInfo) -> None:
 
 def _warn_missing_field_annotations(cls: type, type_info: TypeInfo, *, stacklevel: int) -> None:
     """Warns when the class body does not annotate some of the type's own reflected fields."""
-    from .class_annotations import own_annotations
 
     reflected = {field.name for field in type_info.fields or ()}
     missing = sorted(reflected - set(own_annotations(cls)))

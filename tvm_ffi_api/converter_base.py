@@ -11,6 +11,7 @@ from typing import Any, Callable, Optional, Tuple
 
 from .cany import CAny, to_py_class_value as _to_py_class_value
 from .object import Object, type_index_of
+from .type_registry import _lookup_type_attr, type_index_to_key
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 #: How many protocol values may stand for one another before it counts as a cycle.
@@ -40,7 +41,6 @@ def describe(value: Any) -> str:
         info = getattr(type(value), "__tvm_ffi_type_info__", None)
         if info is not None:
             return info.type_key
-        from .type_registry import type_index_to_key
 
         return type_index_to_key(type_index_of(value._handle))
     return type(value).__qualname__
@@ -87,7 +87,6 @@ class Converter:
     def convert_hook(self) -> Any:
         """The target type's ``__ffi_convert__`` Function, if it has one (looked up once)."""
         if not self._hook_ready:
-            from .type_registry import _lookup_type_attr
 
             self._hook = _lookup_type_attr(self.type_index, "__ffi_convert__")
             self._hook_ready = True

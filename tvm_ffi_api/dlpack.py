@@ -33,6 +33,7 @@ from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
 
 from . import dlpack_exchange, releases
+from .object import wrap_owned
 
 TI = abi.TVMFFITypeIndex
 
@@ -51,7 +52,6 @@ def from_dlpack(ext_tensor: Any, *, require_alignment: int = 0,
     ``require_alignment`` (bytes) and ``require_contiguous`` make the import
     fail when the memory does not comply.
     """
-    from .object import wrap_owned
 
     if releases.pending:  # (a loop importing large tensors releases the ones it dropped)
         releases.drain()

@@ -46,6 +46,8 @@ from typing import Any, Dict, Optional
 from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
 
+from .object import Object, wrap_owned
+
 #: The class attribute a framework publishes its table under.
 ATTRIBUTE = "__dlpack_c_exchange_api__"
 #: The name of the capsule holding the table's address.
@@ -175,7 +177,6 @@ def note_container(scope, address: int, container_handle: int) -> None:
     if scope.device_type != -1 or api.work_stream is None:
         return
     from .function import get_global_func
-    from .object import Object
 
     container = Object._adopt(container_handle)
     LIB.TVMFFIObjectIncRef(container_handle)  # the temporary wrapper owns a reference of its own
@@ -298,7 +299,6 @@ def _torch_tensor_through_capsule(managed, out):
     # tensor as our Tensor, then torch.from_dlpack of it.
     try:
         from . import shortcuts
-        from .object import wrap_owned
 
         handle = shortcuts.import_managed_tensor(ctypes.cast(managed, ctypes.c_void_p).value,
                                                  True, 0, False)

@@ -30,6 +30,7 @@ from .backtrace import parse_backtrace, traceback_to_backtrace, with_backtrace  
 from .object import Object, register_class, type_index_of, wrap_owned
 from .object_methods import new_object
 from .pyobject import unwrap_pyobject, wrap_pyobject
+from .rules import missing_error_violation
 
 TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
@@ -197,7 +198,6 @@ def raise_taken_error(err: Optional[Error]) -> None:
     ``TVMFFIEnvCheckSignals``): that one is raised when the core has it.
     """
     if err is None:
-        from .rules import missing_error_violation
 
         raise missing_error_violation()
     if err.kind == "EnvErrorAlreadySet":

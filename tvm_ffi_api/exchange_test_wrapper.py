@@ -16,6 +16,8 @@ from typing import Any
 from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
 
+from .tensor import tensor_class
+
 _KDL_CPU = int(abi.DLDeviceType.kDLCPU)
 
 
@@ -31,7 +33,6 @@ def _export(py_object, out):
 @abi.DLPackManagedTensorToPyObjectNoSync
 def _import(managed, out):
     try:
-        from .tensor import tensor_class
 
         handle = ctypes.c_void_p()
         if LIB.TVMFFITensorFromDLPackVersioned(managed, 0, 0, ctypes.byref(handle)) != 0:

@@ -25,6 +25,10 @@ from typing import Any, Callable, List, Optional, Union
 
 from tvm_ffi_common import libinfo as _common
 
+from .cpp import headers
+from .cpp.headers import UPSTREAM_DISTRIBUTION, cxx_include_dir, find_upstream_cxx_include
+from .module import load_module
+
 #: The CMake target (and library base name) of the TVM FFI library itself.
 _TVM_FFI_TARGET = "tvm_ffi"
 
@@ -48,7 +52,6 @@ def find_include_path() -> str:
     (:func:`tvm_ffi_api.cpp.headers.cxx_include_dir` says how and why). Without it, our
     C headers' directory, after one line on stderr saying what to install for C++.
     """
-    from .cpp import headers  # (the C++ build tools: loaded when a path is asked for)
 
     merged = headers.cxx_include_dir()
     if merged is None:
@@ -63,7 +66,6 @@ def _c_include_path() -> str:
 
 def _missing_cxx_headers() -> str:
     """The one line saying what to install for C++ (why the C++ headers were not found)."""
-    from .cpp import headers
 
     try:
         headers.require_upstream_cxx_include("C++ code built against this package")
@@ -84,7 +86,6 @@ def _say_once(line: str) -> None:
 def find_dlpack_include_path() -> str:
     """The directory holding ``dlpack/dlpack.h`` (the same one as :func:`find_include_path`:
     the headers ship together)."""
-    from .cpp import headers
 
     merged = headers.cxx_include_dir()
     candidates = ([merged] if merged else []) + list(_common.include_paths())
@@ -103,7 +104,6 @@ def find_python_helper_include_path() -> str:
     upstream's C++ headers (:mod:`.cpp.headers`), a build asking for it is pointed at the
     installed ``apache-tvm-ffi``'s copy, read as a file, never imported.
     """
-    from .cpp.headers import UPSTREAM_DISTRIBUTION, cxx_include_dir, find_upstream_cxx_include
 
     # The merged C++ directory first: it links upstream's helper beside our C headers, so that
     # include_paths() stays the one directory find_include_path() gives.
@@ -185,7 +185,6 @@ def load_lib_ctypes(package: str, target_name: str, mode: str,
 def load_lib_module(package: str, target_name: str, keep_module_alive: bool = True,
                     extra_lib_paths: Optional[List[Path]] = None) -> Any:
     """Loads ``lib<target_name>.so`` of ``package`` as a TVM FFI :class:`Module`."""
-    from .module import load_module
 
     path = _find_library_by_basename(package, target_name, extra_lib_paths)
     return load_module(str(path), keep_module_alive=keep_module_alive)

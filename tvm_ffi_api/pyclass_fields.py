@@ -30,8 +30,9 @@ from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
 from . import shortcuts
+from .convert import CallScope, set_arg
 from .converter_base import ConvertError
-from .function import get_global_func
+from .function import get_global_func, raise_last_error
 from .sentinels import MISSING
 from .type_records import FieldGetter, FieldSetter, TypeField, TypeInfo
 
@@ -104,14 +105,12 @@ def _text(text: Optional[str], keep: list) -> abi.TVMFFIByteArray:
 
 def _check(status: int) -> None:
     if status != 0:
-        from .function import raise_last_error
 
         raise_last_error()
 
 
 def _register_one(type_index: int, field: Any, layout: tuple, offset: int, getter: int,
                   setter: Any, flags: int) -> None:
-    from .convert import CallScope, set_arg
 
     keep: list = []
     info = abi.TVMFFIFieldInfo()
@@ -179,7 +178,6 @@ def register_py_methods(type_index: int, py_methods: List[tuple],
                         type_attr_names: frozenset) -> None:
     """Registers ``(name, value, is_static, metadata_json)`` entries: type attributes for names
     in ``type_attr_names``, else methods (``TVMFFITypeRegisterMethod``)."""
-    from .convert import CallScope, set_arg
 
     none = abi.TVMFFIAny()
     for name, value, is_static, metadata_json in py_methods:

@@ -24,23 +24,24 @@ from .converter_base import (
     materialize,
     pack_checked,
 )
+from .device import Device
+from .dtype import dtype
+from .function import Function
 from .object import Object
 from .string import Bytes, String
+from .tensor import Tensor
 
 # ------------------------------------------------------------------ scalars
 
 
 def dtype_classes() -> tuple:
     """The classes whose instances are dtypes: ``dtype`` and the bare ``DataType`` if any."""
-    from .dtype import dtype  # (the package's ``dtype`` attribute is the class, not the module)
 
     data_type = getattr(sys.modules[dtype.__module__], "DataType", None)
     return (dtype,) if data_type is None else (dtype, data_type)
 
 
 def _any(conv: Converter, value: Any) -> Result:
-    from .device import Device
-    from .tensor import Tensor
 
     pack_checked(value, "Any", value)
     native = (type(None), bool, int, float, ctypes.c_void_p, String, Bytes, Tensor, Device,
@@ -115,7 +116,6 @@ def _bytes(conv: Converter, value: Any) -> Result:
 
 
 def _device(conv: Converter, value: Any) -> Result:
-    from .device import Device
 
     if isinstance(value, Device):
         return value, False
@@ -131,7 +131,6 @@ def _device(conv: Converter, value: Any) -> Result:
 
 
 def _dtype(conv: Converter, value: Any) -> Result:
-    from .dtype import dtype
 
     if isinstance(value, dtype_classes()):
         return value, False
@@ -161,7 +160,6 @@ def _opaque_ptr(conv: Converter, value: Any) -> Result:
 
 
 def _tensor(conv: Converter, value: Any) -> Result:
-    from .tensor import Tensor
 
     if isinstance(value, Tensor):
         return value, False
@@ -174,7 +172,6 @@ def _tensor(conv: Converter, value: Any) -> Result:
 
 
 def _callable(conv: Converter, value: Any) -> Result:
-    from .function import Function
 
     if isinstance(value, Function):
         return value, False

@@ -14,6 +14,7 @@ from tvm_ffi_common.capi import LIB
 
 from .c_integers import narrow
 from .device import Device
+from .function import raise_last_error
 
 
 def _set_stream(device_type: int, device_id: int, stream: int) -> int:
@@ -22,7 +23,6 @@ def _set_stream(device_type: int, device_id: int, stream: int) -> int:
     stream = narrow(stream, "uint64_t")
     previous = ctypes.c_void_p()
     if LIB.TVMFFIEnvSetStream(device_type, device_id, stream or None, ctypes.byref(previous)):
-        from .function import raise_last_error
 
         raise_last_error()
     return previous.value or 0

@@ -31,6 +31,7 @@ from tvm_ffi_common import abi
 
 from . import scalar_converters as scalars
 from .cany import CAny, to_py_class_value as _to_py_class_value
+from .container import Array, Dict, List, Map
 from .converter_base import (
     INT64_MAX,
     INT64_MIN,
@@ -43,8 +44,16 @@ from .converter_base import (
     describe,
     pack_checked,
 )
+from .function import get_global_func
 from .object import Object, ObjectConvertible, ObjectRValueRef, type_index_of
 from .string import Bytes, String
+from .type_registry import (
+    _lookup_type_attr,
+    _object_type_key_to_index,
+    class_of_type_index,
+    type_ancestor_at,
+    type_depth,
+)
 
 TI = abi.TVMFFITypeIndex
 _OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)
@@ -71,7 +80,6 @@ def _convert_each(pairs, items) -> tuple:
 
 
 def _sequence(conv: Converter, value: Any) -> Result:
-    from .container import Array, List
 
     target = Array if conv.hint == "Array" else List
     if not isinstance(value, (Array, List, list, tuple)):
@@ -86,7 +94,6 @@ def _sequence(conv: Converter, value: Any) -> Result:
 
 
 def _tuple(conv: Converter, value: Any) -> Result:
-    from .container import Array, List
 
     if not isinstance(value, (Array, List, list, tuple)):
         raise _mismatch("tuple", value)
@@ -102,8 +109,6 @@ def _tuple(conv: Converter, value: Any) -> Result:
 
 
 def _mapping(conv: Converter, value: Any) -> Result:
-    from .container import Dict, Map
-    from .function import get_global_func
 
     target = Map if conv.hint == "Map" else Dict
     if not isinstance(value, Mapping):
@@ -161,7 +166,6 @@ def is_instance_index(actual: int, target: int) -> bool:
     """Whether type index ``actual`` is ``target`` or derives from it."""
     if actual == target:
         return True
-    from .type_registry import type_ancestor_at, type_depth
 
     depth = type_depth(target)
     return depth is not None and type_ancestor_at(actual, depth) == target
@@ -222,7 +226,6 @@ def _payload_enum(conv: Converter, value: Any) -> Result:
     """An IntEnum/StrEnum field: a variant, or its payload (int or str) looked up."""
     if _already(conv, value):
         return value, False
-    from .type_registry import _lookup_type_attr, class_of_type_index
 
     payload = None
     if class_of_type_index(conv.type_index) is not None:
@@ -323,7 +326,6 @@ def _argument(schema: Any) -> Optional[Converter]:
 
 
 def _object_converter(type_index: int, hint: str) -> Converter:
-    from .type_registry import class_of_type_index
 
     payload = getattr(class_of_type_index(type_index), "__tvm_ffi_payload_enum__", None)
     if payload is not None:
@@ -358,7 +360,6 @@ def build_converter(schema: Any) -> Converter:
         return Converter(_object, "Object", int(TI.kTVMFFIObject))
     if schema.origin_type_index >= _OBJECT_BEGIN:
         return _object_converter(schema.origin_type_index, origin)
-    from .type_registry import _object_type_key_to_index
 
     index = _object_type_key_to_index(origin)
     if index is not None:

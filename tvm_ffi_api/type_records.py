@@ -28,7 +28,11 @@ from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
 from . import shortcuts
+from .cany import to_py_class_value as _to_py_class_value
+from .convert import to_python
+from .function import raise_last_error
 from .object import type_info as _runtime_record
+from .type_schema import TypeSchema
 
 TI = abi.TVMFFITypeIndex
 FLAGS = abi.TVMFFIFieldFlagBitMask
@@ -150,7 +154,6 @@ class TypeField:
         """A payload enum field's value as its variant; other values unchanged."""
         if not self._is_payload_enum_field():
             return value
-        from .cany import to_py_class_value as _to_py_class_value
 
         return _to_py_class_value(self.ty.convert(value))
 
@@ -211,11 +214,9 @@ def _metadata(array: abi.TVMFFIByteArray) -> Dict[str, Any]:
 
 
 def _owned_value(view: abi.TVMFFIAny) -> Any:
-    from .convert import to_python
 
     owned = abi.TVMFFIAny()
     if LIB.TVMFFIAnyViewToOwnedAny(ctypes.byref(view), ctypes.byref(owned)) != 0:
-        from .function import raise_last_error
 
         raise_last_error()
     return to_python(owned)
@@ -223,7 +224,6 @@ def _owned_value(view: abi.TVMFFIAny) -> Any:
 
 def read_fields(record: abi.TVMFFITypeInfo) -> List[TypeField]:
     """The :class:`TypeField` of each field a runtime record lists."""
-    from .type_schema import TypeSchema
 
     fields = []
     for i in range(record.num_fields):

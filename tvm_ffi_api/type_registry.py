@@ -25,6 +25,10 @@ from typing import Any, Dict, Optional
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
+from .convert import CallScope, borrowed_to_python, set_arg
+from .device import Device
+from .dtype import dtype
+from .function import raise_last_error
 from .object import Object, register_class, type_info as runtime_record
 from .sentinels import KWARGS, MISSING
 from .type_info import TYPE_CLASSES
@@ -46,7 +50,6 @@ def _byte_array(text: str) -> abi.TVMFFIByteArray:
 
 def _check(status: int) -> None:
     if status != 0:
-        from .function import raise_last_error
 
         raise_last_error()
 
@@ -217,8 +220,6 @@ Object.__tvm_ffi_type_info__ = _TypeInfoOfClass()
 
 def _register_value_classes() -> None:
     """Infos of the value classes that stand for a POD type: ``Device`` and ``DataType``."""
-    from .device import Device
-    from .dtype import dtype
 
     data_type = getattr(sys.modules[dtype.__module__], "DataType", None)
     for cls, index in ((Device, TI.kTVMFFIDevice), (data_type, TI.kTVMFFIDataType)):
@@ -264,7 +265,6 @@ def make_fallback_class(type_index: int) -> type:
 def _lookup_type_attr(type_index: int, attr_key: str, ancestor: bool = False) -> Any:
     """The value of type attribute ``attr_key`` for a type (or, with ``ancestor``, its nearest
     ancestor that has one); None when absent."""
-    from .convert import borrowed_to_python
 
     key = _byte_array(attr_key)
     column = LIB.TVMFFIGetTypeAttrColumn(ctypes.byref(key))
@@ -292,7 +292,6 @@ def _lookup_type_attr(type_index: int, attr_key: str, ancestor: bool = False) ->
 
 def _register_type_attr(type_index: int, attr_key: str, value: Any) -> None:
     """Registers ``value`` as type attribute ``attr_key`` of a type (once per slot)."""
-    from .convert import CallScope, set_arg
 
     scope = CallScope()
     try:

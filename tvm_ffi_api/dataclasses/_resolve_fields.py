@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from .. import type_registry
 from ..class_annotations import own_annotations
 from ..type_records import TypeInfo
+from ..type_registry import _register_py_class, _rollback_py_class
 from .field import KW_ONLY
 
 ResolvedFields = Tuple[List[type], Dict[type, Dict[str, Any]]]
@@ -63,7 +64,6 @@ def _registered_type_info(cls: type) -> Optional[TypeInfo]:
 
 def register_type_without_fields(cls: type, type_key: Optional[str]) -> TypeInfo:
     """Phase 1: allocates the type (a child of the nearest registered base) and binds ``cls``."""
-    from ..type_registry import _register_py_class
 
     parent = next((info for base in cls.__mro__[1:]
                    if (info := _registered_type_info(base)) is not None), None)
@@ -80,7 +80,6 @@ def register_type_without_fields(cls: type, type_key: Optional[str]) -> TypeInfo
 
 def rollback_registration(cls: type, type_info: TypeInfo) -> None:
     """Undoes phase 1 on the Python side (the type index itself stays taken)."""
-    from ..type_registry import _rollback_py_class
 
     _rollback_py_class(type_info)
     _PY_CLASS_BY_MODULE.get(cls.__module__, {}).pop(cls.__name__, None)

@@ -28,6 +28,8 @@ import typing
 from copy import copy
 from typing import Any, ClassVar, Dict, Optional, Union
 
+from .._dunder import _install_dataclass_dunders
+from ..class_attrs import _add_class_attrs
 from ..sentinels import MISSING
 from ..type_records import TypeInfo
 from ..type_schema import TypeSchema
@@ -138,8 +140,6 @@ def on_fields_resolved(type_info: TypeInfo,
                        resolved_fields: _resolve_fields.ResolvedFields) -> None:
     """Phase 2: makes the Fields, runs field hooks, registers fields, methods and type
     attributes, and installs the dataclass methods."""
-    from .._dunder import _install_dataclass_dunders
-    from ..class_attrs import _add_class_attrs
 
     cls, params = type_info.type_cls, type_info._decorator_args
     hooks = _field_hooks(cls)

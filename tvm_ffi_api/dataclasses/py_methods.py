@@ -20,6 +20,7 @@ import typing
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..type_records import TypeInfo
+from ..type_registry import _lookup_type_attr
 from ..type_schema import TypeSchema
 
 #: Names registered as type attributes (C++ dispatch columns), not as methods.
@@ -49,7 +50,6 @@ def _type_attr_options(cls: type) -> Tuple[frozenset, Tuple[str, ...]]:
 def _inherited_type_attrs(type_info: TypeInfo, names: Tuple[str, ...]) -> List[tuple]:
     """``(name, value, True, None)`` for each listed entry the nearest ancestor has (a class body
     entry, even None, stops the search)."""
-    from ..type_registry import _lookup_type_attr
 
     cls = type_info.type_cls
     entries = []
