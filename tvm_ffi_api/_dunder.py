@@ -21,6 +21,7 @@ before it runs. A ``@c_class`` ``__init__`` refuses to run for a subclass.
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -173,7 +174,6 @@ def _make_deepcopy(_type_info: TypeInfo) -> Callable:
 
 def _make_replace(_type_info: TypeInfo) -> Callable:
     """``__replace__(**changes)``: a shallow copy with the given fields set (frozen too)."""
-    import copy
 
     def __replace__(self: Any, **kwargs: Any) -> Any:
         obj = copy.copy(self)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from typing import Any, Dict
 
@@ -14,8 +15,6 @@ def own_annotations(cls: type) -> Dict[str, Any]:
     is the same on every version that has it.
     """
     if sys.version_info >= (3, 10):
-        import inspect
-
         if sys.version_info >= (3, 14):
             import annotationlib
 

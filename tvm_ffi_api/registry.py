@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ctypes
+import json
 import sys
 from typing import Any, Callable, List, Optional, Sequence, TypeVar, Union
 
@@ -111,7 +112,6 @@ def remove_global_func(name: str) -> None:
 
 def get_global_func_metadata(name: str) -> Any:
     """The metadata registered with a global function (parsed JSON when present)."""
-    import json
 
     text = str(get_global_func("ffi.GetGlobalFuncMetadata")(name))
     return json.loads(text) if text else {}

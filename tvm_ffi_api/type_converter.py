@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
+from numbers import Integral
 from typing import Any, Optional
 
 from tvm_ffi_common import abi
@@ -206,7 +207,6 @@ def _object(conv: Converter, value: Any) -> Result:
 
 
 def _int_payload(value: Any) -> Optional[int]:
-    from numbers import Integral
 
     if isinstance(value, bool):
         return int(value)
