@@ -36,8 +36,8 @@ from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 from tvm_ffi_ref import rules
 from tvm_ffi_ref.convert import CallScope, set_arg, to_python
-from tvm_ffi_ref.object import type_key
 from tvm_ffi_ref.runtime import memory, slots
+from tvm_ffi_ref.type_info import type_key
 
 from . import deadline, guard, result_schema
 from .values import RawStrArg, TensorArg, materialize
