@@ -303,7 +303,7 @@ def canonical(value: Any, depth: int = 0) -> Any:
         return ("Tensor", tuple(value.shape), str(value.dtype), data)
     if isinstance(value, api.Error):
         return ("Error", value.kind, value.message)
-    if isinstance(value, Function):
+    if isinstance(value, api.Function):
         return ("Function",)
     if isinstance(value, api.Object):
         return ("Object", value.type_key)
