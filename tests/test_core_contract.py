@@ -87,18 +87,26 @@ def _stub_tree(module: str) -> ast.Module:
         return ast.parse(f.read())
 
 
-def _declared(module: str) -> set:
+def _top_level_names(tree: ast.Module, imported_from=lambda node: set()) -> set:
+    """Names a module binds at its top: defs, classes, assignments, and the imports
+    ``imported_from(node)`` picks."""
     names = set()
-    for node in _stub_tree(module).body:
+    for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, ast.Assign):
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             names.add(node.target.id)
-        elif isinstance(node, ast.ImportFrom):  # explicit re-exports: ``import X as X``
-            names.update(a.name for a in node.names if a.asname == a.name)
+        elif isinstance(node, ast.ImportFrom):
+            names.update(imported_from(node))
     return names
+
+
+def _declared(module: str) -> set:
+    # a stub re-exports a shared name explicitly: ``from .x import X as X``
+    return _top_level_names(_stub_tree(module),
+                            lambda node: {a.name for a in node.names if a.asname == a.name})
 
 
 def _taken_from_cores() -> dict:
@@ -130,16 +138,9 @@ def _defined_by(path: str) -> set:
     """The public names a core module's file defines itself (not imports of shared names)."""
     with open(path) as f:
         tree = ast.parse(f.read())
-    names = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign):
-            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            names.add(node.target.id)
-        elif isinstance(node, ast.ImportFrom) and node.module == "_frontend":
-            names.update(a.asname or a.name for a in node.names)  # the compiled core's C types
+    names = _top_level_names(  # the compiled core's C types come from ``_frontend``
+        tree, lambda node: ({a.asname or a.name for a in node.names}
+                            if node.module == "_frontend" else set()))
     return {n for n in names if not n.startswith("_")}
 
 
