@@ -9,41 +9,49 @@ it must be atomic, because C++ kernels do it inline).
 
 from __future__ import annotations
 
-# The global table lists ffi.* names in registration order, which is import order:
-# global_functions, then maps, then pyclass and dataclass_ops (whose parts import maps
-# first); make_object's one global, then the structural operations, come last.
-from . import (  # noqa: F401 - imported for their @implements and ffi.* registrations
-    anyhash,
-    anyvalue,
-    containers,
-    global_functions,
-    maps,
-    convert_attrs,
-    pyclass,
-    dataclass_ops,
-    dtype,
-    env,
-    errors,
-    functions,
-    modules,
-    objects,
-    reflection,
-    make_object,
-    registry,
-    strings,
-    tensors,
+import importlib
+
+#: The modules, in the order their ``ffi.*`` globals register (the global table lists
+#: names in registration order, and so does ``ffi.FunctionListGlobalNamesFunctor``):
+#: the order ``tvm_ffi_fast/src/fast_runtime.c``'s ``init_runtime`` registers them in.
+#: A module's own imports register first, so the list names the first module of each
+#: group; ``tests/test_runtime_pairs.py`` checks that both runtimes list the same
+#: names in the same order. A tuple of strings, so an import sorter cannot reorder it.
+REGISTRATION_ORDER = (
+    "any_hash",
+    "anyvalue",
+    "containers",
+    "global_functions",
+    "maps",
+    "convert_attrs",
+    "pyclass",
+    "dataclass_ops",
+    "dtype",
+    "env",
+    "errors",
+    "functions",
+    "module",
+    "objects",
+    "reflection",
+    "reflection_make_object",
+    "registry",
+    "strings",
+    "tensor",
+    # the structural operations and their globals
+    "structural_equal",
+    "structural_hash",
+    "structural_key",
+    "json_text",
+    "json_graph",
+    "deep_copy",
+    "structural_visit",
+    "structural_mutate",
+    "visit_error_context",
 )
-from . import (  # noqa: F401,E402 - the structural operations and their globals
-    structural_equal,
-    structural_hash,
-    structural_key,
-    json_text,
-    json_graph,
-    deep_copy,
-    structural_visit,
-    structural_mutate,
-    visit_error_context,
-)
+for _name in REGISTRATION_ORDER:  # each for its @implements and ffi.* registrations
+    importlib.import_module(f".{_name}", __name__)
+del _name
+
 from .slots import RUNTIME_NAME, install, installed, observers, uninstall
 
-__all__ = ["RUNTIME_NAME", "install", "installed", "observers", "uninstall"]
+__all__ = ["REGISTRATION_ORDER", "RUNTIME_NAME", "install", "installed", "observers", "uninstall"]

@@ -53,7 +53,7 @@ from typing import List, Optional, Sequence
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 from . import anyvalue, memory
-from .anyhash import any_equal
+from .any_hash import any_equal
 from .functions import def_global, set_bool, set_object
 from .registry import TYPES
 from .signatures import register_copier, typed_global

@@ -15,7 +15,7 @@ from typing import Dict, Optional, Set
 
 from tvm_ffi_common import abi
 from . import memory, strings
-from .anyhash import custom_entry
+from .any_hash import custom_entry
 from .containers import shape_dims
 from .dataclass_walk import (BYTES, COMPARE_ATTR, EQ_ATTR, HASH_ATTR, STRS, Children, Frame,
                              call_hook, find_hook, hook_int, make_callback, object_view,

@@ -19,7 +19,7 @@ language binding:
 ``ffi.RecursiveHash(value) -> int``
     A deterministic 64-bit hash (returned as int64) that agrees with
     RecursiveEq: equal values hash alike. It is not the AnyHash of map keys
-    (:mod:`.anyhash`), which hashes objects by address.
+    (:mod:`.any_hash`), which hashes objects by address.
 
 The object graph
 ----------------

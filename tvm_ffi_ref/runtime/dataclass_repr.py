@@ -14,7 +14,7 @@ import math
 from typing import Dict, Optional, Set
 
 from tvm_ffi_common import abi
-from . import anyvalue, memory, strings, tensors
+from . import anyvalue, memory, strings
 from .containers import shape_dims
 from .dataclass_walk import (CONTAINERS, REPR_ATTR, STRS, Children, Frame, call_hook, find_hook,
                              make_callback, object_view, run_frames)
@@ -24,6 +24,7 @@ from .maps import missing_object
 from .registry import TYPES
 from .slots import FFIError
 from .strings import bigint_words
+from .tensor import tensor_dltensor
 
 TI = abi.TVMFFITypeIndex
 FLAGS = abi.TVMFFIFieldFlagBitMask
@@ -253,7 +254,7 @@ class ReprPrinter:
         return None
 
     def _tensor(self, address: int) -> str:
-        tensor = tensors.tensor_dltensor(address)
+        tensor = tensor_dltensor(address)
         dtype = tensor.dtype
         shape = ", ".join(str(tensor.shape[i]) for i in range(tensor.ndim))
         device = format_device(tensor.device.device_type, tensor.device.device_id)

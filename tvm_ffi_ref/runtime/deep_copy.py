@@ -30,12 +30,12 @@ from . import anyvalue
 from .containers import (ARRAY_INIT_CAPACITY, array_push_back, list_append, list_reserve, new_array,
                          new_list, seq_items, seq_set)
 from .dataclass_walk import object_view, read_field, reflected_fields
-from .make_object import _call as call_owned  # the runtime's "call, owned result" helper
-from .make_object import call_setter
+from .reflection_make_object import _call as call_owned  # the runtime's "call, owned result" helper
+from .reflection_make_object import call_setter
 from .maps import dict_erase, dict_from_pairs, dict_set, map_from_pairs, map_items
 from .reflection import ENUM
 from .registry import TYPES, check_failed
-from .anyhash import custom_entry
+from .any_hash import custom_entry
 from .signatures import typed_global
 from .structural_rules import DepthGuard, deep_recursion
 

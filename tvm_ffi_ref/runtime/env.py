@@ -11,7 +11,7 @@ else, so the things that depend on the caller's environment live behind
   with an empty table.
 * **The DLPack tensor allocator.** A ``DLPackManagedTensorAllocator`` the
   caller installs so that kernels can allocate tensors the caller's
-  framework owns (``TVMFFIEnvTensorAlloc``, in ``tensors.py``). Each thread
+  framework owns (``TVMFFIEnvTensorAlloc``, in ``tensor.py``). Each thread
   has its own; ``write_to_global_context`` also sets a process-wide one that
   threads without their own fall back to. Setting returns the thread's
   previous allocator, never the global one.

@@ -15,7 +15,7 @@ import ctypes
 from typing import Optional, Tuple
 
 from tvm_ffi_common import abi
-from .anyhash import any_equal, any_hash
+from .any_hash import any_equal, any_hash
 from .containers import ANY_SIZE
 from .hashing import MASK64
 from .map_layout import (BLOCK_SIZE, BLOCK_SLOTS, EMPTY_SLOT, INVALID_INDEX, ITEM_SIZE, JUMP_MASK,

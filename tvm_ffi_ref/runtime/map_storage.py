@@ -6,7 +6,7 @@ slots); erasing from a small map; reading the entries of either form; freeing
 tables through the deleter the object holds; and a Dict taking over a grown
 object's content in place (the rules are in :mod:`.maps`). Everything here
 works on raw addresses and owned values; :mod:`.maps` builds the checked
-operations and the ``ffi.*`` globals on it, :mod:`.map_dense_table` does the
+operations and the ``ffi.*`` globals on it, :mod:`.map_dense` does the
 probing inside one dense table.
 """
 
@@ -19,9 +19,9 @@ from typing import List, Optional, Tuple
 
 from tvm_ffi_common import abi
 from . import anyvalue, memory
-from .anyhash import any_equal
+from .any_hash import any_equal
 from .containers import ANY_SIZE, FREE_ADDRESS, DataDeleter, call_data_deleter, check_type
-from .map_dense_table import DenseTable, calc_table_size
+from .map_dense import DenseTable, calc_table_size
 from .map_layout import (BLOCK_SIZE, BLOCK_SLOTS, DENSE_OBJECT_SIZE, EMPTY_SLOT, INVALID_INDEX,
                          MAP_TYPES, PAIR_SIZE, SMALL_INIT_SLOTS, SMALL_MAX_SLOTS, SMALL_PAIRS_AT,
                          SMALL_TAG, KeyValue, MapCell, borrow, copy_owned, is_small, map_cell,

@@ -57,7 +57,7 @@ from .signatures import typed_function, typed_global
 from .slots import FFIError
 from .structural_rules import (IGNORE, KIND, REGION, S_EQUAL_ATTR, DepthGuard, deep_recursion,
                                field_region, hook_region, seq_hash_kind)
-from .tensors import data_size, is_contiguous, shape_of, tensor_dltensor
+from .tensor import data_size, is_contiguous, shape_of, tensor_dltensor
 
 TI = abi.TVMFFITypeIndex
 OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin

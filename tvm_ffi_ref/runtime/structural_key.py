@@ -20,7 +20,7 @@ import ctypes
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 from . import anyvalue
-from .anyhash import ANY_EQUAL_ATTR, ANY_HASH_ATTR
+from .any_hash import ANY_EQUAL_ATTR, ANY_HASH_ATTR
 from .dataclass_hash import signed64
 from .functions import set_bool, set_object
 from .reflection import STRUCTURAL_KEY, new_reflected

@@ -39,11 +39,11 @@ from typing import Dict, List
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 from . import anyvalue, interrupts, memory, strings
-from .anyhash import custom_entry
+from .any_hash import custom_entry
 from .containers import array_from_anys, list_append, new_list, seq_items, seq_set
 from .dataclass_walk import object_view, read_field, reflected_fields
-from .make_object import _call as call_owned  # the runtime's "call, owned result" helper
-from .make_object import call_setter
+from .reflection_make_object import _call as call_owned  # the runtime's "call, owned result" helper
+from .reflection_make_object import call_setter
 from .containers import ANY_SIZE
 from .map_storage import copy_map, entry_addresses
 from .reflection import STRUCTURAL_MUTATOR

@@ -35,11 +35,11 @@ from typing import Callable, List, Optional, Tuple
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 from . import anyvalue, interrupts, memory, strings
-from .anyhash import custom_entry
+from .any_hash import custom_entry
 from .containers import seq_items
 from .dataclass_walk import read_field, reflected_fields
 from .functions import set_object
-from .make_object import _call as call_owned  # the runtime's "call, owned result" helper
+from .reflection_make_object import _call as call_owned  # the runtime's "call, owned result" helper
 from .maps import map_items
 from .reflection import STRUCTURAL_VISITOR, new_reflected
 from .registry import TYPES
