@@ -175,6 +175,17 @@ class GlobalTable:
         if old is not None:
             memory.dec_ref(old.func)
 
+    def reorder(self, names: Sequence[bytes]) -> None:
+        """Lists ``names`` first, in that order (each must be registered), then the rest."""
+        with self.lock:
+            missing = [name for name in names if name not in self.entries]
+            if missing:
+                raise RuntimeError(f"reorder: no global registered as {missing[0]!r}")
+            ordered = {name: self.entries[name] for name in names}
+            ordered.update((name, entry) for name, entry in self.entries.items()
+                           if name not in ordered)
+            self.entries = ordered
+
     def get(self, name: bytes) -> Optional[GlobalEntry]:
         """The entry of ``name`` (its function borrowed: a concurrent set may drop it)."""
         with self.lock:
