@@ -1,5 +1,7 @@
 """The reference runtime: the C API of TVM FFI implemented in Python.
 
+Its twin in C: ``tvm_ffi_fast/src/fast_runtime.c``.
+
 Each module implements one concept and marks its C API functions with
 ``@implements``; importing this package registers them all, and
 :func:`install` puts them behind ``libtvm_ffi.so``. Slots no module

@@ -1,5 +1,7 @@
 """Sequences: Array, List and Shape, laid out so that C++ reads and grows them in place.
 
+Its twin in C: ``tvm_ffi_fast/src/containers.c``.
+
 Array and List share one cell, ``TVMFFISeqCell``, right after the 24-byte header::
 
     offset  0  TVMFFIObject header          (type_index 71 Array / 75 List)

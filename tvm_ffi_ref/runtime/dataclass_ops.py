@@ -1,5 +1,7 @@
 """Value-level repr, comparison and hashing of any value, walking its object graph.
 
+Its twin in C: ``tvm_ffi_fast/src/dataclass_ops.c``.
+
 Three questions a Python user asks of every value have one answer in the
 runtime, so that ``repr(x)``, ``x == y`` and ``hash(x)`` agree in every
 language binding:

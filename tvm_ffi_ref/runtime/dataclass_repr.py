@@ -1,5 +1,7 @@
 """``ffi.ReprPrint``'s text: the formatting of each leaf and the walk's repr frames.
 
+Its twin in C: ``tvm_ffi_fast/src/dataclass_repr.c``.
+
 How a None, a number, a dtype, a device, a str or bytes prints (as upstream's
 C++ prints them), :class:`ReprPrinter` (one call's frames, its cache of
 finished objects and the ``...`` of an object met again), and the

@@ -1,5 +1,7 @@
 """``ffi.DeepCopy(value)``: a copy of a value graph that shares nothing mutable with it.
 
+Its twin in C: ``tvm_ffi_fast/src/deep_copy.c``.
+
 Immutable leaves are kept, not copied: inline values, strings, bytes, Shapes,
 BigInts and registered enum singletons. Everything else reachable is copied
 once, so sharing and cycles come out as they went in:

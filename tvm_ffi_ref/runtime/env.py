@@ -1,5 +1,7 @@
 """The environment API: what a kernel may ask of the program that runs it.
 
+Its twin in C: ``tvm_ffi_fast/src/env.c``.
+
 A kernel library is written once and called from Python, C++ or anything
 else, so the things that depend on the caller's environment live behind
 ``extra/c_env_api.h`` and are set by the caller (the front end):

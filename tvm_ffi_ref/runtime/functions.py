@@ -1,5 +1,7 @@
 """Function objects written in Python, and the global function table.
 
+Its twin in C: ``tvm_ffi_fast/src/functions.c``.
+
 A Function object is ``TVMFFIObject`` + ``TVMFFIFunctionCell``. Whoever calls
 it passes *the function object itself* as ``handle``:
 ``cell.safe_call(func, args, num_args, result)``. A function made from a C

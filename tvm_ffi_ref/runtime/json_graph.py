@@ -1,5 +1,7 @@
 """JSON graphs: ``ffi.ToJSONGraph`` / ``ffi.FromJSONGraph`` and their ``...String`` forms.
 
+Its twin in C: ``tvm_ffi_fast/src/json_graph.c``.
+
 A value graph saved as JSON that keeps sharing. ``ToJSONGraph(value,
 metadata)`` returns the JSON value (a Map) ``{"root_index": i, "nodes": [...],
 "metadata": metadata}`` (``metadata`` only when given); ``ToJSONGraphString``

@@ -1,5 +1,7 @@
 """Object types whose layout a front end defines: field storage, accessors, constructors.
 
+Its twin in C: ``tvm_ffi_fast/src/pyclass.c``.
+
 A front end (a ``@py_class`` in Python) defines a type by registering a
 ``TVMFFIFieldInfo`` per field. It never compiles a struct, so the runtime
 provides the pieces a C++ class would bring, as upstream's library does

@@ -1,5 +1,7 @@
 """The reflected types upstream's library registers when it loads.
 
+Its twin in C: ``tvm_ffi_fast/src/reflection.c``.
+
 A *reflected* type describes its object layout in its ``TVMFFITypeInfo``:
 fields (name, offset, size, a getter and a setter, an optional default),
 methods (Function objects, static or not), and metadata (the object's total

@@ -1,5 +1,7 @@
 """Structural equality: ``ffi.StructuralEqual`` and ``ffi.GetFirstStructuralMismatch``.
 
+Its twin in C: ``tvm_ffi_fast/src/structural_equal.c``.
+
 ``ffi.StructuralEqual(lhs, rhs, map_free_vars, skip_tensor_content) -> bool``
 compares two values by structure (kinds and regions: :mod:`.structural_rules`):
 

@@ -1,5 +1,7 @@
 """``ffi.StructuralKey``: a value wrapped to be a map key by structure, its hash cached.
 
+Its twin in C: ``tvm_ffi_fast/src/structural_key.c``.
+
 A StructuralKey object is the header, then ``key`` (an Any, offset 24) and
 ``hash_i64`` (int64, offset 40): the structural hash of ``key`` computed once
 when the key is made (``ffi.StructuralKey(key)``, or the type's

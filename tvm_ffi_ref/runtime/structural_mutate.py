@@ -1,5 +1,7 @@
 """Structural mutation: ``ffi.StructuralMap``, ``ffi.StructuralMutate`` and the mutator's methods.
 
+Its twin in C: ``tvm_ffi_fast/src/structural_mutate.c``.
+
 A mutation of a value yields a replacement or *unchanged* (``kTVMFFIUnchanged``,
 "keep what you had"). It is copy-on-write: a container or object is copied
 the first time one of its children changes, and the original is untouched --

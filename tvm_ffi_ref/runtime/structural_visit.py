@@ -1,5 +1,7 @@
 """Structural visiting: ``ffi.StructuralWalk``, ``ffi.StructuralVisit`` and the visitor's methods.
 
+Its twin in C: ``tvm_ffi_fast/src/structural_visit.c``.
+
 A visit returns None when it completes, or the ``ffi.VisitInterrupt`` that
 stopped it (``ffi.VisitInterrupt(value)`` makes one); an error stops it too.
 
