@@ -1,6 +1,6 @@
 """Array, List, Shape, Map and Dict, driven through the C API and compared with upstream.
 
-As in ``test_core_runtime.py``, each snippet runs under upstream and under every
+As in ``test_types_values_capi.py``, each snippet runs under upstream and under every
 runtime in ``RUNTIMES``; all must print the same lines, and the lines are also
 pinned to explicit expectations. Maps are compared by their raw layout (form,
 slots, metadata bytes, chain and iteration links), read from memory the way
