@@ -1,6 +1,6 @@
 """The two runtimes side by side: file for file, and global for global.
 
-``tvm_ffi_fast/src/X.c`` and ``tvm_ffi_ref/runtime/X.py`` hold one concept
+``tvm_ffi_fast/src/<name>.c`` and ``tvm_ffi_ref/runtime/<name>.py`` hold one concept
 each; ``docs/runtimes.md``'s table "The runtimes file by file" pairs them and
 lists the files without a twin, each with its reason. These tests hold that
 table to the tree (every file of both folders is in it, every file it names
