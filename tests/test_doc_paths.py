@@ -25,8 +25,10 @@ from importlib import metadata
 from upstream_headers import DISTRIBUTION
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-#: Written in backticks: `a/b.c` (Markdown) or ``a/b.c`` (reStructuredText).
+#: Written in backticks: `<dir>/<file>.c` (Markdown) or ``<dir>/<file>.c`` (reStructuredText).
 TICKED = re.compile(r"``?([A-Za-z0-9_.][A-Za-z0-9_./-]*)``?")
+#: Written plainly (C comments have no backticks): a file path under a folder of the tree.
+PLAIN = re.compile(r"(?<![\w./-])([A-Za-z_][\w.-]*/[\w./-]*\.(?:py|pyi|c|h|cc|md|sh))\b(?![\w(/])")
 SUFFIXES = (".py", ".pyi", ".c", ".h", ".cc", ".md", ".sh", ".toml", ".cdef", ".json")
 #: Files of the tree the test reads: documents, and sources for their comments.
 DOC_SUFFIXES = (".md",)
@@ -38,6 +40,9 @@ NOT_OURS = {
     "a/b/": "the folder form of a module prefix, in an example",
     "first_kernel/_built_with.py": "written when spec/15's example package is built",
     ".tvm_ffi_build.json": "the record a cpp build writes into its build folder",
+    "tvm_ffi_common/include/tvm/ffi/c_api.h": "a path inside the wheel (headers ship there)",
+    "tvm_ffi_common/include/tvm_ffi_abi/export.h": "a path inside the wheel (headers ship there)",
+    "tvm_ffi_common/src/dispatch.c": "a path inside the wheel (libtvm_ffi.so's sources ship there)",
 }
 #: Prefixes of what a build or a tool writes: these exist only after it ran.
 GENERATED = ("build/",)
@@ -61,9 +66,10 @@ def _upstream_files():
         return set()
 
 
-def _candidates(text):
-    for match in TICKED.finditer(text):
-        token = match.group(1).rstrip(".")
+def _candidates(text, top):
+    plain = (m.group(1) for m in PLAIN.finditer(text))
+    for token in [m.group(1).rstrip(".") for m in TICKED.finditer(text)] + [
+            t for t in plain if t.split("/", 1)[0] in top]:
         if any(ch in token for ch in "*<>{}") or token in NOT_OURS or token.startswith(GENERATED):
             continue  # a pattern, a name of something else, or a build's output
         if token.startswith(".") and "/" not in token:
@@ -97,7 +103,7 @@ def test_paths_in_docs_and_comments_exist():
     for path in _checked_files(tracked):
         text = (ROOT / path).read_text(errors="replace")
         here = (ROOT / path).parent
-        for token in _candidates(text):
+        for token in _candidates(text, top):
             first = token.split("/", 1)[0]
             if first in top and "/" in token:
                 ok = (ROOT / token).exists()
