@@ -113,3 +113,9 @@ def test_paths_in_docs_and_comments_exist():
             if not ok:
                 missing.append(f"{path}: {token}")
     assert not missing, "paths that do not exist:\n" + "\n".join(sorted(set(missing)))
+
+
+def test_tests_readme_lists_every_test_file():
+    listed = set(re.findall(r"`(test_\w+\.py)`", (ROOT / "tests" / "README.md").read_text()))
+    on_disk = {p.name for p in (ROOT / "tests").glob("test_*.py")}
+    assert sorted(on_disk - listed) == [], "test files tests/README.md does not list"
