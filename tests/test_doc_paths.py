@@ -61,7 +61,8 @@ def _top_level(tracked):
 
 def _upstream_files():
     try:
-        return {str(entry).replace("\\", "/") for entry in metadata.distribution(DISTRIBUTION).files or ()}
+        entries = metadata.distribution(DISTRIBUTION).files or ()
+        return {str(entry).replace("\\", "/") for entry in entries}
     except metadata.PackageNotFoundError:
         return set()
 
@@ -93,7 +94,8 @@ def test_paths_in_docs_and_comments_exist():
     for path in tracked:
         parts = path.split("/")
         tails.update("/".join(parts[i:]) for i in range(len(parts)))
-        tails.update("/".join(parts[i:j]) + "/" for i in range(len(parts)) for j in range(i + 1, len(parts)))
+        tails.update("/".join(parts[i:j]) + "/"
+                     for i in range(len(parts)) for j in range(i + 1, len(parts)))
     upstream = _upstream_files()
     upstream_tails = set()
     for path in upstream:
