@@ -13,7 +13,6 @@ cite as facts. Generated spec tables are checked by ``test_spec_tables.py``.
 
 from __future__ import annotations
 
-import os
 import pathlib
 import re
 import subprocess
