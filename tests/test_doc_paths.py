@@ -16,10 +16,9 @@ from __future__ import annotations
 import pathlib
 import re
 import subprocess
+from importlib import metadata
 
 import pytest
-
-from importlib import metadata
 
 from upstream_headers import DISTRIBUTION
 
