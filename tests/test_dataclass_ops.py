@@ -28,7 +28,7 @@ import pytest
 
 from capi_harness import run_capi
 from frontend_harness import FRONTENDS_UNDER_TEST, RAISES, B, I, S, run_frontend
-from test_containers_runtime import HELPERS
+from test_containers_capi import HELPERS
 
 #: Our runtimes held to upstream at the C API level.
 RUNTIMES = ["ref", "fast"]
@@ -269,7 +269,7 @@ def test_python_api(frontend_results, case_id, expected):
 
 # ------------------------------------------------------------------- C API
 
-#: Helpers of the C-API snippets, on top of ``test_containers_runtime.HELPERS``.
+#: Helpers of the C-API snippets, on top of ``test_containers_capi.HELPERS``.
 CAPI_HELPERS = HELPERS + r'''
 def mk_dtype(code, bits, lanes):
     a = abi.TVMFFIAny(type_index=TI.kTVMFFIDataType); a.v_dtype = abi.DLDataType(code, bits, lanes); return a

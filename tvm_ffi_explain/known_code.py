@@ -32,7 +32,7 @@ def known_code() -> Dict[int, str]:
     if _KNOWN_CODE is not None:
         return _KNOWN_CODE
     from tvm_ffi_ref import function, pyobject
-    from tvm_ffi_ref.runtime import containers, errors, map_storage, memory, tensors
+    from tvm_ffi_ref.runtime import containers, errors, map_storage, memory, tensor
 
     def address(callback) -> int:
         return ctypes.cast(callback, ctypes.c_void_p).value
@@ -54,8 +54,8 @@ def known_code() -> Dict[int, str]:
         address(function._python_deleter): "tvm_ffi_ref.function._python_deleter",
         address(pyobject.release_pyobject): "tvm_ffi_ref.pyobject.release_pyobject "
                                             "(Py_DecRef)",
-        tensors._EXPORTED_DELETER[False]: "tvm_ffi_ref.runtime.tensors._exported_deleter",
-        tensors._EXPORTED_DELETER[True]: "tvm_ffi_ref.runtime.tensors."
+        tensor._EXPORTED_DELETER[False]: "tvm_ffi_ref.runtime.tensor._exported_deleter",
+        tensor._EXPORTED_DELETER[True]: "tvm_ffi_ref.runtime.tensor."
                                          "_exported_versioned_deleter",
     }
     known.update(_library_function_code())

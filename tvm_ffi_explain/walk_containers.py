@@ -179,16 +179,16 @@ class ContainerBodies:
         return sections
 
     def dense_table_region(self, address: int, depth: int) -> Region:
-        from tvm_ffi_ref.runtime import anyhash, map_dense_table, map_layout
+        from tvm_ffi_ref.runtime import any_hash, map_dense, map_layout
 
-        table = map_dense_table.DenseTable(address)
+        table = map_dense.DenseTable(address)
         cell = table.cell
         blocks = (cell.slots + map_layout.BLOCK_SLOTS - 1) // map_layout.BLOCK_SLOTS
         region = self.new_region(
             "dense map table", cell.data,
             f"{blocks} block(s) of {map_layout.BLOCK_SIZE} bytes: 16 metadata bytes, then 16 "
             "items (key, value, prev, next); shown in insertion order", key="buffer")
-        region.code = "tvm_ffi_ref.runtime.map_dense_table.DenseTable"
+        region.code = "tvm_ffi_ref.runtime.map_dense.DenseTable"
         region.size = blocks * map_layout.BLOCK_SIZE
         order = []
         slot = cell.iter_list_head
@@ -206,7 +206,7 @@ class ContainerBodies:
             item_at = table.item_address(i) - cell.data
             key = table.item(i).first
             try:
-                home = table.home(anyhash.any_hash(key))
+                home = table.home(any_hash.any_hash(key))
                 home_note = f"; its key hashes to home slot {home}"
             except Exception:  # noqa: BLE001 - a custom hash may fail; say nothing then
                 home_note = ""

@@ -25,16 +25,16 @@ class TensorBodies:
     # --- tensors
 
     def tensor_body(self, region: Region, address: int, index: int, depth: int) -> None:
-        from tvm_ffi_ref.runtime import tensors
+        from tvm_ffi_ref.runtime import tensor
 
         region.summary = "a tensor: header, then a DLTensor read in place by kernels"
-        region.code = "tvm_ffi_ref.runtime.tensors._wrap_managed"
+        region.code = "tvm_ffi_ref.runtime.tensor._wrap_managed"
         at = address + HEADER_SIZE
         fields, info = self.dltensor_fields(at, HEADER_SIZE, "", depth)
         region.sections.append(Section("cell", "DLTensor", fields))
         if not self._is_ours(address):
             return
-        keep_at = tensors.KEEP_OFFSET
+        keep_at = tensor.KEEP_OFFSET
         raw = read(address + keep_at, 8)
         keep = int.from_bytes(raw, "little") or None
         f = Field(keep_at, "manager", "void*", raw, "what this tensor keeps alive",
@@ -45,8 +45,8 @@ class TensorBodies:
         if keep and depth < self.max_depth:
             f.target, f.meaning = self.managed_region(keep, dl, depth + 1)
         strides = ctypes.cast(dl.strides, ctypes.c_void_p).value
-        if strides and strides == address + tensors.TAIL_OFFSET:
-            section_list = self.int64_sections(strides, tensors.TAIL_OFFSET, dl.ndim, "stride")
+        if strides and strides == address + tensor.TAIL_OFFSET:
+            section_list = self.int64_sections(strides, tensor.TAIL_OFFSET, dl.ndim, "stride")
             section_list[0].title = "strides"
             section_list[0].note = "the producer gave none: compact strides, kept here"
             region.sections += section_list

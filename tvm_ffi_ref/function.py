@@ -33,7 +33,7 @@ from .error import Error, exception_to_error_raised, raise_taken_error
 from .error_crossing import reserve_callback_headroom
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
 from .object import Object, register_class
-from .runtime import interrupts, tensors
+from .runtime import interrupts, tensor
 
 TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
@@ -101,8 +101,8 @@ class Function(Object):
     def __call__(self, *args: Any) -> Any:
         if releases.pending:  # references of collected wrappers (see releases.py)
             releases.drain()
-        if tensors.DEFER_EXPORT_DELETERS:  # DLPack exports released during a collection
-            tensors.drain_deferred_exports()
+        if tensor.DEFER_EXPORT_DELETERS:  # DLPack exports released during a collection
+            tensor.drain_deferred_exports()
         try:
             safe_call = self._safe_call
         except AttributeError:
@@ -207,7 +207,7 @@ def wrap_callable(func: Callable, exchange_api: int = 0) -> Function:
     (``convert`` wraps a Function anew, as upstream's does: there a Function is
     not an Object, so it is converted as any other callable.) With
     ``exchange_api`` (a DLPack exchange table's address), Tensor arguments reach
-    ``func`` as that framework's tensors.
+    ``func`` as that framework's tensor.
     """
     with _callbacks_lock:
         callback_id = _next_callback_id[0]

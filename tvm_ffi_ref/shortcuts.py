@@ -23,7 +23,7 @@ from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
 
 from . import error, runtime
-from .runtime import containers, maps, strings, tensors
+from .runtime import containers, maps, strings, tensor
 from .runtime.slots import FFIError
 
 #: Whether the reference runtime serves the C API in this process.
@@ -203,7 +203,7 @@ def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,
     """
     if ENABLED:
         try:
-            return tensors.new_tensor_from_managed(managed, versioned, require_alignment,
+            return tensor.new_tensor_from_managed(managed, versioned, require_alignment,
                                                    require_contiguous)
         except FFIError as exc:
             _raise(exc)

@@ -4,6 +4,8 @@
  * types that define them, anything else by identity or value) and upstream's
  * StableHashBytes. Separate from the map layouts: the structural and dataclass
  * operations and the access paths use them too.
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/any_hash.py.
  */
 #include "core.h"
 

@@ -4,6 +4,8 @@
  * sequence_globals.c (ffi.Array*, ffi.List*) and map_globals.c (ffi.Map*,
  * ffi.Dict*).
  *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/containers.py.
+ *
  * Array: header, TVMFFISeqCell (data points just past the cell, data_deleter
  * NULL), the elements inline. List: the same cell over a separately allocated
  * buffer freed through data_deleter; C++ code that grows one of our lists

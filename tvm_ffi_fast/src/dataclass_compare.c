@@ -5,6 +5,8 @@
  * tracking the (lhs, rhs) pairs being compared. Its own file: one walk per
  * file (dataclass_ops.c); BigInt's hooks (dataclass_hooks.c) reuse its word
  * order.
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/dataclass_compare.py.
  */
 #include "dataclass.h"
 

@@ -3,6 +3,8 @@
  * (the type key hash, StableHashCombine, map entries sorted), with a memo of
  * finished objects and the type key hash standing in for one met again on the
  * way down. Its own file: one walk per file (dataclass_ops.c).
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/dataclass_hash.py.
  */
 #include "dataclass.h"
 

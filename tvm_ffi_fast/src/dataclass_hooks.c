@@ -3,6 +3,8 @@
  * load: BigInt's __ffi_hash__, __ffi_eq__ and __ffi_compare__, and the
  * __ffi_repr__ of ffi.reflection.AccessStep and AccessPath. Separate from the
  * walks: these are entries in the hook columns, called like any user's hook.
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/dataclass_ops.py.
  */
 #include "dataclass.h"
 

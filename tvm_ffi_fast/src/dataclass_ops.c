@@ -3,6 +3,8 @@
  * ffi.ReprPrint, ffi.RecursiveEq/Lt/Le/Gt/Ge and ffi.RecursiveHash, and the
  * type attribute hooks that customize them.
  *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/dataclass_ops.py.
+ *
  * All three walk a value's object graph depth first. A leaf (a scalar, a
  * string, bytes, a BigInt, a Shape, a Tensor for repr, a value whose type has a
  * hook) is answered on the spot; anything else gets a frame whose children are

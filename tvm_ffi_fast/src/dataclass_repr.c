@@ -4,6 +4,8 @@
  * TVM_FFI_REPR_WITH_ADDR=1), on an explicit frame stack with a cache of each
  * finished object's text. Separate from hash and compare: it builds text and
  * shares only the frame children and hook columns with them (dataclass_ops.c).
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/dataclass_repr.py.
  */
 #include "dataclass.h"
 

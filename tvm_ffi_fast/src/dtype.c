@@ -1,6 +1,8 @@
 /*
  * dtype.c -- DLDataType to and from strings, with upstream's grammar:
  *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/dtype.py.
+ *
  *   ""/"void"                      handle, 0 bits, 0 lanes
  *   int|uint|float|bfloat|handle|bool [bits] [x lanes | xvscale x lanes]
  *   short aliases i8, u16, f32, bf16, fp8_*, f8_*, fp6_*, f6_*, fp4_*, f4_*

@@ -2,6 +2,8 @@
  * env.c -- the environment API: a stream per (device type, device id) per
  * thread, the DLPack tensor allocator (per thread, falling back to a global
  * one), and signal checks through a host-registered PyErr_CheckSignals.
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/env.py.
  */
 #include "core.h"
 

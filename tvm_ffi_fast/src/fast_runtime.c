@@ -1,6 +1,8 @@
 /*
  * fast_runtime.c -- the table tvm_ffi_fast installs behind libtvm_ffi.so.
  *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/__init__.py.
+ *
  * The runtime's state (type registry, global functions, ...) is set up once,
  * in the order upstream's library sets up its own at load, so that the same
  * later registrations give the same type indices and the global functions

@@ -1,6 +1,8 @@
 /*
  * functions.c -- Function objects and typed built-in functions.
  *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/functions.py.
+ *
  * A Function is header, TVMFFIFunctionCell, then what the callback needs.
  * TVMFFIFunctionCall jumps straight to the cell's safe_call with the object
  * as its handle; for a function made from a C callback with a context that

@@ -1,6 +1,8 @@
 /*
  * globals.c -- the global function table and its ffi.* functions.
  *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/global_functions.py.
+ *
  * Upstream keeps the table in a Map<String, Entry>; listing the names walks
  * that map, so the order names come back in (insertion order, with an
  * overridden name moving to the end once the table is in the dense layout) is

@@ -5,6 +5,8 @@
  * __data_from_json__ hooks, with upstream's error texts for malformed graphs.
  * Separate from saving: the two walks share only the format's helpers
  * (json_graph.c).
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/json_graph.py.
  */
 #include "json_graph.h"
 

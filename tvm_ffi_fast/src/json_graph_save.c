@@ -4,6 +4,8 @@
  * order, each node a Map of its type key and data (inline fields, enums,
  * __data_to_json__ hooks). Separate from loading: the two walks share only the
  * format's helpers (json_graph.c).
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/json_graph.py.
  */
 #include "json_graph.h"
 

@@ -3,6 +3,8 @@
  * array of up to four entries) and the dense layout (blocks of 16 slots with
  * one metadata byte each, probing chains and an insertion-order list).
  *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/maps.py.
+ *
  * C++ code compiled from the upstream headers walks, searches and mutates
  * these maps inline, so every step that leaves a trace in memory -- which slot
  * an entry lands in, the metadata byte, the list links, when the table grows

@@ -5,6 +5,8 @@
  * insertion-order list through the items, growth by rehashing into a table
  * twice as large at 99% load. Separate from map.c: the small layout and the
  * map interface do not depend on how a dense table probes.
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/map_dense.py.
  */
 #include "map_dense.h"
 

@@ -2,6 +2,8 @@
  * module.c -- Module objects: shared libraries loaded with dlopen and the
  * system library, their symbols, the functions they export and their imports.
  *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/module.py.
+ *
  * A library module exposes each `__tvm_ffi_<name>` symbol as a function
  * (called with a NULL handle), `__tvm_ffi__metadata_<name>` and
  * `__tvm_ffi__doc_<name>` as the function's metadata and doc, and receives

@@ -5,6 +5,8 @@
  * this runtime's ffi.Module* globals, and every module made here carries it.
  * A module C++ made carries its own vtable: the ffi.Module* globals and the
  * import walks hand it to libtvm_ffi.so, which calls its virtual functions.
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/module_cxx.py.
  */
 #include "module_cxx.h"
 

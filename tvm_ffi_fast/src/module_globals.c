@@ -3,6 +3,8 @@
  * function lookups, properties, imports, ffi.ModuleGlobalsAdd/Remove,
  * ffi.SystemLib, the ".so" loader), in upstream's signatures. A module C++
  * made answers through its virtual functions (FR_MODULE_GLOBAL, module_cxx.h).
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/module.py.
  */
 #include "module.h"
 

@@ -5,6 +5,8 @@
  * (kind "_lib" is the library itself; other kinds load through
  * ffi.Module.load_from_bytes.<kind>). Separate from module.c: it builds
  * modules, module.c serves them.
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/module.py.
  */
 #include "module.h"
 

@@ -1,6 +1,8 @@
 /*
  * objects.c -- object allocation, opaque objects, errors raised by the
  * runtime, byte buffers and the hash of type keys.
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/objects.py.
  */
 #include "core.h"
 

@@ -4,6 +4,8 @@
  * registrations get the same type indices under both, with their fields,
  * methods, metadata and type attributes.
  *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/reflection.py.
+ *
  * Objects of these types made here are plain: header, then the fields at the
  * registered offsets. Fields of 16 bytes hold an Any (or a String); fields of
  * 8 bytes typed as objects (static index -1 or >= 64) hold an object pointer

@@ -5,6 +5,8 @@
  * _path_equal) and their registration at load. Separate from reflection.c:
  * the access paths are a small API of their own (the structural mismatch
  * trail and the visit error contexts build them).
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/reflection.py.
  */
 #include "reflection.h"
 

@@ -4,6 +4,8 @@
  * object of a type (its native creator or __ffi_new__) and
  * ffi.MakeObjectFromPackedArgs (fields by name, ancestors' first). Separate
  * from reflection.c: it serves any reflected type, not only those made at load.
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/reflection_make_object.py.
  */
 #include "core.h"
 

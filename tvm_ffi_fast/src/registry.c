@@ -2,6 +2,8 @@
  * registry.c -- the type table: indices, keys, ancestors, reflection records
  * and type attribute columns.
  *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/registry.py.
+ *
  * Indices follow upstream's allocation rule: static indices as given; a
  * dynamic type takes the next free slot of its parent's reserved child range,
  * or, when that range is used up and may overflow, the next index of a global

@@ -4,6 +4,8 @@
  * append, insert, pop, erase, slices, reverse, clear, reserve) with upstream's
  * bounds checks and error texts. Separate from containers.c, which lays the
  * objects out.
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/containers.py.
  */
 #include "core.h"
 

@@ -1,6 +1,8 @@
 /*
  * strings.c -- String, Bytes and BigInt values, and the AnyView -> Any rules.
  *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/strings.py.
+ *
  * Strings and bytes of at most 7 bytes live inline in the TVMFFIAny
  * (kTVMFFISmallStr / kTVMFFISmallBytes, zero padded, length in small_str_len);
  * longer ones are objects: header, TVMFFIByteArray, then a NUL-terminated copy

@@ -1,7 +1,8 @@
 /*
  * structural.h -- what the structural operations share (structural_equal.c,
  * structural_hash.c, structural_key.c, json_text.c, json_graph*.c,
- * deep_copy.c, field_accessors.c, structural_visit.c, structural_mutate*.c).
+ * deep_copy.c, visit_error_context.c, structural_traversal.c, structural_visit.c,
+ * structural_mutate*.c, reflection.c, reflection_access_path.c).
  *
  * tvm_ffi_ref/runtime/structural_rules.py states the rules: the
  * structural_eq_hash_kind of a type, the definition regions fields open, the

@@ -4,6 +4,8 @@
  * ffi.StructuralKeyEqual. Its __any_hash__ / __any_equal__ entries are native
  * functions, as upstream registers them, so C++ code hashing a StructuralKey
  * map key never leaves C.
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/structural_key.py.
  */
 #include "structural.h"
 

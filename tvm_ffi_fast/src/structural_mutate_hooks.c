@@ -5,6 +5,8 @@
  * element (or change in place); Maps and Dicts the same over their values.
  * Separate from the mutator: these are column entries, called like any
  * type's hooks.
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/structural_mutate.py.
  */
 #include "structural_mutate.h"
 

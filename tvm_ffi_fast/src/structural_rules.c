@@ -2,6 +2,8 @@
  * structural_rules.c -- the rules the structural operations share (kinds,
  * regions, the depth limit, hook columns), and setting the operations up:
  * their columns and hooks at load, their ffi.* globals afterwards.
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/structural_rules.py.
  */
 #include "structural.h"
 

@@ -1,6 +1,8 @@
 /*
  * structural_traversal.c -- the helpers of structural_traversal.h: callback
  * entries and their matching, error results and their visit contexts.
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/structural_traversal.py.
  */
 #include "structural_traversal.h"
 

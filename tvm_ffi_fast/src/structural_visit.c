@@ -2,6 +2,8 @@
  * structural_visit.c -- ffi.StructuralWalk, ffi.StructuralVisit, ffi.VisitInterrupt
  * and the visitor's methods; the containers' native __s_visit__ hooks.
  *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/structural_visit.py.
+ *
  * A visitor here is an upstream StructuralVisitorObj to C++ (a real vtable at
  * offset 24 whose visit entry is this file's engine), so a C++ __s_visit__
  * hook handed one of ours visits children through it. tvm_ffi_ref/runtime/

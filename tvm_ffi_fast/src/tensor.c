@@ -1,6 +1,8 @@
 /*
  * tensor.c -- Tensor objects (header, then a DLTensor) and DLPack exchange.
  *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/tensor.py.
+ *
  * A tensor imported from DLPack keeps the managed tensor and calls its
  * deleter when the last reference goes; one without strides gets compact
  * row-major strides in its own tail. Exported managed tensors hold a

@@ -4,6 +4,8 @@
  * index from 0, an entry set once; the __any_hash__ / __any_equal__ columns
  * the map hashing consults on every object key. Separate from registry.c:
  * columns are keyed by name, not by type, and share only the registry lock.
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/registry.py.
  */
 #include "type_table.h"
 

@@ -4,6 +4,8 @@
  * and metadata (registered once), each copied into storage that stays for the
  * process. Separate from registry.c: the records hang off a type's entry but
  * do not take part in index allocation.
+ *
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/registry.py.
  */
 #include "type_table.h"
 

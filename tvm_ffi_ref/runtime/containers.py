@@ -1,5 +1,7 @@
 """Sequences: Array, List and Shape, laid out so that C++ reads and grows them in place.
 
+Its twin in C: ``tvm_ffi_fast/src/containers.c``.
+
 Array and List share one cell, ``TVMFFISeqCell``, right after the 24-byte header::
 
     offset  0  TVMFFIObject header          (type_index 71 Array / 75 List)
@@ -54,7 +56,7 @@ from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
 from . import anyvalue, memory
-from .anyhash import any_equal
+from .any_hash import any_equal
 from .functions import def_global, set_bool, set_object
 from .registry import TYPES
 from .signatures import register_copier, typed_global

@@ -1,5 +1,7 @@
 """``__ffi_convert__``: how a value becomes an object of a built-in type.
 
+Its twin in C: ``tvm_ffi_fast/src/convert_attrs.c``.
+
 Upstream registers, for the built-in object types, a type attribute
 ``__ffi_convert__``: a Function ``(AnyView) -> T`` applying C++'s cast rules
 (``TypeTraits<T>::TryCastFromAnyView``). A front end's type converter calls it

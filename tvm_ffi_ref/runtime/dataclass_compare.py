@@ -1,5 +1,7 @@
 """``ffi.RecursiveEq/Lt/Le/Gt/Ge``: one three-way comparison, in two modes.
 
+Its twin in C: ``tvm_ffi_fast/src/dataclass_compare.c``.
+
 :class:`RecursiveComparer` compares two values leaf by leaf and child by
 child, in equality mode (every mismatch is "unequal") or ordering mode
 (``TypeError`` where no order exists), tracking the object pairs on the way

@@ -1,5 +1,7 @@
 """``ffi.RecursiveHash``: the hash of each leaf and the walk's hash frames.
 
+Its twin in C: ``tvm_ffi_fast/src/dataclass_hash.c``.
+
 :class:`RecursiveHasher` folds a value's leaves and children into one stable
 64-bit number that agrees with ``ffi.RecursiveEq`` (equal values hash alike),
 memoizing finished objects and standing in for an object met again on the
@@ -16,7 +18,7 @@ from typing import Dict, Optional, Set
 from tvm_ffi_common import abi
 
 from . import memory, strings
-from .anyhash import custom_entry
+from .any_hash import custom_entry
 from .containers import shape_dims
 from .dataclass_walk import (
     BYTES,

@@ -1,5 +1,7 @@
 """Value-level repr, comparison and hashing of any value, walking its object graph.
 
+Its twin in C: ``tvm_ffi_fast/src/dataclass_ops.c``.
+
 Three questions a Python user asks of every value have one answer in the
 runtime, so that ``repr(x)``, ``x == y`` and ``hash(x)`` agree in every
 language binding:
@@ -19,7 +21,7 @@ language binding:
 ``ffi.RecursiveHash(value) -> int``
     A deterministic 64-bit hash (returned as int64) that agrees with
     RecursiveEq: equal values hash alike. It is not the AnyHash of map keys
-    (:mod:`.anyhash`), which hashes objects by address.
+    (:mod:`.any_hash`), which hashes objects by address.
 
 The object graph
 ----------------

@@ -1,5 +1,7 @@
 """``ffi.ReprPrint``'s text: the formatting of each leaf and the walk's repr frames.
 
+Its twin in C: ``tvm_ffi_fast/src/dataclass_repr.c``.
+
 How a None, a number, a dtype, a device, a str or bytes prints (as upstream's
 C++ prints them), :class:`ReprPrinter` (one call's frames, its cache of
 finished objects and the ``...`` of an object met again), and the
@@ -15,7 +17,7 @@ from typing import Dict, Optional, Set
 
 from tvm_ffi_common import abi
 
-from . import anyvalue, memory, strings, tensors
+from . import anyvalue, memory, strings
 from .containers import shape_dims
 from .dataclass_walk import (
     CONTAINERS,
@@ -35,6 +37,7 @@ from .maps import missing_object
 from .registry import TYPES
 from .slots import FFIError
 from .strings import bigint_words
+from .tensor import tensor_dltensor
 
 TI = abi.TVMFFITypeIndex
 FLAGS = abi.TVMFFIFieldFlagBitMask
@@ -264,7 +267,7 @@ class ReprPrinter:
         return None
 
     def _tensor(self, address: int) -> str:
-        tensor = tensors.tensor_dltensor(address)
+        tensor = tensor_dltensor(address)
         dtype = tensor.dtype
         shape = ", ".join(str(tensor.shape[i]) for i in range(tensor.ndim))
         device = format_device(tensor.device.device_type, tensor.device.device_id)

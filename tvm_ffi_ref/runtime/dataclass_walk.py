@@ -17,7 +17,7 @@ from typing import Callable, Generator, List, Optional, Sequence
 from tvm_ffi_common import abi
 
 from . import anyvalue, errors, functions, memory
-from .anyhash import custom_entry
+from .any_hash import custom_entry
 from .containers import seq_items
 from .maps import map_items
 from .registry import TYPES

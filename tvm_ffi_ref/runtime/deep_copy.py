@@ -1,5 +1,7 @@
 """``ffi.DeepCopy(value)``: a copy of a value graph that shares nothing mutable with it.
 
+Its twin in C: ``tvm_ffi_fast/src/deep_copy.c``.
+
 Immutable leaves are kept, not copied: inline values, strings, bytes, Shapes,
 BigInts and registered enum singletons. Everything else reachable is copied
 once, so sharing and cycles come out as they went in:
@@ -28,7 +30,7 @@ from typing import Dict, Set
 from tvm_ffi_common import abi
 
 from . import anyvalue
-from .anyhash import custom_entry
+from .any_hash import custom_entry
 from .containers import (
     ARRAY_INIT_CAPACITY,
     array_push_back,
@@ -40,12 +42,12 @@ from .containers import (
     seq_set,
 )
 from .dataclass_walk import object_view, read_field, reflected_fields
-from .make_object import (
+from .maps import dict_erase, dict_from_pairs, dict_set, map_from_pairs, map_items
+from .reflection import ENUM
+from .reflection_make_object import (
     _call as call_owned,  # the runtime's "call, owned result" helper
     call_setter,
 )
-from .maps import dict_erase, dict_from_pairs, dict_set, map_from_pairs, map_items
-from .reflection import ENUM
 from .registry import TYPES, check_failed
 from .signatures import typed_global
 from .structural_rules import DepthGuard, deep_recursion

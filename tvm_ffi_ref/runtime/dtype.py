@@ -1,5 +1,7 @@
 """dtype strings: the names of ``DLDataType`` values, both ways.
 
+Its twin in C: ``tvm_ffi_fast/src/dtype.c``.
+
 A ``DLDataType`` is four bytes: ``code`` (uint8, a ``DLDataTypeCode``),
 ``bits`` per lane (uint8) and ``lanes`` (uint16). ``float32`` is
 ``(kDLFloat, 32, 1)`` and ``int8x4`` is ``(kDLInt, 8, 4)``.

@@ -1,5 +1,7 @@
 """The environment API: what a kernel may ask of the program that runs it.
 
+Its twin in C: ``tvm_ffi_fast/src/env.c``.
+
 A kernel library is written once and called from Python, C++ or anything
 else, so the things that depend on the caller's environment live behind
 ``extra/c_env_api.h`` and are set by the caller (the front end):
@@ -11,7 +13,7 @@ else, so the things that depend on the caller's environment live behind
   with an empty table.
 * **The DLPack tensor allocator.** A ``DLPackManagedTensorAllocator`` the
   caller installs so that kernels can allocate tensors the caller's
-  framework owns (``TVMFFIEnvTensorAlloc``, in ``tensors.py``). Each thread
+  framework owns (``TVMFFIEnvTensorAlloc``, in ``tensor.py``). Each thread
   has its own; ``write_to_global_context`` also sets a process-wide one that
   threads without their own fall back to. Setting returns the thread's
   previous allocator, never the global one.

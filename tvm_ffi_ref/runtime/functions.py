@@ -1,5 +1,7 @@
 """Function objects written in Python, and the global function table.
 
+Its twin in C: ``tvm_ffi_fast/src/functions.c``.
+
 A Function object is ``TVMFFIObject`` + ``TVMFFIFunctionCell``. Whoever calls
 it passes *the function object itself* as ``handle``:
 ``cell.safe_call(func, args, num_args, result)``. A function made from a C
@@ -175,6 +177,17 @@ class GlobalTable:
             self.entries[name] = entry
         if old is not None:
             memory.dec_ref(old.func)
+
+    def reorder(self, names: Sequence[bytes]) -> None:
+        """Lists ``names`` first, in that order (each must be registered), then the rest."""
+        with self.lock:
+            missing = [name for name in names if name not in self.entries]
+            if missing:
+                raise RuntimeError(f"reorder: no global registered as {missing[0]!r}")
+            ordered = {name: self.entries[name] for name in names}
+            ordered.update((name, entry) for name, entry in self.entries.items()
+                           if name not in ordered)
+            self.entries = ordered
 
     def get(self, name: bytes) -> Optional[GlobalEntry]:
         """The entry of ``name`` (its function borrowed: a concurrent set may drop it)."""

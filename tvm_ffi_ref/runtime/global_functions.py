@@ -1,5 +1,7 @@
 """The ``ffi.*`` functions about functions, the global table and the type registry.
 
+Its twin in C: ``tvm_ffi_fast/src/globals.c``.
+
 All are typed, so their argument errors and their metadata are upstream's
 (see ``signatures.py``):
 

@@ -1,5 +1,7 @@
 """The hash functions that are part of the ABI.
 
+Its twin in C: ``tvm_ffi_fast/src/any_hash.c``.
+
 Two are needed, because C++ code compiled from upstream's headers computes
 them inline or stores them where others read them:
 

@@ -1,5 +1,7 @@
 """JSON graphs: ``ffi.ToJSONGraph`` / ``ffi.FromJSONGraph`` and their ``...String`` forms.
 
+Its twin in C: ``tvm_ffi_fast/src/json_graph.c``.
+
 A value graph saved as JSON that keeps sharing. ``ToJSONGraph(value,
 metadata)`` returns the JSON value (a Map) ``{"root_index": i, "nodes": [...],
 "metadata": metadata}`` (``metadata`` only when given); ``ToJSONGraphString``
@@ -49,20 +51,20 @@ from typing import Dict, List, Optional, Set, Tuple
 from tvm_ffi_common import abi
 
 from . import anyvalue, memory, strings
-from .anyhash import any_equal, any_hash, custom_entry
+from .any_hash import any_equal, any_hash, custom_entry
 from .containers import array_from_anys, list_from_anys, seq_items, shape_dims, shape_from_ints
 from .dataclass_walk import object_view, read_field, reflected_fields
 from .dtype import format_dtype_bytes, parse_dtype_bytes
 from .functions import set_object
 from .json_text import parse, stringify
-from .make_object import (
+from .maps import dict_from_pairs, map_find, map_from_pairs, map_items
+from .reflection import ENUM, ENUM_STATE, INT_ENUM
+from .reflection_make_object import (
     _call as call_owned,  # the runtime's "call, owned result" helper
     call_setter,
     call_setter_to_default,
     create_empty,
 )
-from .maps import dict_from_pairs, map_find, map_from_pairs, map_items
-from .reflection import ENUM, ENUM_STATE, INT_ENUM
 from .registry import TYPES, check_failed
 from .signatures import type_key_of, typed_global
 from .slots import FFIError

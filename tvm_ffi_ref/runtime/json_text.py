@@ -1,5 +1,7 @@
 """JSON text: ``ffi.json.Parse(text) -> value`` and ``ffi.json.Stringify(value, indent) -> str``.
 
+Its twin in C: ``tvm_ffi_fast/src/json_text.c``.
+
 JSON values are ordinary FFI values: ``null`` is None, ``true``/``false``
 bools, numbers int (when they fit int64 and have no ``.``/exponent) or float,
 strings String, arrays Array, objects Map (keys in document order).

@@ -1,5 +1,7 @@
 """The bytes of a Map or Dict: its fields, the small form's pairs, the dense form's blocks.
 
+Its twin in C: ``tvm_ffi_fast/src/map.c``.
+
 C++ compiled from upstream's headers reads these bytes inline, so every offset
 and every value of a metadata byte here is ABI (the whole layout is described
 in :mod:`.maps`). Kept apart from the code that fills the object so that the

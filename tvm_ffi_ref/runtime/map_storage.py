@@ -1,12 +1,14 @@
 """A Map or Dict object in its two forms, and how it moves from one to the other.
 
+Its twin in C: ``tvm_ffi_fast/src/map.c``.
+
 Making small and dense objects; inserting into either form (a full small map
 grows into a bigger or a dense one, a full dense table is rebuilt at twice the
 slots); erasing from a small map; reading the entries of either form; freeing
 tables through the deleter the object holds; and a Dict taking over a grown
 object's content in place (the rules are in :mod:`.maps`). Everything here
 works on raw addresses and owned values; :mod:`.maps` builds the checked
-operations and the ``ffi.*`` globals on it, :mod:`.map_dense_table` does the
+operations and the ``ffi.*`` globals on it, :mod:`.map_dense` does the
 probing inside one dense table.
 """
 
@@ -20,9 +22,9 @@ from typing import List, Optional, Tuple
 from tvm_ffi_common import abi
 
 from . import anyvalue, memory
-from .anyhash import any_equal
+from .any_hash import any_equal
 from .containers import ANY_SIZE, FREE_ADDRESS, DataDeleter, call_data_deleter, check_type
-from .map_dense_table import DenseTable, calc_table_size
+from .map_dense import DenseTable, calc_table_size
 from .map_layout import (
     BLOCK_SIZE,
     BLOCK_SLOTS,

@@ -1,5 +1,7 @@
 """Map and Dict: one hash-map object layout in two forms, mutated in place by either side.
 
+Its twin in C: ``tvm_ffi_fast/src/map.c``.
+
 Map (type index 72) is immutable to its users: C++ ``Map::Set`` copies the
 object unless it holds the only reference. Dict (76) is mutated in place by
 whoever holds it, and keeps its address even when its table is rebuilt. Both
@@ -64,7 +66,7 @@ it takes all fields, and the new object's table; from a small one it takes
 that object alive through ``data_deleter`` (a deleter that drops a reference
 to the object the pairs live in).
 
-Keys compare and hash with AnyEqual/AnyHash (:mod:`.anyhash`). Tables
+Keys compare and hash with AnyEqual/AnyHash (:mod:`.any_hash`). Tables
 this runtime allocates use ``malloc`` and ``data_deleter = free``; tables made by C++
 carry C++'s deleter. Whoever frees a table does it through the deleter in the
 object. A dying map releases its live entries, then its table.
@@ -72,7 +74,7 @@ object. A dying map releases its live entries, then its table.
 The code
 --------
 * :mod:`.map_layout`: the bytes above as ctypes structures and constants;
-* :mod:`.map_dense_table`: Fibonacci hashing and :class:`~.map_dense_table.DenseTable`,
+* :mod:`.map_dense`: Fibonacci hashing and :class:`~.map_dense.DenseTable`,
   the dense form's chains and iteration list;
 * :mod:`.map_storage`: making objects of either form, inserting and growing,
   reading entries, freeing tables, a Dict's in-place switch;
@@ -94,7 +96,7 @@ from . import anyvalue, memory
 from .container_locks import hold_all, release_all
 from .containers import ANY_SIZE, check_type, owned_copy, seq_items
 from .functions import def_global, new_python_function, set_object
-from .map_dense_table import DenseTable
+from .map_dense import DenseTable
 from .map_layout import INVALID_INDEX, MAP_TYPES, borrow, is_small, map_cell, pair_address
 from .map_storage import (
     create_from_items,

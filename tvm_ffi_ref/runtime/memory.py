@@ -1,5 +1,7 @@
 """Objects the reference runtime allocates: C memory, the header, and the deleter.
 
+Its twin in C: ``tvm_ffi_fast/src/objects.c``.
+
 A TVM FFI object must live in C memory that outlives any Python wrapper, since
 a C++ kernel may hold (and finally drop) the last reference. So the reference
 runtime allocates with libc ``malloc``, writes the 24-byte ``TVMFFIObject``

@@ -1,5 +1,7 @@
 """Modules and C++: what ``libtvm_ffi.so``'s C++ face does for this runtime's modules.
 
+Its twin in C: ``tvm_ffi_fast/src/module_cxx.c``.
+
 Upstream's ``ModuleObj`` is a C++ class whose vtable pointer sits 8 bytes before
 the object header. Every module made here carries there the vtable
 ``tvm_ffi_runtime_module_vtable()`` gives, whose virtual functions call this

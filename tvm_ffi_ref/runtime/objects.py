@@ -1,5 +1,7 @@
 """Opaque objects: foreign handles (Python objects) wrapped as TVM FFI objects.
 
+Its twin in C: ``tvm_ffi_fast/src/objects.c``.
+
 An opaque object is ``TVMFFIObject`` + ``TVMFFIOpaqueObjectCell`` (the handle);
 the deleter given at creation runs on the handle when the object dies. Only
 ``kTVMFFIOpaquePyObject`` exists today, as upstream allows.

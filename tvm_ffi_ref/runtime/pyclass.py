@@ -1,5 +1,7 @@
 """Object types whose layout a front end defines: field storage, accessors, constructors.
 
+Its twin in C: ``tvm_ffi_fast/src/pyclass.c``.
+
 A front end (a ``@py_class`` in Python) defines a type by registering a
 ``TVMFFIFieldInfo`` per field. It never compiles a struct, so the runtime
 provides the pieces a C++ class would bring, as upstream's library does
@@ -284,14 +286,14 @@ class _InitPlan:
         return FFIError("TypeError", f"{self.type_key}.__ffi_init__() {message}")
 
     def _set(self, address: int, i: int, what: str, value: Optional[abi.TVMFFIAny]) -> None:
-        from . import make_object  # imported late: its global is listed last
+        from . import reflection_make_object  # imported late: its global is listed last
 
         field = self.fields[i]
         try:
             if value is None:
-                make_object.call_setter_to_default(field, address + field.offset)
+                reflection_make_object.call_setter_to_default(field, address + field.offset)
             else:
-                make_object.call_setter(field, address + field.offset, value)
+                reflection_make_object.call_setter(field, address + field.offset, value)
         except (ErrorAlreadyRaised, FFIError) as error:
             if isinstance(error, FFIError):
                 kind, message = error.kind, error.message
@@ -362,9 +364,9 @@ def _init_function(type_index: int) -> int:
     plan = _InitPlan(type_index)
 
     def init(args, result):
-        from . import make_object  # imported late: its global is listed last
+        from . import reflection_make_object  # imported late: its global is listed last
 
-        address = make_object.create_empty(plan.info)
+        address = reflection_make_object.create_empty(plan.info)
         try:
             plan.bind(address, args)
         except BaseException:

@@ -1,11 +1,13 @@
 """The reflected types upstream's library registers when it loads.
 
+Its twin in C: ``tvm_ffi_fast/src/reflection.c``.
+
 A *reflected* type describes its object layout in its ``TVMFFITypeInfo``:
 fields (name, offset, size, a getter and a setter, an optional default),
 methods (Function objects, static or not), and metadata (the object's total
 size, how structural equality treats it, and a ``creator`` that makes an
 empty object). Generic code -- a front end printing an object, a serializer,
-``ffi.MakeObjectFromPackedArgs`` (:mod:`.make_object`) -- works from these
+``ffi.MakeObjectFromPackedArgs`` (:mod:`.reflection_make_object`) -- works from these
 records alone.
 
 Upstream's library registers a few such types as it loads; a C++ kernel may
@@ -365,7 +367,7 @@ def _path_depth(path: int) -> int:
 
 
 def _step_equal(a: Optional[int], b: Optional[int]) -> bool:
-    from .anyhash import any_equal
+    from .any_hash import any_equal
 
     if a == b:
         return True

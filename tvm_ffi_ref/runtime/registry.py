@@ -1,5 +1,7 @@
 """The type registry: type keys, indices, ancestry and reflection records.
 
+Its twin in C: ``tvm_ffi_fast/src/registry.c``.
+
 Every type has a ``TVMFFITypeInfo`` record at a fixed address (kernels cache
 the pointer). Indices below 128 are static; dynamic ones are handed out at
 run time. A parent may reserve a run of indices for its descendants

@@ -1,5 +1,7 @@
 """Typed functions: how packed arguments are checked against a signature.
 
+Its twin in C: ``tvm_ffi_fast/src/functions.c``.
+
 Upstream declares most ``ffi.*`` globals as typed C++ functions and derives
 their packed form from the C++ signature. The packed form checks the argument
 count first, then converts each argument -- the last one first, since the

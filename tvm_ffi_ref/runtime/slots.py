@@ -1,5 +1,7 @@
 """How Python functions become the C API: the slot table and its install.
 
+Its twin in C: ``tvm_ffi_fast/src/fast_runtime.c``.
+
 Each runtime module marks its implementations with ``@implements("TVMFFI...")``.
 :func:`install` wraps every one in the ``CFUNCTYPE`` of its slot
 (``abi.slot_prototype``), fills a ``TVMFFIRuntimeTable`` and hands it to

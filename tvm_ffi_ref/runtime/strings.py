@@ -1,5 +1,7 @@
 """Strings, bytes and big integers: the values whose encoding depends on their size.
 
+Its twin in C: ``tvm_ffi_fast/src/strings.c``.
+
 * A str or bytes of at most 7 bytes travels inline: ``kTVMFFISmallStr`` /
   ``kTVMFFISmallBytes``, the length in ``small_str_len`` (where other values
   keep zero padding) and the bytes in ``v_bytes``, NUL-padded.

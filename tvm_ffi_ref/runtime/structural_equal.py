@@ -1,5 +1,7 @@
 """Structural equality: ``ffi.StructuralEqual`` and ``ffi.GetFirstStructuralMismatch``.
 
+Its twin in C: ``tvm_ffi_fast/src/structural_equal.c``.
+
 ``ffi.StructuralEqual(lhs, rhs, map_free_vars, skip_tensor_content) -> bool``
 compares two values by structure (kinds and regions: :mod:`.structural_rules`):
 
@@ -77,7 +79,7 @@ from .structural_rules import (
     hook_region,
     seq_hash_kind,
 )
-from .tensors import data_size, is_contiguous, shape_of, tensor_dltensor
+from .tensor import data_size, is_contiguous, shape_of, tensor_dltensor
 
 TI = abi.TVMFFITypeIndex
 OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin

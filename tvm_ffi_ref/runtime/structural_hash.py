@@ -1,5 +1,7 @@
 """Structural hashing: ``ffi.StructuralHash(value, map_free_vars, skip_tensor_content) -> int``.
 
+Its twin in C: ``tvm_ffi_fast/src/structural_hash.c``.
+
 A 64-bit hash that agrees with structural equality (:mod:`.structural_equal`)
 under the same options. Users store these numbers and C++ code compares them,
 so every rule below is upstream's bit for bit. ``combine`` is
@@ -79,7 +81,7 @@ from .structural_rules import (
     hook_region,
     seq_hash_kind,
 )
-from .tensors import data_size, is_contiguous, shape_of, tensor_dltensor
+from .tensor import data_size, is_contiguous, shape_of, tensor_dltensor
 
 TI = abi.TVMFFITypeIndex
 OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin

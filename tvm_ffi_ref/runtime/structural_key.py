@@ -1,5 +1,7 @@
 """``ffi.StructuralKey``: a value wrapped to be a map key by structure, its hash cached.
 
+Its twin in C: ``tvm_ffi_fast/src/structural_key.c``.
+
 A StructuralKey object is the header, then ``key`` (an Any, offset 24) and
 ``hash_i64`` (int64, offset 40): the structural hash of ``key`` computed once
 when the key is made (``ffi.StructuralKey(key)``, or the type's
@@ -21,7 +23,7 @@ from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
 from . import anyvalue
-from .anyhash import ANY_EQUAL_ATTR, ANY_HASH_ATTR
+from .any_hash import ANY_EQUAL_ATTR, ANY_HASH_ATTR
 from .dataclass_hash import signed64
 from .functions import set_bool, set_object
 from .reflection import STRUCTURAL_KEY, new_reflected

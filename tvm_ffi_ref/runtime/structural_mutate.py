@@ -1,5 +1,7 @@
 """Structural mutation: ``ffi.StructuralMap``, ``ffi.StructuralMutate`` and the mutator's methods.
 
+Its twin in C: ``tvm_ffi_fast/src/structural_mutate.c``.
+
 A mutation of a value yields a replacement or *unchanged* (``kTVMFFIUnchanged``,
 "keep what you had"). It is copy-on-write: a container or object is copied
 the first time one of its children changes, and the original is untouched --
@@ -40,15 +42,15 @@ from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
 from . import anyvalue, interrupts, memory, strings
-from .anyhash import custom_entry
+from .any_hash import custom_entry
 from .containers import ANY_SIZE, array_from_anys, list_append, new_list, seq_items, seq_set
 from .dataclass_walk import object_view, read_field, reflected_fields
-from .make_object import (
+from .map_storage import copy_map, entry_addresses
+from .reflection import STRUCTURAL_MUTATOR
+from .reflection_make_object import (
     _call as call_owned,  # the runtime's "call, owned result" helper
     call_setter,
 )
-from .map_storage import copy_map, entry_addresses
-from .reflection import STRUCTURAL_MUTATOR
 from .registry import TYPES
 from .signatures import typed_function, typed_global
 from .slots import FFIError

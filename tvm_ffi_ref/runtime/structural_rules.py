@@ -1,5 +1,7 @@
 """What structural equality, hashing, visiting and mutation share: kinds, regions, hooks.
 
+Its twin in C: ``tvm_ffi_fast/src/structural_rules.c``.
+
 Structural equality (:mod:`.structural_equal`) and hashing
 (:mod:`.structural_hash`) treat an object by the ``structural_eq_hash_kind``
 its type declares in ``TVMFFITypeMetadata`` (``TVMFFISEqHashKind``):

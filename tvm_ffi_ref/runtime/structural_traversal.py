@@ -1,5 +1,7 @@
 """What structural visiting and mutation share: traversal objects, callback entries, errors.
 
+Its twin in C: ``tvm_ffi_fast/src/structural_traversal.c``.
+
 A traversal in progress is an object: ``ffi.StructuralVisitor`` (visits) or
 ``ffi.StructuralMutator`` (mutations). Its layout is upstream's, since C++
 hooks read it inline: the header, a pointer to the traversal's vtable (offset

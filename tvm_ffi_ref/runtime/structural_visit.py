@@ -1,5 +1,7 @@
 """Structural visiting: ``ffi.StructuralWalk``, ``ffi.StructuralVisit`` and the visitor's methods.
 
+Its twin in C: ``tvm_ffi_fast/src/structural_visit.c``.
+
 A visit returns None when it completes, or the ``ffi.VisitInterrupt`` that
 stopped it (``ffi.VisitInterrupt(value)`` makes one); an error stops it too.
 
@@ -36,13 +38,13 @@ from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
 from . import anyvalue, interrupts, memory, strings
-from .anyhash import custom_entry
+from .any_hash import custom_entry
 from .containers import seq_items
 from .dataclass_walk import read_field, reflected_fields
 from .functions import set_object
-from .make_object import _call as call_owned  # the runtime's "call, owned result" helper
 from .maps import map_items
 from .reflection import STRUCTURAL_VISITOR, new_reflected
+from .reflection_make_object import _call as call_owned  # the runtime's "call, owned result" helper
 from .registry import TYPES
 from .signatures import type_key_of, typed_function, typed_global
 from .slots import FFIError

@@ -1,5 +1,7 @@
 """``ffi.VisitErrorContext.FindAccessPaths``: where in a value graph an error happened.
 
+Its twin in C: ``tvm_ffi_fast/src/visit_error_context.c``.
+
 An error that leaves a structural visit or mutation through objects carries an
 ``ffi.VisitErrorContext`` (:mod:`.structural_traversal` records it) listing
 those objects, innermost first. Given the root of the graph, this finds the

@@ -2,8 +2,8 @@
  * fields.c -- reflected fields read and written from Python, and the callback
  * through which a field's setter converts values in Python.
  *
- * The shared API (tvm_ffi_api/field_access.py) describes a field by its
- * getter (a TVMFFIFieldGetter), its setter (a C TVMFFIFieldSetter, or a
+ * The shared API's TypeField (tvm_ffi_api/type_records.py) describes a field
+ * by its getter (a TVMFFIFieldGetter), its setter (a C TVMFFIFieldSetter, or a
  * Function when the flags have kTVMFFIFieldFlagBitSetterIsFunctionObj) and its
  * offset from the object header. These do the access in C:
  *

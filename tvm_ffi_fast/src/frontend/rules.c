@@ -1,9 +1,9 @@
 /*
  * rules.c -- the calling-convention rules every result is checked against.
  *
- * tvm_ffi_ref/rules.py states them and owns the ABIViolation class; this is
+ * tvm_ffi_api/rules.py states them and owns the ABIViolation class; this is
  * the same check in C, run on every call, with the same rule names and
- * messages (tests/test_fast_call_rules.py compares them with the
+ * messages (tests/test_call_rules.py compares them with the
  * reference's). A function returns 0 with an owned value: never a
  * borrowed-only kind, at most 7 inline string bytes, a defined POD index or
  * an object whose index is registered and matches its header.

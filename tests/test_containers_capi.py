@@ -1,6 +1,6 @@
 """Array, List, Shape, Map and Dict, driven through the C API and compared with upstream.
 
-As in ``test_core_runtime.py``, each snippet runs under upstream and under every
+As in ``test_types_values_capi.py``, each snippet runs under upstream and under every
 runtime in ``RUNTIMES``; all must print the same lines, and the lines are also
 pinned to explicit expectations. Maps are compared by their raw layout (form,
 slots, metadata bytes, chain and iteration links), read from memory the way
@@ -605,7 +605,7 @@ def test_front_end_helpers(runtime):
 
 
 def test_probe_distances_match_upstream_header(upstream_include):
-    from tvm_ffi_ref.runtime import map_dense_table, map_layout
+    from tvm_ffi_ref.runtime import map_dense, map_layout
 
     header = os.path.join(upstream_include, "tvm", "ffi", "container", "map_base.h")
     with open(header) as f:
@@ -613,8 +613,8 @@ def test_probe_distances_match_upstream_header(upstream_include):
     table = source[source.index("kNextProbeLocation[kNumJumpDists]"):]
     table = re.sub(r"//[^\n]*", "", table[table.index("{") + 1:table.index("};")])
     assert map_layout.PROBE_DISTANCES == tuple(int(x) for x in re.findall(r"\d+", table))
-    assert map_dense_table.calc_table_size(4) == (61, 8)
-    assert map_dense_table.calc_table_size(300) == (54, 1024)
+    assert map_dense.calc_table_size(4) == (61, 8)
+    assert map_dense.calc_table_size(300) == (54, 1024)
 
 
 # ----------------------------------------------------------------- C++ kernels

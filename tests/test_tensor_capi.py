@@ -627,45 +627,45 @@ def test_cpp_kernels_allocate_through_the_env_and_read_tensors_in_place(kernels)
 def test_front_end_helpers(runtime):
     # The helpers the front end uses, on top of the same objects the C API makes.
     out = run_capi(runtime, program(ALLOCATOR, """
-    from tvm_ffi_ref.runtime import env, memory, tensors
+    from tvm_ffi_ref.runtime import env, memory, tensor
     from tvm_ffi_ref.runtime.slots import FFIError
     arr = np.arange(6, dtype="int16").reshape(2, 3)
     before = sys.getrefcount(arr)
     cap = arr.T.__dlpack__(max_version=(1, 0))
-    h = tensors.new_tensor_from_capsule(cap)
-    t = tensors.tensor_dltensor(h)
-    print(tensors.shape_of(t), tensors.strides_of(t), tensors.is_contiguous(t),
-          tensors.is_aligned(t, 2), tensors.data_size(t))
+    h = tensor.new_tensor_from_capsule(cap)
+    t = tensor.tensor_dltensor(h)
+    print(tensor.shape_of(t), tensor.strides_of(t), tensor.is_contiguous(t),
+          tensor.is_aligned(t, 2), tensor.data_size(t))
     try:
-        tensors.new_tensor_from_capsule(cap)
+        tensor.new_tensor_from_capsule(cap)
     except TypeError as e:
         print("TypeError", e)
     cap2 = arr.__dlpack__()
     cap3 = arr.ravel()[1:].__dlpack__()  # 2 bytes past NumPy's (16-byte aligned) data
     try:
-        tensors.new_tensor_from_capsule(cap3, require_alignment=4)
+        tensor.new_tensor_from_capsule(cap3, require_alignment=4)
     except FFIError as e:
         print(e.kind, e.message)
     del cap3
-    h2 = tensors.new_tensor_from_capsule(cap2, require_contiguous=True)
-    m = tensors.to_managed(h2, versioned=True)
+    h2 = tensor.new_tensor_from_capsule(cap2, require_contiguous=True)
+    m = tensor.to_managed(h2, versioned=True)
     print(memory.strong_count(h2), MTV.from_address(m).version.major)
     MTV.from_address(m).deleter(ctypes.cast(m, ctypes.POINTER(MTV)))
-    view_proto = abi.DLTensor.from_buffer_copy(bytes(tensors.tensor_dltensor(h2)))
-    v = tensors.new_unsafe_view(h2, view_proto)
-    print(memory.strong_count(h2), tensors.shape_of(tensors.tensor_dltensor(v)))
+    view_proto = abi.DLTensor.from_buffer_copy(bytes(tensor.tensor_dltensor(h2)))
+    v = tensor.new_unsafe_view(h2, view_proto)
+    print(memory.strong_count(h2), tensor.shape_of(tensor.tensor_dltensor(v)))
     for handle in (h, h2, v):
         memory.dec_ref(handle)
     del cap, cap2
     print(sys.getrefcount(arr) - before)
-    print(tensors.compact_strides([2, 0, 3]), tensors.compact_strides([]))
+    print(tensor.compact_strides([2, 0, 3]), tensor.compact_strides([]))
     try:
-        tensors.env_tensor_alloc(prototype((2,)))
+        tensor.env_tensor_alloc(prototype((2,)))
     except FFIError as e:
         print(e.kind)
     env.set_allocator(ALLOCATOR_ADDRESS)
-    a = tensors.env_tensor_alloc(prototype((2, 2), dtype=(0, 64, 1)))
-    print(tensors.shape_of(tensors.tensor_dltensor(a)), memory.strong_count(a))
+    a = tensor.env_tensor_alloc(prototype((2, 2), dtype=(0, 64, 1)))
+    print(tensor.shape_of(tensor.tensor_dltensor(a)), memory.strong_count(a))
     memory.dec_ref(a)
     print(deleted == [ctypes.addressof(m) for m in allocated])
     """))

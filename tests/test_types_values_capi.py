@@ -1,4 +1,4 @@
-"""The core of a runtime, driven through the C API and compared with upstream.
+"""A runtime's types, values, functions and errors through the C API, compared with upstream.
 
 Each test runs one snippet under every runtime in ``RUNTIMES`` and under
 upstream, and asserts that all print the same lines, which are also pinned to

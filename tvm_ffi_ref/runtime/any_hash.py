@@ -1,5 +1,7 @@
 """AnyHash and AnyEqual: when two values are the same key, and where a key hashes to.
 
+Its twin in C: ``tvm_ffi_fast/src/any_hash.c``.
+
 Map, Dict and the ``Contains`` functions of Array and List compare values with
 these two rules. C++ code compiled from upstream's headers computes them
 inline, so a map built on one side is probed on the other: both rules are ABI.

@@ -1,5 +1,7 @@
 """Modules: a shared library (or the process's "system library") seen as functions.
 
+Its twin in C: ``tvm_ffi_fast/src/module.c``.
+
 Loading a library module means ``dlopen`` (lazy binding, local symbols, as
 upstream) plus these conventions:
 

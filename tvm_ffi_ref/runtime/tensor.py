@@ -1,5 +1,7 @@
 """Tensors: an object header, a DLTensor, and the DLPack exchange around them.
 
+Its twin in C: ``tvm_ffi_fast/src/tensor.c``.
+
 A Tensor object (``kTVMFFITensor``, type index 70) is laid out so that C code
 reads its ``DLTensor`` in place, right after the 24-byte header
 (``TVMFFITensorGetDLTensorPtr`` is just ``handle + 24``)::

@@ -1,5 +1,7 @@
 """``ffi.MakeObjectFromPackedArgs``: an object of any reflected type, made by field names.
 
+Its twin in C: ``tvm_ffi_fast/src/reflection_make_object.c``.
+
 Works from the type's records alone (:mod:`.reflection` says what they hold):
 it makes an empty object through the type's ``creator`` or its ``__ffi_new__``
 attribute, then sets each named field through its setter and every other one

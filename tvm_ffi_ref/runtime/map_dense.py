@@ -1,5 +1,7 @@
 """The dense form's hash table: home slots, probe chains and the iteration list.
 
+Its twin in C: ``tvm_ffi_fast/src/map_dense.c``.
+
 A key's chain starts at its home slot (Fibonacci hashing of its AnyHash) and
 follows the jumps its slots' metadata bytes encode; the entries are also linked
 in insertion order through ``prev``/``next``. C++ walks and edits these chains
@@ -16,7 +18,7 @@ from typing import Optional, Tuple
 
 from tvm_ffi_common import abi
 
-from .anyhash import any_equal, any_hash
+from .any_hash import any_equal, any_hash
 from .containers import ANY_SIZE
 from .hashing import MASK64
 from .map_layout import (
