@@ -133,17 +133,11 @@ static void drop_frame(CopyFrame* f) {
 
 static CopyFrame* push_frame(CopyStack* st, int kind, void* obj, int32_t ti) {
   CopyFrame* f;
-  if (st->n == st->capacity) {
-    size_t capacity = st->capacity ? st->capacity * 2 : 16;
-    CopyFrame* grown = (CopyFrame*)realloc(st->frames, capacity * sizeof(CopyFrame));
-    if (grown == NULL) {
-      fr_raise_oom();
-      return NULL;
-    }
-    st->frames = grown;
-    st->capacity = capacity;
-  }
-  f = &st->frames[st->n++];
+  CopyFrame* frames =
+      (CopyFrame*)fr_s_stack_room(st->frames, st->n, &st->capacity, sizeof(CopyFrame));
+  if (frames == NULL) return NULL;
+  st->frames = frames;
+  f = &frames[st->n++];
   memset(f, 0, sizeof(*f));
   f->kind = kind;
   f->obj = obj;
@@ -276,7 +270,9 @@ static int frame_finish(Copier* c, CopyFrame* f, TVMFFIAny* out) {
   fr_ptrmap_erase(&c->in_progress, f->obj, NULL);
   if (f->type_index == kTVMFFIArray) {
     made = fr_array_new(n > 4 ? (int64_t)n : 4);
-    for (i = 0; made != NULL && i < n; ++i) fr_array_push_unchecked(made, fr_any_copy(&f->copies[i]));
+    for (i = 0; made != NULL && i < n; ++i) {
+      fr_array_push_unchecked(made, fr_any_copy(&f->copies[i]));
+    }
   } else {
     made = fr_map_new(kTVMFFIMap);
     for (i = 0; made != NULL && i < n; i += 2) {

@@ -192,17 +192,11 @@ static int field_value(int32_t static_index, const TVMFFIAny* data, TVMFFIAny* o
 static LoadFrame* push_frame(LoadStack* st, int kind, int64_t node, int32_t ti,
                              const TVMFFIAny* data) {
   LoadFrame* f;
-  if (st->n == st->capacity) {
-    size_t capacity = st->capacity ? st->capacity * 2 : 16;
-    LoadFrame* grown = (LoadFrame*)realloc(st->frames, capacity * sizeof(LoadFrame));
-    if (grown == NULL) {
-      fr_raise_oom();
-      return NULL;
-    }
-    st->frames = grown;
-    st->capacity = capacity;
-  }
-  f = &st->frames[st->n++];
+  LoadFrame* frames =
+      (LoadFrame*)fr_s_stack_room(st->frames, st->n, &st->capacity, sizeof(LoadFrame));
+  if (frames == NULL) return NULL;
+  st->frames = frames;
+  f = &frames[st->n++];
   memset(f, 0, sizeof(*f));
   f->kind = kind;
   f->node = node;

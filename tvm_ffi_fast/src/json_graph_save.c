@@ -77,17 +77,11 @@ static void drop_frame(Writer* w, SaveFrame* f) {
 
 static SaveFrame* push_frame(SaveStack* st, int kind, const TVMFFIAny* value) {
   SaveFrame* f;
-  if (st->n == st->capacity) {
-    size_t capacity = st->capacity ? st->capacity * 2 : 16;
-    SaveFrame* grown = (SaveFrame*)realloc(st->frames, capacity * sizeof(SaveFrame));
-    if (grown == NULL) {
-      fr_raise_oom();
-      return NULL;
-    }
-    st->frames = grown;
-    st->capacity = capacity;
-  }
-  f = &st->frames[st->n++];
+  SaveFrame* frames =
+      (SaveFrame*)fr_s_stack_room(st->frames, st->n, &st->capacity, sizeof(SaveFrame));
+  if (frames == NULL) return NULL;
+  st->frames = frames;
+  f = &frames[st->n++];
   memset(f, 0, sizeof(*f));
   f->kind = kind;
   f->obj = value->v_obj;

@@ -34,6 +34,10 @@ FR_HIDDEN int fr_s_too_deep(const char* who);
  * twice the depth where it closed). 0: no cycle (or not checked now); -1: raised ValueError
  * "<who>: the value graph has a cycle (a value contains itself)".
  */
+/* A walk's explicit stack of n frames of frame_size bytes at frames with room for one more:
+ * the (possibly moved: grown by doubling) frames, or NULL with MemoryError raised. */
+FR_HIDDEN void* fr_s_stack_room(void* frames, size_t n, size_t* capacity, size_t frame_size);
+
 FR_HIDDEN int fr_s_check_path(const char* who, const void* frames, size_t n, size_t stride,
                               size_t offset);
 

@@ -288,17 +288,11 @@ typedef struct {
 
 static EqFrame* push_frame(Equality* eq, EqStack* st, int kind, void* lhs, void* rhs) {
   EqFrame* f;
-  if (st->n == st->capacity) {
-    size_t capacity = st->capacity ? st->capacity * 2 : 16;
-    EqFrame* grown = (EqFrame*)realloc(st->frames, capacity * sizeof(EqFrame));
-    if (grown == NULL) {
-      fr_raise_oom();
-      return NULL;
-    }
-    st->frames = grown;
-    st->capacity = capacity;
-  }
-  f = &st->frames[st->n++];
+  EqFrame* frames =
+      (EqFrame*)fr_s_stack_room(st->frames, st->n, &st->capacity, sizeof(EqFrame));
+  if (frames == NULL) return NULL;
+  st->frames = frames;
+  f = &frames[st->n++];
   memset(f, 0, sizeof(*f));
   f->kind = kind;
   f->lhs = lhs;

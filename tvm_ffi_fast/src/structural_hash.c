@@ -148,17 +148,11 @@ static void drop_frame(HashFrame* f) {
 
 static HashFrame* push_frame(Hasher* h, HashStack* st, int kind, void* obj) {
   HashFrame* f;
-  if (st->n == st->capacity) {
-    size_t capacity = st->capacity ? st->capacity * 2 : 16;
-    HashFrame* grown = (HashFrame*)realloc(st->frames, capacity * sizeof(HashFrame));
-    if (grown == NULL) {
-      fr_raise_oom();
-      return NULL;
-    }
-    st->frames = grown;
-    st->capacity = capacity;
-  }
-  f = &st->frames[st->n++];
+  HashFrame* frames =
+      (HashFrame*)fr_s_stack_room(st->frames, st->n, &st->capacity, sizeof(HashFrame));
+  if (frames == NULL) return NULL;
+  st->frames = frames;
+  f = &frames[st->n++];
   memset(f, 0, sizeof(*f));
   f->kind = kind;
   f->obj = obj;
@@ -315,7 +309,9 @@ static int finish_object(Hasher* h, HashFrame* f) {
       result = (uint64_t)(uintptr_t)f->obj; /* std::hash of a pointer is its value */
     }
   }
-  if (f->kind_of_object == kTVMFFISEqHashKindDAGNode) result = fr_hash_combine(result, h->dag_nodes++);
+  if (f->kind_of_object == kTVMFFISEqHashKindDAGNode) {
+    result = fr_hash_combine(result, h->dag_nodes++);
+  }
   f->result = result;
   return memoize(h, f->obj, result);
 }

@@ -22,6 +22,20 @@ int fr_s_too_deep(const char* who) {
                   who, FR_S_MAX_DEPTH);
 }
 
+void* fr_s_stack_room(void* frames, size_t n, size_t* capacity, size_t frame_size) {
+  size_t grown_capacity;
+  void* grown;
+  if (n < *capacity) return frames;
+  grown_capacity = *capacity ? *capacity * 2 : 16;
+  grown = realloc(frames, grown_capacity * frame_size);
+  if (grown == NULL) {
+    fr_raise_oom();
+    return NULL;
+  }
+  *capacity = grown_capacity;
+  return grown;
+}
+
 int fr_s_check_path(const char* who, const void* frames, size_t n, size_t stride,
                     size_t offset) {
   FrPtrMap seen;
