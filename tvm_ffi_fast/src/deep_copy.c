@@ -17,14 +17,16 @@
 #include "walk.h"
 
 typedef struct {
-  FrPtrMap copies;       /* original -> index into `made` */
+  FrPtrMap copies;       /* original -> index into `made`, or IN_PROGRESS */
   TVMFFIAny* made;       /* the copies, owned, with their originals in `originals` */
   void** originals;
   size_t n_made;
   size_t cap_made;
-  FrPtrMap in_progress;  /* Arrays and Maps whose children are being copied */
   int deferred;
 } Copier;
+
+/* An Array or Map whose children are being copied (one table: one lookup a value). */
+#define IN_PROGRESS UINT64_MAX
 
 static const TVMFFITypeAttrColumn* g_shallow_copy = NULL;
 static int32_t g_enum = -1;
@@ -69,7 +71,7 @@ static const TVMFFIAny* copy_of(const Copier* c, const TVMFFIAny* original) {
   FrPtrSlot* slot;
   if (!fr_any_is_object(original)) return NULL;
   slot = fr_ptrmap_find(&c->copies, original->v_obj, NULL);
-  return slot == NULL ? NULL : &c->made[slot->value];
+  return slot == NULL || slot->value == IN_PROGRESS ? NULL : &c->made[slot->value];
 }
 
 /* Owned copies of a container's children (key, value, ... for maps). */
@@ -157,7 +159,7 @@ static int start_immutable(Copier* c, CopyStack* st, void* obj, int32_t ti) {
   if (children(obj, ti == kTVMFFIMap, &f->items, &f->n) != 0) return -1;
   f->copies = (TVMFFIAny*)malloc((f->n + 1) * sizeof(TVMFFIAny));
   if (f->copies == NULL) return fr_raise_oom();
-  return fr_ptrmap_put(&c->in_progress, obj, NULL, 1) != 0 ? -1 : 1;
+  return fr_ptrmap_put(&c->copies, obj, NULL, IN_PROGRESS) != 0 ? -1 : 1;
 }
 
 /* A List or Dict made empty first (so a cycle back finds it), then filled. */
@@ -208,16 +210,13 @@ static int start_object(Copier* c, CopyStack* st, void* obj, int32_t ti) {
  * itself); pushes a frame for the rest (1); or -1. */
 static int start(Copier* c, CopyStack* st, const TVMFFIAny* value, TVMFFIAny* out) {
   int32_t ti = value->type_index;
-  const TVMFFIAny* made;
+  FrPtrSlot* slot;
   *out = *value;
   if (ti < kTVMFFIStaticObjectBegin) return 0;
-  made = copy_of(c, value);
-  if (made != NULL) {
-    *out = *made;
-    return 0;
-  }
-  if (fr_ptrmap_find(&c->in_progress, value->v_obj, NULL) != NULL) {
-    c->deferred = 1;
+  slot = fr_ptrmap_find(&c->copies, value->v_obj, NULL);
+  if (slot != NULL) {
+    if (slot->value == IN_PROGRESS) c->deferred = 1; /* it stands in for itself until fixed */
+    else *out = c->made[slot->value];
     return 0;
   }
   if (ti == kTVMFFIStr || ti == kTVMFFIBytes || ti == kTVMFFIShape || ti == kTVMFFIBigInt ||
@@ -241,9 +240,25 @@ static int frame_take(Copier* c, CopyFrame* f, const TVMFFIAny* copied) {
     return 0;
   }
   if (f->kind == FRAME_OBJECT) {
+    const TVMFFIFieldInfo* field = f->fields[i];
+    char* addr = (char*)c->made[f->slot].v_obj + field->offset;
+    int32_t ti = copied->type_index;
     if (same_as(&f->items[i], copied)) return 0;
-    return fr_call_field_setter(f->fields[i], (char*)c->made[f->slot].v_obj + f->fields[i]->offset,
-                                copied);
+    /* An object field (a pointer) takes the copy of what it held, of the same type: the
+     * assignment a setter would make, without a converter's round trip (a py_class setter
+     * converts through Python). */
+    if (field->field_static_type_index >= kTVMFFIStaticObjectBegin &&
+        field->field_static_type_index != kTVMFFIStr &&
+        field->field_static_type_index != kTVMFFIBytes && ti == f->items[i].type_index &&
+        (ti == kTVMFFIArray || ti == kTVMFFIList || ti == kTVMFFIMap || ti == kTVMFFIDict ||
+         ti >= kTVMFFIStaticObjectEnd)) {
+      void* old = *(void**)addr;
+      fr_incref(copied->v_obj);
+      *(void**)addr = copied->v_obj;
+      if (old != NULL) fr_decref(old);
+      return 0;
+    }
+    return fr_call_field_setter(field, addr, copied);
   }
   {
     void* target = c->made[f->slot].v_obj;
@@ -267,7 +282,6 @@ static int frame_finish(Copier* c, CopyFrame* f, TVMFFIAny* out) {
     *out = c->made[f->slot];
     return 0;
   }
-  fr_ptrmap_erase(&c->in_progress, f->obj, NULL);
   if (f->type_index == kTVMFFIArray) {
     made = fr_array_new(n > 4 ? (int64_t)n : 4);
     for (i = 0; made != NULL && i < n; ++i) {
@@ -309,10 +323,9 @@ static int copy_value(Copier* c, const TVMFFIAny* value, TVMFFIAny* out) {
     status = frame_take(c, &st.frames[st.n - 1], &copied);
     if (status == 0) status = 1;
   }
-  /* an error leaves frames: their Arrays and Maps are no longer in progress */
+  /* an error leaves frames (and IN_PROGRESS marks: the copy is abandoned) */
   while (st.n > 0) {
     CopyFrame* f = &st.frames[--st.n];
-    if (f->kind == FRAME_IMMUTABLE) fr_ptrmap_erase(&c->in_progress, f->obj, NULL);
     drop_frame(f);
   }
   free(st.frames);
@@ -404,7 +417,6 @@ static int deep_copy(void* ctx, const FrArg* args, TVMFFIAny* rv) {
   free(c.made);
   free(c.originals);
   fr_ptrmap_free(&c.copies);
-  fr_ptrmap_free(&c.in_progress);
   if (status != 0 && rv->type_index != kTVMFFINone) fr_any_release(rv);
   return status;
 }
