@@ -244,14 +244,13 @@ static int frame_take(Copier* c, CopyFrame* f, const TVMFFIAny* copied) {
     char* addr = (char*)c->made[f->slot].v_obj + field->offset;
     int32_t ti = copied->type_index;
     if (same_as(&f->items[i], copied)) return 0;
-    /* An object field (a pointer) takes the copy of what it held, of the same type: the
-     * assignment a setter would make, without a converter's round trip (a py_class setter
-     * converts through Python). */
-    if (field->field_static_type_index >= kTVMFFIStaticObjectBegin &&
-        field->field_static_type_index != kTVMFFIStr &&
-        field->field_static_type_index != kTVMFFIBytes && ti == f->items[i].type_index &&
-        (ti == kTVMFFIArray || ti == kTVMFFIList || ti == kTVMFFIMap || ti == kTVMFFIDict ||
-         ti >= kTVMFFIStaticObjectEnd)) {
+    /* A field stored as an object pointer (static type ffi.Object, or a user type) takes the
+     * copy of what it held, of the same type: the assignment a setter would make, without a
+     * converter's round trip (a py_class setter converts through Python). Not the container
+     * indices: C++ STL fields (std::vector, std::map) report those with other storage. */
+    if ((field->field_static_type_index == kTVMFFIObject ||
+         field->field_static_type_index >= kTVMFFIStaticObjectEnd) &&
+        ti == f->items[i].type_index && fr_any_is_object(copied)) {
       void* old = *(void**)addr;
       fr_incref(copied->v_obj);
       *(void**)addr = copied->v_obj;
