@@ -57,9 +57,11 @@ KIND = abi.TVMFFISEqHashKind
 REGION = abi.TVMFFIDefRegionKind
 
 #: Fields structural operations skip, and the two flags that open a definition region.
-IGNORE = FLAGS.kTVMFFIFieldFlagBitMaskSEqHashIgnore
-DEF_PATTERN = FLAGS.kTVMFFIFieldFlagBitMaskSEqHashDefPattern
-DEF_SIMPLE = FLAGS.kTVMFFIFieldFlagBitMaskSEqHashDefSimple
+#: (Plain ints: a flag test runs once per field of every object walked, and IntFlag's
+#: operators are Python functions.)
+IGNORE = int(FLAGS.kTVMFFIFieldFlagBitMaskSEqHashIgnore)
+DEF_PATTERN = int(FLAGS.kTVMFFIFieldFlagBitMaskSEqHashDefPattern)
+DEF_SIMPLE = int(FLAGS.kTVMFFIFieldFlagBitMaskSEqHashDefSimple)
 
 #: The hook columns of structural equality and hashing (created at load, as upstream).
 S_EQUAL_ATTR = b"__s_equal__"
