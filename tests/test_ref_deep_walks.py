@@ -1,6 +1,6 @@
 """The reference runtime walks deep values over an explicit work list, not by recursion.
 
-Structural hashing, equality, the first mismatch and deep copy run their frames on
+Structural hashing, equality, the first mismatch, deep copy and JSON graphs run their frames on
 ``run_frames``' stack (``tvm_ffi_ref/runtime/dataclass_walk.py``): depth costs heap, not
 Python's recursion limit nor the C stack, and there is no depth limit (the fast runtime and
 upstream stop or crash far earlier; those are pinned in ``test_structural_runtime.py``).
@@ -100,3 +100,15 @@ print("copy", twin[1].same_as(twin), not twin.same_as(ring))
     assert "hash ValueError StructuralHash: the value graph has a cycle" in out, out
     assert "equal ValueError StructuralEqual: the value graph has a cycle" in out, out
     assert "copy True True" in out, out
+
+
+def test_json_graph_round_trip_of_a_deep_value():
+    """Nested Arrays N deep are saved to a JSON graph and loaded back, equal to the original."""
+    out = run_python(_SETUP + """
+x = nested("leaf")
+text = api.serialization.to_json_graph_str(x)
+back = api.serialization.from_json_graph_str(text)
+print("nodes", text.count('"type"'), "equal", api.structural_equal(x, back))
+""", timeout=600)
+    # N Arrays and the leaf string, one node each
+    assert f"nodes {DEPTH + 1} equal True" in out, out

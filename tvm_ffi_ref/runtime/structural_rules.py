@@ -32,11 +32,13 @@ A type may replace the field walk with a hook, a Function in a type attribute
 column: ``__s_equal__(lhs, rhs, eq_cb) -> bool`` and
 ``__s_hash__(obj, init_hash, hash_cb) -> int`` (details in each module).
 
-All four operations recurse into the value graph the way upstream's C++ does,
-so the reference writes them as plain recursion (:func:`deep_recursion` lifts
-Python's limit while one runs). A graph with a cycle through objects never
-ends there: upstream overflows its stack and dies, these runtimes stop at
-:data:`MAX_DEPTH` nested values with a ``ValueError``.
+Equality and hashing walk the value graph depth first, as upstream's C++
+recursion does, but over an explicit work list (``run_frames``): any depth
+costs heap only, and a cycle (a value met again inside itself) is a
+``ValueError`` naming it, where upstream overflows its stack and dies. Visiting
+and mutation still recurse in Python (:func:`deep_recursion` lifts Python's
+limit while one runs) and stop at :data:`MAX_DEPTH` nested values with a
+``ValueError``.
 """
 
 from __future__ import annotations
