@@ -2,8 +2,8 @@
 and tvm_ffi_ref, side by side, with the ratios to upstream and how each scales.
 
     python benchmarks/bench_scaling.py [--quick] [--sizes N ...] [--depths N ...]
-                                       [--timeout S] [--only TEXT ...] [--frontends ...]
-                                       [--json FILE]
+                                       [--timeout S] [--repeat R] [--only TEXT ...]
+                                       [--frontends ...] [--json FILE]
 
 Two groups of rows:
 
@@ -22,7 +22,8 @@ is not the row itself). A size is skipped (``skip``) for a front end when the si
 scaled linearly, would already take past three deadlines. The table gives seconds, the ratio to
 upstream, and microseconds per element; the last table gives each front end's slope from the
 second size to the last (log of the time ratio over log of the size ratio: 1.0 is linear, 2.0
-quadratic). Machines here are shared and noisy: compare within one run.
+quadratic). Machines here are shared and noisy: compare within one run, and use ``--repeat``
+(each case built and timed R times in its process, the best kept) where sizes are small.
 """
 
 from __future__ import annotations
@@ -74,9 +75,10 @@ WIDE = {
 DEEP_VALUES = {
     "py_class chain": (
         "from typing import Optional\n"
-        "@api.dataclasses.py_class('bench.ScalingLink')\n"
-        "class Link(api.Object):\n"
-        "    next: Optional[api.Object]\n"
+        "if 'Link' not in globals():  # once per process (--repeat builds again)\n"
+        "    @api.dataclasses.py_class('bench.ScalingLink')\n"
+        "    class Link(api.Object):\n"
+        "        next: Optional[api.Object]\n"
         "head = None\n"
         "for _ in range(N):\n"
         "    head = Link(head)\n"),
@@ -116,23 +118,31 @@ import copy, gc, json, sys, time
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
 import {module} as api
 N = {size}
-start = time.perf_counter()
+best = None
+for _ in range({repeat}):
+    start = time.perf_counter()
 {build}
-built = time.perf_counter() - start
-gc.collect()
-start = time.perf_counter()
+    built = time.perf_counter() - start
+    gc.collect()
+    start = time.perf_counter()
 {timed}
-seconds = time.perf_counter() - start
-print(json.dumps({{"seconds": seconds, "build": built}}))
+    seconds = time.perf_counter() - start
+    best = seconds if best is None else min(best, seconds)
+print(json.dumps({{"seconds": best, "build": built}}))
 sys.stdout.flush()
 """
 
 
-def run_case(frontend: str, row: Dict[str, Any], size: int, timeout: float) -> Dict[str, Any]:
-    """One row at one size under one front end, in a fresh interpreter: {"seconds", "build"},
-    or {"error": "crash" | "timeout" | message}."""
-    code = _WORKER.format(module=FRONTENDS[frontend], size=size, build=row["build"],
-                          timed=row["timed"])
+def _indent(code: str) -> str:
+    return "".join("    " + line + "\n" for line in code.splitlines())
+
+
+def run_case(frontend: str, row: Dict[str, Any], size: int, timeout: float,
+             repeat: int = 1) -> Dict[str, Any]:
+    """One row at one size under one front end, in a fresh interpreter: {"seconds", "build"}
+    (the best of ``repeat`` builds and timings), or {"error": "crash" | "timeout" | message}."""
+    code = _WORKER.format(module=FRONTENDS[frontend], size=size, repeat=repeat,
+                          build=_indent(row["build"]), timed=_indent(row["timed"]))
     try:
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               timeout=timeout)
@@ -151,7 +161,7 @@ def run_case(frontend: str, row: Dict[str, Any], size: int, timeout: float) -> D
 
 
 def measure(frontends: List[str], all_rows: List[Dict[str, Any]], timeout: float,
-            log=print) -> Dict[str, Dict[str, Dict[int, Dict[str, Any]]]]:
+            repeat: int = 1, log=print) -> Dict[str, Dict[str, Dict[int, Dict[str, Any]]]]:
     """row -> front end -> size -> result, the front ends taking turns at each size (so a
     change of load weighs on all of them)."""
     results: Dict[str, Dict[str, Dict[int, Dict[str, Any]]]] = {}
@@ -173,7 +183,7 @@ def measure(frontends: List[str], all_rows: List[Dict[str, Any]], timeout: float
                         by_frontend[f][size] = got
                         previous[f] = (size, got)
                         continue
-                got = run_case(f, row, size, timeout)
+                got = run_case(f, row, size, timeout, repeat)
                 by_frontend[f][size] = got
                 previous[f] = (size, got)
                 log(f"  {row['row']} N={size} {f}: "
@@ -259,6 +269,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--depths", type=int, nargs="+", help="the deep rows' depths")
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds one case may take (default 300; --quick: 60)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="build and time each case this many times in its process, keep "
+                             "the best (the deadline covers them all)")
     parser.add_argument("--only", nargs="+", metavar="TEXT",
                         help="run only the rows whose name contains one of these")
     parser.add_argument("--frontends", nargs="+", choices=list(FRONTENDS),
@@ -270,7 +283,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     timeout = args.timeout or (60.0 if args.quick else 300.0)
     selected = [r for r in rows(sizes, depths)
                 if not args.only or any(part in r["row"] for part in args.only)]
-    results = measure(args.frontends, selected, timeout)
+    results = measure(args.frontends, selected, timeout, args.repeat)
     print_report(results, args.frontends, timeout)
     if args.json:
         with open(args.json, "w") as f:
