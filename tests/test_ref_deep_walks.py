@@ -2,8 +2,8 @@
 
 Structural hashing, equality, the first mismatch, deep copy and JSON graphs run their frames on
 ``run_frames``' stack (``tvm_ffi_ref/runtime/dataclass_walk.py``): depth costs heap, not
-Python's recursion limit nor the C stack, and there is no depth limit (the fast runtime and
-upstream stop or crash far earlier; those are pinned in ``test_structural_runtime.py``).
+Python's recursion limit nor the C stack, and there is no depth limit (upstream crashes far
+earlier; the fast runtime's walks are pinned at 1e5 levels in ``test_deep_walks.py``).
 A cycle is named as one. The values here are 17,000 levels deep, past the 16,384 levels the
 walks used to stop at, and kept small enough for CI (seconds); ``bench_scaling.py`` times
 1e6 levels. Each case runs in a fresh interpreter, so that a crash fails the test alone.
