@@ -7,7 +7,7 @@ the libraries themselves, opt-in):
   ``__device_type_name__``, and registers itself with ``core._set_class_device``;
 * flashinfer's JIT (and any build tool) compiles C++ against upstream's header-only API with
   the flags ``libinfo`` and ``python -m tvm_ffi.config`` report;
-* TVM's Relax passes run native ``__s_visit__`` hooks; TIRx hands a C++ subclass of
+* TVM's Relax passes run native ``__s_visit__`` and ``__s_mutate__`` hooks; TIRx hands a C++ subclass of
   ``ffi.StructuralMutator`` to the containers' typed hooks;
 * TIRx and jax-tvm-ffi keep objects in C++ statics, released after Python has finalized.
 
@@ -236,6 +236,43 @@ def test_a_native_s_visit_hook_stops_at_an_interrupt_and_reports_an_error(librar
         print("ValueError", e)
     """, library))
     assert text == "VisitInterrupt\nValueError no 3\n"
+
+
+def test_a_native_s_mutate_hook_runs(library):
+    """TVM's Relax nodes also register ``__s_mutate__`` as a native function pointer (its
+    LegalizeOps mutates what it has just visited); the pair's hook mutates its second field
+    first, keeps the pair when nothing changed and copies it otherwise."""
+    text = assert_all_equal(run_each("""
+    pair = lib["make_pair"](api.convert([1, 2]), 3)
+    seen = []
+    def times_ten(value):
+        seen.append(value)
+        return value * 10
+    mapped = api.structural.structural_map(pair, [(int, times_ten)])
+    print(seen, mapped.first, mapped.second, mapped.same_as(pair), pair.first, pair.second)
+    kept = api.structural.structural_map(pair, [(str, lambda s: s + "!")])
+    print(kept.same_as(pair))
+    seen.clear()
+    nested = api.convert([pair, lib["make_pair"](4, 5)])
+    mutated = api.structural.structural_mutate(
+        nested, [(int, lambda value, mutator: times_ten(value))])
+    print(seen, mutated[0].first, mutated[0].second, mutated[1].first, mutated[1].second)
+    """, library))
+    assert text == ("[3, 1, 2] (10, 20) 30 False (1, 2) 3\nTrue\n"
+                    "[3, 1, 2, 5, 4] (10, 20) 30 40 50\n")
+
+
+def test_a_native_s_mutate_hook_passes_an_error_through(library):
+    text = assert_all_equal(run_each("""
+    pair = lib["make_pair"](api.convert([1, 2]), 3)
+    def fail(value):
+        raise ValueError(f"no {value}")
+    try:
+        api.structural.structural_map(api.convert([pair]), [(int, fail)])
+    except ValueError as e:
+        print("ValueError", e)
+    """, library))
+    assert text == "ValueError no 3\n"
 
 
 def test_cxx_subclasses_of_the_visitor_and_mutator_pass_the_typed_hooks(library):
