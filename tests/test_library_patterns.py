@@ -203,6 +203,38 @@ def test_without_upstreams_headers_one_line_says_what_to_install(impl):
     assert len(path.stderr.splitlines()) == 1 and "apache-tvm-ffi" in path.stderr
 
 
+@pytest.mark.parametrize("impl", ["ref", "fast"])
+def test_include_paths_walks_the_header_trees_once(tmp_path, impl):
+    """``include_paths()`` asks for the merged directory three times; the header trees are
+    walked on the first call only, and again when the cache root changes or the merged
+    directory is deleted (flashinfer's JIT asks on every kernel build)."""
+    code = textwrap.dedent(f"""
+    import os, shutil
+    import tvm_ffi_{impl}.libinfo as info
+    import tvm_ffi_{impl}.cpp.headers as headers
+    walks = []
+    real_walk = os.walk
+    def counting_walk(*args, **kwargs):
+        walks.append(args[0])
+        return real_walk(*args, **kwargs)
+    headers.os.walk = counting_walk
+    first = info.include_paths()
+    after_first = len(walks)
+    second = info.include_paths()
+    print(after_first > 0, len(walks) - after_first, first == second)
+    os.environ["TVM_FFI_CACHE_DIR"] = {str(tmp_path / "other")!r}
+    moved = info.find_include_path()
+    print(len(walks) > after_first, moved.startswith({str(tmp_path / "other")!r}))
+    count = len(walks)
+    shutil.rmtree(moved)
+    print(info.find_include_path() == moved, os.path.isdir(moved), len(walks) > count)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, TVM_FFI_CACHE_DIR=str(tmp_path / "cache")))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "True 0 True\nTrue True\nTrue True True\n"
+
+
 # ------------------------------------------------------------ structural traversals
 
 
