@@ -336,3 +336,32 @@ def test_objects_held_by_a_cxx_static_until_exit(library, impl):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (0, "1 2 3 4 5 6 7\n", "")
+
+
+@pytest.mark.parametrize("impl", ["ref", "fast"])
+def test_dlpack_exports_released_by_the_last_collection(impl):
+    """NumPy arrays and torch tensors made from our DLPack exports, kept in a reference cycle
+    (freed by the interpreter's last garbage collection, after ``atexit``) and in module
+    globals (torn down at exit): no crash, exit 0. Under ref their deleters pass the exit
+    gate ``interpreter_exit.py`` shuts: those releases are dropped (without the gate the
+    process dies of SIGSEGV)."""
+    code = textwrap.dedent(f"""
+    import gc
+    import numpy as np
+    import torch
+    {IMPORTS[impl]}
+    gc.disable()  # no collection before exit frees the cycle
+    class Holder:
+        pass
+    holder = Holder()
+    holder.self = holder  # a cycle: only the last collection frees it
+    holder.arrays = [np.from_dlpack(api.from_dlpack(np.arange(5.0))) for _ in range(3)]
+    holder.tensors = [torch.from_dlpack(api.from_dlpack(torch.arange(4.0))) for _ in range(3)]
+    holder.capsule = api.from_dlpack(np.arange(3.0)).__dlpack__()
+    kept = [torch.from_dlpack(api.from_dlpack(np.ones(2)))]
+    del holder
+    print(float(kept[0].sum()))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "2.0\n", "")
