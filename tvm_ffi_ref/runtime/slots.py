@@ -188,18 +188,19 @@ def install() -> int:
     status = LIB.tvm_ffi_runtime_install(ctypes.byref(table))
     if status == abi.TVMFFIRuntimeInstallStatus.kTVMFFIRuntimeInstalled:
         _table = table
-        # Our callbacks die with the interpreter; C++ static destructors that
-        # run later must find the built-ins instead.
-        atexit.register(uninstall)
+        # Our callbacks die with the interpreter: from its exit on, nothing of ours calls
+        # into Python, and C++ static destructors that run later find the built-ins.
+        from .interpreter_exit import at_interpreter_exit
+
+        atexit.register(at_interpreter_exit)
     return status
 
 
 def uninstall() -> None:
-    """Returns ``libtvm_ffi.so`` to its built-ins (at interpreter exit); objects of
-    ours released later are dropped (:func:`memory.close_deleter`)."""
+    """Returns ``libtvm_ffi.so`` to its built-ins (at interpreter exit: see
+    ``interpreter_exit.py``)."""
     if _table is not None:
         LIB.tvm_ffi_runtime_uninstall(RUNTIME_NAME.encode())
-        memory.close_deleter()
 
 
 def installed() -> bool:
