@@ -38,10 +38,30 @@ def walk(recipe: Any, context: str = "arg") -> Iterator[Tuple[Any, str]]:
                 yield from walk(item, "arg")
 
 
-#: None at present. The last, ref losing NumPy's RuntimeError for a float8/bfloat16 Tensor
-#: (a ctypes deleter ran while the error was pending), went with the C deferred deleter of
-#: tvm_ffi_common/_pycapi.c that ref's DLPack exports now carry.
-KNOWN: List[Divergence] = []
+#: Found by ``test_surface_edges`` (its generation steps around them, see there); neither is
+#: a one-line fix (the class hierarchy and the Error class are shared by every front end).
+#: Earlier: ref losing NumPy's RuntimeError for a float8/bfloat16 Tensor went with the C
+#: deferred deleter of tvm_ffi_common/_pycapi.c that ref's DLPack exports now carry.
+KNOWN: List[Divergence] = [
+    Divergence(
+        "tensor-is-an-object",
+        "A Tensor is an instance of the package's Object (with type_key 'ffi.Tensor') in every "
+        "front end of ours; upstream's Tensor derives from core.CObject only: isinstance(t, "
+        "tvm_ffi.Object) is False there and t.type_key raises AttributeError.",
+        lambda node, context: False,  # test_identity_hashes_and_pickles skips these two reads
+        "t = api.from_dlpack(np.zeros(3, dtype='float32'))\n"
+        "result = [isinstance(t, api.Object), hasattr(t, 'type_key')]"),
+    Divergence(
+        "extra-public-attributes",
+        "Ours has public names upstream's API lacks: Error.append_backtrace, Object.type_key "
+        "and Object.type_index, and list_global_func_names at the package's top (upstream has "
+        "it in tvm_ffi.registry only); code written against ours fails on upstream.",
+        lambda node, context: False,  # test_surface_edges generates no use of them
+        "error = (getattr(api, 'Error', None) or api.core.Error)('ValueError', 'm', '')\n"
+        "a = api.Array([])\n"
+        "result = [hasattr(error, 'append_backtrace'), hasattr(a, 'type_key'), "
+        "hasattr(a, 'type_index'), hasattr(api, 'list_global_func_names')]"),
+]
 
 
 def container_op_divergent(kind: str, op: Any) -> bool:

@@ -1,0 +1,168 @@
+"""The API's less travelled rows, generated at their edges (``surface_worker.py`` runs them).
+
+* FFI enums: definitions made from data (``Enum``/``IntEnum``/``StrEnum``, declared fields,
+  ``entry``/``auto``, duplicate, negative, empty and missing indices), lookups, copies, and
+  per-variant attributes (``def_attr``, ``EnumAttrMap``, ``attr_dict``, ``EnumState``);
+* dataclass ``Field`` records (every option, ``KW_ONLY`` markers, ``MISSING``) and the helpers
+  ``asdict``/``astuple``/``replace``/``is_dataclass`` on instances;
+* modules: fresh loads of the kernels, function lookups with and without imports, metadata,
+  docs, the property mask, sources, imports added (cycles included) and cleared, writing;
+* the global registry: names registered, overridden, listed, looked up, removed (missing
+  ones too), ``convert_func``, ``init_ffi_api`` and ``register_error``;
+* Error objects: backtraces updated and appended, ``py_error``, pickles;
+* objects' identity, type keys, hashes, pickles, and ``Tensor.size`` at every dimension.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from . import strategies as S
+from .compare import assert_agree
+from .profiles import conformance
+
+_KEYS = (f"conformance.surface.T{i}" for i in itertools.count())
+
+_ENUM_NAMES = ["red", "blue", "x", "_hidden", "value", "name"]
+_ENUM_VALUES = st.one_of(st.sampled_from([0, -1, 1, 2, (1 << 63) - 1, -(1 << 63), 1 << 63]),
+                         st.sampled_from(["", "a", "red", "\u00e9"]), st.booleans())
+_ENUM_SPECS = st.one_of(
+    st.none(), st.just(()),
+    st.builds(lambda v: (("value", v),), _ENUM_VALUES),
+    st.builds(lambda w: (("w", w),), st.integers(-2, 2)),
+    st.builds(lambda w, s: (("w", w), ("s", s)), st.integers(-2, 2), st.sampled_from(["", "t"])))
+_INDICES = st.one_of(_ENUM_VALUES, st.sampled_from(_ENUM_NAMES + ["missing", 3, 1.5]))
+_ATTRS = st.lists(st.tuples(
+    st.sampled_from(["color", "weight", ""]),
+    st.one_of(st.just("missing"), st.none(), st.integers(-1, 1), st.just("d")),
+    st.lists(st.tuples(st.integers(0, 5), st.one_of(st.integers(-3, 3), st.text(max_size=2))),
+             max_size=3),
+    st.lists(st.integers(0, 5), max_size=3)), max_size=2)
+
+
+@st.composite
+def _enum_cases(draw):
+    base = draw(st.sampled_from(["Enum", "IntEnum", "StrEnum"]))
+    declared = draw(st.sampled_from([[], [], [("w", "int")], [("w", "int"), ("s", "str")]]))
+    entries = draw(st.lists(st.tuples(st.sampled_from(_ENUM_NAMES), _ENUM_SPECS), max_size=4,
+                            unique_by=lambda e: e[0]))
+    return (next(_KEYS), base, declared, entries, draw(st.lists(_INDICES, max_size=4)),
+            draw(_ATTRS))
+
+
+@conformance(examples=40)
+@given(st.lists(_enum_cases(), min_size=1, max_size=3))
+@example([(next(_KEYS), "IntEnum", [], [("red", (("value", 1),)), ("blue", (("value", -7),))],
+           [1, -7, "red", "missing", 2], [("color", 0, [(0, 5)], [0, 1])]),
+          (next(_KEYS), "StrEnum", [], [("a", (("value", ""),)), ("b", None)], ["", "b"], []),
+          (next(_KEYS), "Enum", [("w", "int")], [("a", (("w", 3),)), ("b", None)], [0], [])])
+def test_ffi_enums(pool, cases):
+    assert_agree(pool.run("enums", cases), cases, "FFI enums differ")
+
+
+_FIELD_OPTIONS = st.lists(st.sampled_from([
+    ("default", 0), ("default", -0.0), ("default", "s"), ("default", None), ("init", False),
+    ("repr", False), ("compare", False), ("compare", True), ("hash", True), ("hash", False),
+    ("hash", None), ("kw_only", True), ("kw_only", False), ("doc", "a doc"), ("doc", ""),
+    ("metadata", {"k": 1}), ("metadata", {})]), max_size=4, unique_by=lambda o: o[0])
+_FIELD = st.one_of(st.tuples(st.sampled_from(["int", "str", "Any", "Optional[int]", "float",
+                                              "List[int]"]), _FIELD_OPTIONS),
+                   st.just(("KW_ONLY", [])))
+_FIELD_VALUES = st.one_of(st.integers(-2, 2), st.sampled_from(["", "v", None, 1.5, -0.0]),
+                          st.lists(st.integers(0, 2), max_size=2))
+
+
+@conformance(examples=40)
+@given(st.lists(st.tuples(st.lists(_FIELD, max_size=5),
+                          st.lists(st.tuples(st.integers(0, 5), _FIELD_VALUES), max_size=4,
+                                   unique_by=lambda a: a[0]),
+                          st.lists(st.tuples(st.integers(0, 6), _FIELD_VALUES), max_size=3,
+                                   unique_by=lambda a: a[0])),
+                min_size=1, max_size=3))
+@example([((("int", [("default", 3), ("repr", False), ("doc", "d"), ("metadata", {"k": 1})]),
+            ("KW_ONLY", []), ("str", [("default", "x")])), [(0, 1), (2, "q")], [(2, "z")])])
+def test_field_records_and_helpers(pool, cases):
+    cases = [(next(_KEYS), list(fields), init_args, changes)
+             for fields, init_args, changes in cases]
+    assert_agree(pool.run("field_records", cases), cases, "Field records differ")
+
+
+_FUNCTION_NAMES = st.sampled_from(["echo", "dump", "pair", "concat", "missing", "", "__init__",
+                                   "main", "__tvm_ffi_main__"])
+_MODULE_STEPS = st.one_of(
+    st.tuples(st.just("kind"), st.integers(0, 2), st.none()),
+    st.tuples(st.just("implements"), st.integers(0, 2), st.tuples(_FUNCTION_NAMES, st.booleans())),
+    st.tuples(st.just("metadata"), st.integers(0, 2), st.tuples(_FUNCTION_NAMES, st.booleans())),
+    st.tuples(st.just("properties"), st.integers(0, 2), st.none()),
+    st.tuples(st.just("source"), st.integers(0, 2), st.sampled_from(["", "asm", "ll", "cc"])),
+    st.tuples(st.just("import"), st.integers(0, 2), st.integers(0, 2)),
+    st.tuples(st.just("imports"), st.integers(0, 2), st.none()),
+    st.tuples(st.just("clear"), st.integers(0, 2), st.none()),
+    st.tuples(st.just("call"), st.integers(0, 2), st.lists(st.integers(-1, 1), max_size=2)),
+    st.tuples(st.just("write"), st.integers(0, 2), st.sampled_from(["", "so", "bin"])))
+
+
+@conformance(examples=30)
+@given(st.lists(st.lists(_MODULE_STEPS, min_size=1, max_size=8), min_size=1, max_size=2))
+@example([[("import", 0, 1), ("implements", 0, ("echo", True)), ("implements", 0, ("echo", False)),
+           ("imports", 0, None), ("import", 1, 0), ("clear", 0, None), ("imports", 0, None),
+           ("metadata", 0, ("echo", False)), ("properties", 1, None), ("kind", 2, None)]])
+def test_module_methods(pool, programs):
+    assert_agree(pool.run("modules", programs), programs, "modules differ")
+
+
+_REGISTRY_STEPS = st.one_of(
+    st.tuples(st.just("register"), st.integers(0, 6), st.tuples(st.booleans(), st.integers(0, 3))),
+    st.tuples(st.just("decorate"), st.integers(0, 6), st.integers(0, 3)),
+    st.tuples(st.just("get"), st.integers(0, 6), st.booleans()),
+    st.tuples(st.just("listed"), st.integers(0, 6), st.none()),
+    st.tuples(st.just("remove"), st.integers(0, 6), st.none()),
+    st.tuples(st.just("metadata"), st.integers(0, 6), st.none()),
+    st.tuples(st.just("convert"), st.integers(0, 0), st.integers(-1, 2)),
+    st.tuples(st.just("init_api"), st.integers(0, 6), st.integers(0, 1 << 30)),
+    st.tuples(st.just("error_kind"), st.integers(0, 0), st.integers(0, 1 << 30)))
+_PREFIXES = (f"conformance.reg{i}" for i in itertools.count())
+
+
+@conformance(examples=40)
+@given(st.lists(st.lists(_REGISTRY_STEPS, min_size=1, max_size=10), min_size=1, max_size=2))
+@example([[("register", 0, (False, 1)), ("register", 0, (False, 2)), ("get", 0, False),
+           ("register", 0, (True, 3)), ("get", 0, False), ("listed", 0, None),
+           ("init_api", 3, 0), ("remove", 0, None), ("get", 0, True), ("get", 0, False),
+           ("remove", 0, None), ("register", 4, (False, 0)), ("metadata", 0, None),
+           ("error_kind", 0, 7)]])
+def test_global_registry(pool, programs):
+    programs = [(next(_PREFIXES), steps) for steps in programs]
+    assert_agree(pool.run("registry", programs), programs, "the global registry differs")
+
+
+_TEXTS = st.one_of(st.sampled_from(["", "x", "line one\nline two", "\u00e9\u00e9",
+                                    'File "a.py", line 3, in f\n', "  File \"b.py\", line 1\n"]),
+                   st.text(max_size=6))
+#: No "append": upstream's Error has no ``append_backtrace`` (known.py, "error-append-backtrace").
+_ERROR_STEPS = st.lists(st.tuples(st.sampled_from(["read", "update", "context", "py_error",
+                                                   "pickle"]), _TEXTS), max_size=6)
+
+
+@conformance(examples=40)
+@given(st.lists(st.tuples(st.sampled_from(["ValueError", "RuntimeError", "TypeError",
+                                           "IndexError", "KeyError", "AttributeError",
+                                           "NotImplementedError", "ConformanceUnknownError", ""]),
+                          _TEXTS, _TEXTS, _ERROR_STEPS), min_size=1, max_size=4))
+@example([("ValueError", "m", "bt\n", [("read", ""), ("update", "new"), ("read", ""),
+                                       ("update", ""), ("read", ""), ("py_error", ""),
+                                       ("pickle", ""), ("context", "")])])
+def test_error_objects(pool, cases):
+    assert_agree(pool.run("errors", cases), cases, "Error objects differ")
+
+
+@conformance(examples=40)
+@given(st.lists(st.one_of(S.scalars, S.nested, S.ndarray_recipes(tag="tensor", max_dims=3)),
+                min_size=1, max_size=6))
+@example([("tensor", "float32", [0, 1, 3], [], 1), ("Array", [("int", 1)]), ("Map", []),
+          ("device", "cuda", 1), ("dtype", "float32")])
+def test_identity_hashes_and_pickles(pool, recipes):
+    assert_agree(pool.run("identity", recipes), recipes, "identity, hashes or pickles differ")
