@@ -38,8 +38,9 @@ def walk(recipe: Any, context: str = "arg") -> Iterator[Tuple[Any, str]]:
                 yield from walk(item, "arg")
 
 
-#: Found by ``test_surface_edges`` (its generation steps around them, see there); neither is
-#: a one-line fix (the class hierarchy and the Error class are shared by every front end).
+#: Found by ``test_surface_edges`` and ``test_structural_visitors_and_mutators`` (their
+#: generation steps around them, see there); none is a one-line fix (the class hierarchy and
+#: the Error class are shared by every front end; the cffi core copies long text on purpose).
 #: Earlier: ref losing NumPy's RuntimeError for a float8/bfloat16 Tensor went with the C
 #: deferred deleter of tvm_ffi_common/_pycapi.c that ref's DLPack exports now carry.
 KNOWN: List[Divergence] = [
@@ -61,6 +62,18 @@ KNOWN: List[Divergence] = [
         "a = api.Array([])\n"
         "result = [hasattr(error, 'append_backtrace'), hasattr(a, 'type_key'), "
         "hasattr(a, 'type_index'), hasattr(api, 'list_global_func_names')]"),
+    Divergence(
+        "cffi-long-text-identity",
+        "fast-cffi: a String or Bytes object longer than 7 bytes that reaches Python (a "
+        "structural_mutate callback's value, returned as is) comes back as a new object, since "
+        "the cffi core copies such text and releases the object (object.py, wrap_owned, for "
+        "PyPy's sake): structural_mutate then rebuilds every parent, and result.same_as(root) "
+        "is False where upstream's (and the compiled core's) is True.",
+        # test_structural_visitors_and_mutators leaves out the one read (_holds_long_text)
+        lambda node, context: False,
+        "v = api.Array(['x' * 30])\n"
+        "result = api.structural_mutate(v, [(object, lambda x, m: m.default_mutate(x))])"
+        ".same_as(v)"),
 ]
 
 

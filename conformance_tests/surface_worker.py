@@ -12,6 +12,7 @@ and objects' identity, type keys, hashes and pickles.
 from __future__ import annotations
 
 import copy
+import ctypes
 import os
 import pickle
 import sys
@@ -38,6 +39,13 @@ def _define(module: types.ModuleType, lines: List[str]) -> None:
 def _name(variant: Any) -> Any:
     """A variant's canonical string index, or None where its class gives it no ``name``."""
     return getattr(variant, "name", None)
+
+
+def _value(cls: type, variant: Any) -> Any:
+    """A variant's ``value``; a variant itself (an entry named ``value`` shadows the alias of a
+    plain Enum) by its name, since its type index is the runtime's own."""
+    value = getattr(variant, "value", None)
+    return ["variant", _name(value)] if isinstance(value, cls) else value
 
 
 def _error_class(api: Any) -> type:
@@ -72,7 +80,7 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
                 continue
             cls = module.Generated
             variants = list(cls)
-            record = [attempt(env, lambda: [[_name(e), getattr(e, "value", None)]
+            record = [attempt(env, lambda: [[_name(e), _value(cls, e)]
                                             for e in cls.all_entries()]),
                       len(cls), [_name(v) for v in variants]]
             for index in lookups:
@@ -108,7 +116,7 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
                 record.append(steps)
             record.append(attempt(env, lambda: {str(k): {str(_name(v)): val for v, val in
                                                          col.items()}
-                                                for k, col in cls.attr_dict().items()}))
+                                                for k, col in cls.attr_dict.items()}))
             state = getattr(cls, "__ffi_enum__", None)
             record.append(None if state is None else [
                 type(state).__name__, [_name(e) for e in state.entries],
@@ -351,4 +359,192 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
             out.append(record)
         return out
 
+    def op_c_api_surface(env, cases: List[Any]) -> List[Any]:
+        """C API entries no kernel of the suite calls, each with the edge arguments its header
+        gives a rule for, as return codes, outputs and the raised error (kind, message)."""
+        api, abi, lib, out = env.api, env.abi, env.lib, []
+        keep = env.__dict__.setdefault("_c_callbacks", [])  # symbols must outlive the call
+
+        def raised_error():
+            handle = ctypes.c_void_p()
+            lib.TVMFFIErrorMoveFromRaised(ctypes.byref(handle))
+            if not handle.value:
+                return None
+            # Kind and message: the backtrace of an error raised in C is the native stack,
+            # which upstream records and ours does not (nothing to compare).
+            record = _error_cell(abi, handle.value)[:2]
+            lib.TVMFFIObjectDecRef(handle)
+            return record
+
+        def text(value: bytes):
+            keep.append(value)
+            return ctypes.byref(abi.TVMFFIByteArray(
+                ctypes.cast(ctypes.c_char_p(value), ctypes.c_void_p), len(value)))
+        for kind, arg in cases:
+            if kind == "version":
+                version = abi.TVMFFIVersion()
+                lib.TVMFFIGetVersion(ctypes.byref(version))
+                out.append([version.major, version.minor, version.patch])
+            elif kind == "signals":
+                out.append([lib.TVMFFIEnvCheckSignals(), raised_error()])
+            elif kind == "init_once":
+                init_rc, deinit_rc, preset = arg
+                handle, calls = ctypes.c_void_p(preset), []
+
+                @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_void_p))
+                def init(address):
+                    calls.append("init")
+                    if init_rc:
+                        lib.TVMFFIErrorSetRaisedFromCStr(b"RuntimeError", b"init refused")
+                    else:
+                        address[0] = 0x5000
+                    return init_rc
+
+                @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+                def deinit(value):
+                    calls.append(["deinit", value])
+                    if deinit_rc:
+                        lib.TVMFFIErrorSetRaisedFromCStr(b"RuntimeError", b"deinit refused")
+                    return deinit_rc
+                record = []
+                for _ in range(2):
+                    record.append([lib.TVMFFIHandleInitOnce(ctypes.byref(handle),
+                                                            ctypes.cast(init, ctypes.c_void_p)),
+                                   handle.value, raised_error()])
+                for _ in range(2):
+                    record.append([lib.TVMFFIHandleDeinitOnce(
+                        ctypes.byref(handle), ctypes.cast(deinit, ctypes.c_void_p)),
+                        handle.value, raised_error()])
+                out.append([record, calls])
+            elif kind == "error_parts":
+                error_kind, parts = arg
+                encoded = [p.encode() for p in parts]
+                array = (ctypes.c_char_p * max(len(encoded), 1))(*encoded)
+                lib.TVMFFIErrorSetRaisedFromCStrParts(error_kind.encode(), array, len(encoded))
+                out.append(raised_error())
+            elif kind == "error_cause":
+                error_kind, message, backtrace, with_cause, with_context = arg
+                cause = ctypes.c_void_p()
+                if with_cause:
+                    lib.TVMFFIErrorCreate(text(b"CauseError"), text(b"first"), text(b""),
+                                          ctypes.byref(cause))
+                context = api.Array([1, "context"]) if with_context else None
+                made = ctypes.c_void_p()
+                rc = lib.TVMFFIErrorCreateWithCauseAndExtraContext(
+                    text(error_kind.encode()), text(message.encode()), text(backtrace.encode()),
+                    cause, ctypes.c_void_p(context.__chandle__() if context is not None else 0),
+                    ctypes.byref(made))
+                record = [rc, _error_cell(abi, made.value) if made.value else None]
+                if made.value:
+                    cell = abi.TVMFFIErrorCell.from_address(made.value + ctypes.sizeof(
+                        abi.TVMFFIObject))
+                    record.append([cell.cause_chain == cause.value,
+                                   cell.extra_context == (context.__chandle__()
+                                                          if context is not None else None),
+                                   _strong_count(abi, cause.value) if cause.value else None])
+                    lib.TVMFFIObjectDecRef(made)
+                if cause.value:
+                    record.append(_strong_count(abi, cause.value))
+                    lib.TVMFFIObjectDecRef(cause)
+                out.append(record)
+            elif kind == "set_global":
+                name, override, twice = arg
+                function = ctypes.c_void_p()
+                lib.TVMFFIFunctionGetGlobal(text(b"ffi.String"), ctypes.byref(function))
+                record = []
+                for _ in range(2 if twice else 1):
+                    record.append([lib.TVMFFIFunctionSetGlobal(text(name.encode()), function,
+                                                               int(override)), raised_error()])
+                lib.TVMFFIObjectDecRef(function)
+                record.append(attempt(env, lambda: api.get_global_func(name)("abc")))
+                out.append(record)
+            elif kind == "tensor_alloc":
+                code, bits, lanes, shape, device_type = arg
+                dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+                prototype = abi.DLTensor()
+                prototype.ndim, prototype.shape = len(shape), dims
+                prototype.dtype = abi.DLDataType(code, bits, lanes)
+                prototype.device = abi.DLDevice(device_type, 0)
+                made = ctypes.c_void_p()
+                rc = lib.TVMFFIEnvTensorAlloc(ctypes.byref(prototype), ctypes.byref(made))
+                record = [rc, raised_error(), bool(lib.TVMFFIEnvGetDLPackManagedTensorAllocator())]
+                if made.value:
+                    record.append(_tensor_fields(abi, made.value, "nonnull"))
+                    lib.TVMFFIObjectDecRef(made)
+                out.append(record)
+            elif kind == "unsafe_view":
+                shape, strides, offset_items = arg
+                source = api.from_dlpack(env.np.arange(24, dtype="int32"))
+                handle = source.__chandle__()
+                base = _tensor_fields(abi, handle, None)
+                dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+                steps = (ctypes.c_int64 * max(len(strides), 1))(*strides)
+                prototype = abi.DLTensor()
+                prototype.data = ctypes.c_void_p(base["data"])
+                prototype.ndim, prototype.shape = len(shape), dims
+                prototype.strides = steps if strides else None
+                prototype.byte_offset = offset_items * 4
+                prototype.dtype = abi.DLDataType(0, 32, 1)
+                prototype.device = abi.DLDevice(1, 0)
+                before = _strong_count(abi, handle)
+                made = ctypes.c_void_p()
+                rc = lib.TVMFFITensorCreateUnsafeView(handle, ctypes.byref(prototype),
+                                                      ctypes.byref(made))
+                record = [rc, raised_error()]
+                if made.value:
+                    record.append(_tensor_fields(abi, made.value, base["data"]))
+                    record.append(_strong_count(abi, handle) - before)
+                    lib.TVMFFIObjectDecRef(made)
+                    record.append(_strong_count(abi, handle) - before)
+                out.append(record)
+            elif kind == "system_lib":
+                name, value, prefix = arg
+
+                def safe_call(handle, args, num_args, result, value=value):
+                    result[0].type_index = 1  # kTVMFFIInt
+                    result[0].v_int64 = value + num_args
+                    return 0
+                callback = abi.TVMFFISafeCallType(safe_call)
+                keep.append(callback)
+                rc = lib.TVMFFIEnvModRegisterSystemLibSymbol(
+                    ("__tvm_ffi_" + prefix + name).encode(), ctypes.cast(callback,
+                                                                         ctypes.c_void_p))
+                out.append([rc, attempt(env, lambda: api.system_lib(prefix).get_function(name)(
+                    1, 2)), attempt(env, lambda: api.system_lib(prefix).implements_function(
+                        name)), attempt(env, lambda: api.system_lib().kind)])
+            elif kind == "symbols":
+                which, name = arg
+                symbol = ctypes.c_void_p(0x1000)
+                entry = (lib.TVMFFIEnvModRegisterContextSymbol if which == "context"
+                         else lib.TVMFFIEnvRegisterCAPI)
+                out.append([entry(name.encode(), symbol), raised_error()])
+            else:
+                raise ValueError(f"unknown C API case {kind!r}")
+        return out
+
     return {name[3:]: fn for name, fn in locals().items() if name.startswith("op_")}
+
+
+def _error_cell(abi: Any, handle: int) -> List[Any]:
+    """An Error object's kind, message and backtrace, read from its cell."""
+    cell = abi.TVMFFIErrorCell.from_address(handle + ctypes.sizeof(abi.TVMFFIObject))
+    return [ctypes.string_at(part.data, part.size).decode("utf-8", "replace")
+            for part in (cell.kind, cell.message, cell.backtrace)]
+
+
+def _strong_count(abi: Any, handle: int) -> int:
+    return abi.TVMFFIObject.from_address(handle).combined_ref_count & 0xFFFFFFFF
+
+
+def _tensor_fields(abi: Any, handle: int, base: Any) -> Dict[str, Any]:
+    """A Tensor object's DLTensor: data (relative to ``base`` when given, whether it is set
+    for ``"nonnull"``), shape, strides,
+    dtype, device and byte offset."""
+    t = abi.DLTensor.from_address(handle + ctypes.sizeof(abi.TVMFFIObject))
+    data = t.data or 0
+    return {"data": bool(data) if base == "nonnull" else data - base if base is not None
+            else data,
+            "shape": [t.shape[i] for i in range(t.ndim)],
+            "strides": [t.strides[i] for i in range(t.ndim)] if t.strides else None,
+            "dtype": [t.dtype.code, t.dtype.bits, t.dtype.lanes],
+            "device": [t.device.device_type, t.device.device_id], "offset": t.byte_offset}

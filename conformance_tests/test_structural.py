@@ -71,6 +71,16 @@ def test_edited_twins_are_well_formed_graphs(case):
     assert _well_formed(case["lhs"]) and _well_formed(case["rhs"]), case
 
 
+def _holds_long_text(recipe) -> bool:
+    """Whether a graph recipe holds a str/bytes leaf of more than 7 bytes (cffi core copies)."""
+    if isinstance(recipe, tuple) and len(recipe) == 2 and recipe[0] in ("str", "bytes",
+                                                                        "bytearray"):
+        text = recipe[1].encode() if isinstance(recipe[1], str) else recipe[1]
+        if isinstance(text, bytes) and len(text) > 7:
+            return True
+    return isinstance(recipe, (tuple, list)) and any(_holds_long_text(r) for r in recipe)
+
+
 _VISIT = st.tuples(st.sampled_from(["default", "prune", "region", "children"]),
                    st.integers(0, 12), st.sampled_from([0, 1, 2]))
 _REMAP = st.lists(st.tuples(st.integers(0, G.FREE_VARS - 1),
@@ -87,5 +97,8 @@ def test_structural_visitors_and_mutators(pool, case, visit, remap):
     change the definition region or stop with a ``VisitInterrupt`` at the n-th value; and
     ``structural_mutate`` with callbacks that remap free variables (``var_remap_set``/
     ``_get``), read the in-place mode and descend through ``default_mutate``."""
-    case = dict(case, visit=visit, remap=remap)
+    # Whether the mutated root is the root itself is left out where the graph holds long
+    # text (known.py, "cffi-long-text-identity"); everything else is still compared.
+    identity = not any(_holds_long_text(part) for part in [case["lhs"]] + list(case["shared"]))
+    case = dict(case, visit=visit, remap=remap, identity=identity)
     assert_agree(pool.run("visitors", [case]), case, "visitors or mutators differ")
