@@ -359,6 +359,63 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
             out.append(record)
         return out
 
+    def op_constants(env, cases: List[Any]) -> List[Any]:
+        """Each ``(name, lanes)``: the package's dtype constant ``name``: its text, class,
+        equality with the dtype of that text, ``with_lanes``, and its trip through a kernel."""
+        api, out = env.api, []
+        for name, lanes in cases:
+            try:
+                value = getattr(api, name)
+            except AttributeError as error:
+                out.append(raised(error))
+                continue
+            out.append([str(value), type(value) is type(api.dtype("int8")),
+                        attempt(env, lambda: value == api.dtype(str(value))),
+                        attempt(env, lambda: str(value.with_lanes(lanes))),
+                        attempt(env, lambda: env.calls.echo(value))])
+        return out
+
+    def op_helper_objects(env, cases: List[Any]) -> List[Any]:
+        """Each ``(kind, recipe)``: the helper classes a user meets: ``ObjectConvertible``
+        (``asobject`` called when passed), ``ObjectRValueRef`` (``_move()``, its ``obj``, a
+        typed parameter refusing it), ``OpaquePyObject`` (``pyobject()`` after a kernel trip)."""
+        api, out = env.api, []
+        for kind, recipe in cases:
+            try:
+                value = build(env, recipe)
+            except Exception as error:  # noqa: BLE001
+                out.append(["build-raises"] + raised(error)[1:])
+                continue
+            if kind == "convertible" and isinstance(value, api.Object):
+                # Objects only: upstream's worker crashes when ``asobject`` returns a non-object.
+                class Convertible(api.ObjectConvertible):
+                    def asobject(self):
+                        return value
+                out.append([attempt(env, lambda: env.calls.echo(Convertible())),
+                            attempt(env, lambda: api.convert(Convertible()))])
+            elif kind == "move" and isinstance(value, api.Object):
+                # Only where upstream has a rule: passing a moved reference as ``Any`` crashes
+                # upstream's worker, a typed parameter refuses it.
+                ref = value._move()
+                size = api.get_global_func("ffi.ArraySize")
+                out.append([type(ref).__name__, ref.obj is value, ref.obj.same_as(value),
+                            attempt(env, lambda: size(ref)), value.__chandle__() == 0])
+            elif kind == "opaque":
+                class Payload:
+                    def __init__(self, inner):
+                        self.inner = inner
+                payload = Payload(value)
+
+                def opaque():
+                    wrapped = api.convert(payload)
+                    back = env.calls.echo(payload)
+                    return [type(wrapped).__name__, wrapped.pyobject() is payload,
+                            back is payload, getattr(back, "inner", None) is value]
+                out.append(attempt(env, opaque))
+            else:
+                out.append(None)
+        return out
+
     def op_c_api_surface(env, cases: List[Any]) -> List[Any]:
         """C API entries no kernel of the suite calls, each with the edge arguments its header
         gives a rule for, as return codes, outputs and the raised error (kind, message)."""

@@ -210,3 +210,29 @@ def test_c_api_surface(pool, cases, value, prefixed):
     name = next(_SYSTEM_LIB_NAMES)
     cases = cases + [("system_lib", (name, value, "conf_" if prefixed else ""))]
     assert_agree(pool.run("c_api_surface", cases), cases, "C API entries differ")
+
+
+_DTYPE_CONSTANTS = ["bfloat16", "bool", "float16", "float32", "float64", "float4_e2m1fn",
+                    "float4_e2m1fnx2", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4",
+                    "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
+                    "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "int8", "int16", "int32",
+                    "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+@conformance(examples=10)
+@given(st.lists(st.tuples(st.sampled_from(_DTYPE_CONSTANTS),
+                          st.sampled_from([1, 2, 4, 0, -1, 65536])), min_size=1, max_size=10))
+@example([(name, 1) for name in _DTYPE_CONSTANTS])
+def test_dtype_constants(pool, cases):
+    """The package's dtype constants (upstream has them as attributes, not in ``__all__``)."""
+    assert_agree(pool.run("constants", cases), cases, "dtype constants differ")
+
+
+@conformance(examples=20)
+@given(st.lists(st.tuples(st.sampled_from(["convertible", "move", "opaque"]),
+                          st.one_of(S.scalars, S.nested)), min_size=1, max_size=6))
+@example([("move", ("Array", [("int", 1)])), ("convertible", ("Map", [])),
+          ("opaque", ("int", 3)), ("convertible", ("List", [("str", "x")]))])
+def test_helper_objects(pool, cases):
+    """``ObjectConvertible``, ``ObjectRValueRef`` (``_move``) and ``OpaquePyObject``."""
+    assert_agree(pool.run("helper_objects", cases), cases, "helper objects differ")
