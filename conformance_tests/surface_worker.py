@@ -36,6 +36,10 @@ def _define(module: types.ModuleType, lines: List[str]) -> None:
          module.__dict__)
 
 
+#: The package's enums of constants (``AccessKind`` is ``access_path``'s).
+_ENUMS = ("DLDeviceType", "WalkOrder", "WalkResult", "DefRegionKind", "InplaceMode", "AccessKind")
+
+
 def _name(variant: Any) -> Any:
     """A variant's canonical string index, or None where its class gives it no ``name``."""
     return getattr(variant, "name", None)
@@ -128,13 +132,17 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
 
     def op_field_records(env, cases: List[Any]) -> List[Any]:
         """Each case: a ``@py_class`` whose fields carry options (default, init, repr, compare,
-        hash, kw_only, doc, metadata, a ``KW_ONLY`` marker), then its ``Field`` records and the
-        helpers on an instance: ``asdict``, ``astuple``, ``replace``, ``is_dataclass``."""
+        hash, kw_only, doc, metadata, a ``KW_ONLY`` marker; maybe an ``@api.method`` and an
+        ``init_property``), then its ``Field`` records and the helpers on an instance: ``asdict``, ``astuple``, ``replace``, ``is_dataclass``."""
         api, out = env.api, []
         D = api.dataclasses
-        for key, fields, init_args, changes in cases:
+        for key, fields, init_args, changes, extras in cases:
             module = _module("conformance_fields_" + key.replace(".", "_"), D=D, api=api)
-            lines = [f"@D.py_class({key!r})", "class Generated(api.Object):"]
+            lines = [f"@D.py_class({key!r})", "class Generated(D.Object):"]
+            if extras:  # a reflected method and a field computed at __init__
+                lines += ["    @api.method", "    def twice(self, k: int) -> int:",
+                          "        return 2 * k", "    @D.init_property",
+                          "    def computed(self) -> int:", "        return 7"]
             for i, (annotation, options) in enumerate(fields):
                 if annotation == "KW_ONLY":
                     lines.append(f"    _kw{i}: D.KW_ONLY")
@@ -180,6 +188,11 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
                 obj, **{f"f{i}": v for i, v in changes}))))
             record.append([D.is_dataclass(obj), D.is_dataclass(cls), D.is_dataclass(3),
                            D.is_dataclass(api.Array([])), repr(D.MISSING) != ""])
+            if extras:
+                record.append([attempt(env, lambda: obj.twice(3)),
+                               attempt(env, lambda: obj.computed),
+                               attempt(env, lambda: sorted(m.name for m in
+                                                           cls.__tvm_ffi_type_info__.methods))])
             out.append(record)
         return out
 
@@ -359,11 +372,65 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
             out.append(record)
         return out
 
+    def op_c_classes(env, cases: List[Any]) -> List[Any]:
+        """Each ``(values, writes, patterns)``: ``@c_class("stk.All")`` (a C++ type of every inline
+        field kind, declared once per worker) made with generated field values, written, read,
+        its ``Field`` records, ``asdict``; ``register_object("stk.Plain")`` seen on objects made
+        in C++; and ``gen_abi_cpp`` for keys and patterns."""
+        api, out = env.api, []
+        D = api.dataclasses
+        classes = env.__dict__.get("_c_classes")
+        if classes is None:
+            module = _module("conformance_c_classes", D=D, api=api)
+            try:
+                _define(module, [
+                    "@D.c_class('stk.All')", "class All(D.Object):", "    v_bool: bool",
+                    "    v_int: int", "    v_float: float", "    v_dtype: Any", "    v_device: Any",
+                    "    v_str: str", "    v_any: Any", "    v_array: Any", "    v_map: Any",
+                    "@api.register_object('stk.Plain')", "class Plain(api.Object):", "    pass"])
+                classes = [module.All, module.Plain, None]
+            except Exception as error:  # noqa: BLE001 - a refused declaration is a result
+                classes = [None, None, raised(error)]
+            env.__dict__["_c_classes"] = classes
+        All, Plain, refused = classes
+        make = api.get_global_func("ffi.MakeObjectFromPackedArgs")
+        for values, writes, patterns in cases:
+            if refused is not None:
+                out.append(refused)
+                continue
+            record = []
+            try:
+                kwargs = {name: build(env, recipe) for name, recipe in values}
+                obj = All(**kwargs)
+            except Exception as error:  # noqa: BLE001
+                record.append(raised(error))
+                obj = None
+            if obj is not None:
+                for name, recipe in writes:
+                    record.append(attempt(env, lambda: setattr(obj, name, build(env, recipe))))
+                record.append(attempt(env, lambda: D.asdict(obj)))
+                record.append(attempt(env, lambda: [type(obj).__name__, isinstance(obj, All),
+                                                    D.is_dataclass(obj)]))
+            record.append(attempt(env, lambda: [[f.name, str(f.type), f.init, f.frozen]
+                                                for f in D.fields(All)]))
+            record.append(attempt(env, lambda: (lambda p: [type(p).__name__, isinstance(p, Plain),
+                                                           p.x])(make("stk.Plain", "x", 4))))
+            for pattern in patterns:
+                record.append(attempt(env, lambda: D.gen_abi_cpp(pattern)))
+            out.append(record)
+        return out
+
     def op_constants(env, cases: List[Any]) -> List[Any]:
         """Each ``(name, lanes)``: the package's dtype constant ``name``: its text, class,
-        equality with the dtype of that text, ``with_lanes``, and its trip through a kernel."""
+        equality with the dtype of that text, ``with_lanes``, and its trip through a kernel;
+        or an enum of constants: its members and the member of value ``lanes``."""
         api, out = env.api, []
         for name, lanes in cases:
+            if name in _ENUMS:  # an enum of constants: its members, and a lookup by value
+                cls = api.access_path.AccessKind if name == "AccessKind" else getattr(api, name)
+                out.append([[m.name, int(m)] for m in cls] + [attempt(env, lambda: cls(
+                    lanes).name), attempt(env, lambda: int(cls(lanes)) == lanes)])
+                continue
             try:
                 value = getattr(api, name)
             except AttributeError as error:

@@ -81,13 +81,13 @@ _FIELD_VALUES = st.one_of(st.integers(-2, 2), st.sampled_from(["", "v", None, 1.
                           st.lists(st.tuples(st.integers(0, 5), _FIELD_VALUES), max_size=4,
                                    unique_by=lambda a: a[0]),
                           st.lists(st.tuples(st.integers(0, 6), _FIELD_VALUES), max_size=3,
-                                   unique_by=lambda a: a[0])),
+                                   unique_by=lambda a: a[0]), st.booleans()),
                 min_size=1, max_size=3))
 @example([((("int", [("default", 3), ("repr", False), ("doc", "d"), ("metadata", {"k": 1})]),
-            ("KW_ONLY", []), ("str", [("default", "x")])), [(0, 1), (2, "q")], [(2, "z")])])
+            ("KW_ONLY", []), ("str", [("default", "x")])), [(0, 1), (2, "q")], [(2, "z")], True)])
 def test_field_records_and_helpers(pool, cases):
-    cases = [(next(_KEYS), list(fields), init_args, changes)
-             for fields, init_args, changes in cases]
+    cases = [(next(_KEYS), list(fields), init_args, changes, extras)
+             for fields, init_args, changes, extras in cases]
     assert_agree(pool.run("field_records", cases), cases, "Field records differ")
 
 
@@ -219,12 +219,17 @@ _DTYPE_CONSTANTS = ["bfloat16", "bool", "float16", "float32", "float64", "float4
                     "int64", "uint8", "uint16", "uint32", "uint64"]
 
 
+_ENUMS = ["DLDeviceType", "WalkOrder", "WalkResult", "DefRegionKind", "InplaceMode", "AccessKind"]
+
+
 @conformance(examples=10)
-@given(st.lists(st.tuples(st.sampled_from(_DTYPE_CONSTANTS),
-                          st.sampled_from([1, 2, 4, 0, -1, 65536])), min_size=1, max_size=10))
-@example([(name, 1) for name in _DTYPE_CONSTANTS])
+@given(st.lists(st.tuples(st.sampled_from(_DTYPE_CONSTANTS + _ENUMS),
+                          st.sampled_from([1, 2, 4, 0, -1, 65536, 5, 18, 19])), min_size=1,
+                max_size=10))
+@example([(name, 1) for name in _DTYPE_CONSTANTS + _ENUMS])
 def test_dtype_constants(pool, cases):
-    """The package's dtype constants (upstream has them as attributes, not in ``__all__``)."""
+    """The package's dtype constants (upstream has them as attributes, not in ``__all__``) and
+    enums of constants (members, and the member of a value, present or not)."""
     assert_agree(pool.run("constants", cases), cases, "dtype constants differ")
 
 
@@ -236,3 +241,28 @@ def test_dtype_constants(pool, cases):
 def test_helper_objects(pool, cases):
     """``ObjectConvertible``, ``ObjectRValueRef`` (``_move``) and ``OpaquePyObject``."""
     assert_agree(pool.run("helper_objects", cases), cases, "helper objects differ")
+
+
+_ALL_FIELDS = ["v_bool", "v_int", "v_float", "v_dtype", "v_device", "v_str", "v_any", "v_array",
+               "v_map", "v_missing"]
+_FIELD_RECIPES = st.one_of(S.scalars, S.nested)
+_EVERY_FIELD = st.tuples(*[_FIELD_RECIPES for _ in _ALL_FIELDS[:-1]]).map(
+    lambda recipes: list(zip(_ALL_FIELDS[:-1], recipes)))
+
+
+@conformance(examples=20)
+@given(st.lists(st.tuples(
+    st.one_of(_EVERY_FIELD, _EVERY_FIELD, st.lists(st.tuples(
+        st.sampled_from(_ALL_FIELDS), _FIELD_RECIPES), max_size=5, unique_by=lambda f: f[0])),
+    st.lists(st.tuples(st.sampled_from(_ALL_FIELDS), _FIELD_RECIPES), max_size=3),
+    st.lists(st.sampled_from(["stk.All", "stk.*", "stk.Plain", ["stk.Node", "stk.Dag"],
+                              "no.such.*", "ffi.Array"]), max_size=2)), min_size=1, max_size=3))
+@example([([("v_bool", ("int", 2)), ("v_int", ("int", -1)), ("v_float", ("float", 1 << 63)),
+            ("v_dtype", ("dtype", "float32")), ("v_device", ("device", "cuda", 1)),
+            ("v_str", ("str", "")), ("v_any", ("none",)), ("v_array", ("Array", [])),
+            ("v_map", ("Map", []))],
+           [("v_bool", ("bool", True)), ("v_int", ("str", "x"))], ["stk.All", "stk.*"])])
+def test_c_classes_and_registered_objects(pool, cases):
+    """``@c_class`` over a C++ type with every inline field kind, ``register_object`` and
+    ``gen_abi_cpp`` (exact keys, patterns, a list, a pattern that matches nothing)."""
+    assert_agree(pool.run("c_classes", cases), cases, "c_class, register_object or gen_abi_cpp differ")
