@@ -642,11 +642,51 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
                 entry = (lib.TVMFFIEnvModRegisterContextSymbol if which == "context"
                          else lib.TVMFFIEnvRegisterCAPI)
                 out.append([entry(name.encode(), symbol), raised_error()])
+            elif kind == "allocators":
+                out.append(_allocators(env, arg, raised_error))
             else:
                 raise ValueError(f"unknown C API case {kind!r}")
         return out
 
     return {name[3:]: fn for name, fn in locals().items() if name.startswith("op_")}
+
+
+def _allocators(env: Any, arg: Any, raised_error: Callable) -> List[Any]:
+    """The process's object allocator (read, set again, reset to the default and back) and a
+    DLPack tensor allocator set for this thread that refuses: what TVMFFIEnvTensorAlloc does."""
+    abi, lib = env.abi, env.lib
+    write_global, shape = arg
+    current = lib.TVMFFIGetCustomAllocator()
+    address = ctypes.cast(current, ctypes.c_void_p).value
+    record = [address is not None, bool(current and current.contents.allocate)]
+    record.append([lib.TVMFFISetCustomAllocator(current), ctypes.cast(
+        lib.TVMFFIGetCustomAllocator(), ctypes.c_void_p).value == address])
+    reset = lib.TVMFFISetCustomAllocator(None)
+    default = lib.TVMFFIGetCustomAllocator()
+    record.append([reset, bool(default), lib.TVMFFISetCustomAllocator(current)])
+
+    @abi.DLPackManagedTensorAllocator
+    def refuse(prototype, out, error_ctx, set_error):
+        abi.DLPackSetError(set_error)(error_ctx, b"MemoryError",
+                                       b"refused %d dims" % prototype[0].ndim)
+        return -1
+    original = ctypes.c_void_p()
+    rc = lib.TVMFFIEnvSetDLPackManagedTensorAllocator(refuse, int(write_global),
+                                                      ctypes.byref(original))
+    now = lib.TVMFFIEnvGetDLPackManagedTensorAllocator()
+    record.append([rc, ctypes.cast(now, ctypes.c_void_p).value == ctypes.cast(
+        refuse, ctypes.c_void_p).value, bool(original.value)])
+    dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+    prototype = abi.DLTensor()
+    prototype.ndim, prototype.shape = len(shape), dims
+    prototype.dtype, prototype.device = abi.DLDataType(2, 32, 1), abi.DLDevice(1, 0)
+    made = ctypes.c_void_p()
+    record.append([lib.TVMFFIEnvTensorAlloc(ctypes.byref(prototype), ctypes.byref(made)),
+                   made.value, raised_error()])
+    before = abi.DLPackManagedTensorAllocator(original.value) if original.value else None
+    record.append(lib.TVMFFIEnvSetDLPackManagedTensorAllocator(before, int(write_global), None))
+    env.__dict__.setdefault("_c_callbacks", []).append(refuse)
+    return record
 
 
 def _error_cell(abi: Any, handle: int) -> List[Any]:
