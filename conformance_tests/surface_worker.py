@@ -633,15 +633,39 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
                 rc = lib.TVMFFIEnvModRegisterSystemLibSymbol(
                     ("__tvm_ffi_" + prefix + name).encode(), ctypes.cast(callback,
                                                                          ctypes.c_void_p))
-                out.append([rc, attempt(env, lambda: api.system_lib(prefix).get_function(name)(
-                    1, 2)), attempt(env, lambda: api.system_lib(prefix).implements_function(
-                        name)), attempt(env, lambda: api.system_lib().kind)])
+                # Looked up through the prefix it was registered with, through none and through
+                # another: a system library tries prefix + name, then the name alone.
+                record = [rc, attempt(env, lambda: api.system_lib().kind)]
+                for lookup_prefix in (prefix, "", "other_"):
+                    for lookup_name in (name, prefix + name):
+                        record.append([attempt(env, lambda: api.system_lib(lookup_prefix)
+                                               .get_function(lookup_name)(1, 2)),
+                                       attempt(env, lambda: api.system_lib(lookup_prefix)
+                                               .implements_function(lookup_name))])
+                out.append(record)
             elif kind == "symbols":
                 which, name = arg
                 symbol = ctypes.c_void_p(0x1000)
                 entry = (lib.TVMFFIEnvModRegisterContextSymbol if which == "context"
                          else lib.TVMFFIEnvRegisterCAPI)
                 out.append([entry(name.encode(), symbol), raised_error()])
+            elif kind == "method_info":
+                name, doc, metadata, override = arg
+                function = ctypes.c_void_p()
+                lib.TVMFFIFunctionGetGlobal(text(b"ffi.String"), ctypes.byref(function))
+                info = abi.TVMFFIMethodInfo()
+                for field, value in (("name", name), ("doc", doc), ("metadata", metadata)):
+                    encoded = value.encode()
+                    keep.append(encoded)
+                    setattr(info, field, abi.TVMFFIByteArray(ctypes.cast(
+                        ctypes.c_char_p(encoded), ctypes.c_void_p), len(encoded)))
+                info.method.type_index = int(abi.TVMFFITypeIndex.kTVMFFIFunction)
+                info.method.v_ptr = function.value
+                rc = lib.TVMFFIFunctionSetGlobalFromMethodInfo(ctypes.byref(info), int(override))
+                lib.TVMFFIObjectDecRef(function)
+                out.append([rc, raised_error(),
+                            attempt(env, lambda: api.get_global_func(name)("abc")),
+                            attempt(env, lambda: api.get_global_func_metadata(name))])
             elif kind == "allocators":
                 out.append(_allocators(env, arg, raised_error))
             else:

@@ -197,6 +197,10 @@ _C_API_CASES = st.one_of(
         lambda t: (t[0], t[1] if len(t[1]) == len(t[0]) else [], t[2]))),
     st.tuples(st.just("symbols"), st.tuples(st.sampled_from(["context", "capi"]),
                                             st.sampled_from(["__tvm_ffi_x", "", "conf_sym"]))),
+    st.tuples(st.just("method_info"), st.tuples(
+        st.sampled_from(["conformance.capi.m1", "conformance.capi.m2", ""]),
+        st.sampled_from(["", "a doc"]), st.sampled_from(["", "{}", '{"k": 1}', "not json"]),
+        st.booleans())),
     st.tuples(st.just("allocators"), st.tuples(st.booleans(), st.lists(
         st.sampled_from([0, 1, 5]), max_size=3))))
 _SYSTEM_LIB_NAMES = (f"conformance_sys{i}" for i in itertools.count())
