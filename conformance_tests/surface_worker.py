@@ -649,7 +649,7 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
                 entry = (lib.TVMFFIEnvModRegisterContextSymbol if which == "context"
                          else lib.TVMFFIEnvRegisterCAPI)
                 out.append([entry(name.encode(), symbol), raised_error()])
-            elif kind == "method_info":
+            elif kind in ("method_info", "type_method"):
                 name, doc, metadata, override = arg
                 function = ctypes.c_void_p()
                 lib.TVMFFIFunctionGetGlobal(text(b"ffi.String"), ctypes.byref(function))
@@ -661,6 +661,19 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
                         ctypes.c_char_p(encoded), ctypes.c_void_p), len(encoded)))
                 info.method.type_index = int(abi.TVMFFITypeIndex.kTVMFFIFunction)
                 info.method.v_ptr = function.value
+                if kind == "type_method":  # on stk.Plain, then read back from its type info
+                    index = ctypes.c_int32()
+                    lib.TVMFFITypeKeyToIndex(text(b"stk.Plain"), ctypes.byref(index))
+                    info.flags = int(override)  # bit 0: a static method
+                    rc = lib.TVMFFITypeRegisterMethod(index.value, ctypes.byref(info))
+                    lib.TVMFFIObjectDecRef(function)
+                    type_info = lib.TVMFFIGetTypeInfo(index.value).contents
+                    methods = [type_info.methods[i] for i in range(type_info.num_methods)]
+                    out.append([rc, raised_error(), [
+                        [ctypes.string_at(m.name.data, m.name.size).decode(),
+                         ctypes.string_at(m.doc.data, m.doc.size).decode() if m.doc.size else "",
+                         m.flags] for m in methods if m.name.size]])
+                    continue
                 rc = lib.TVMFFIFunctionSetGlobalFromMethodInfo(ctypes.byref(info), int(override))
                 lib.TVMFFIObjectDecRef(function)
                 out.append([rc, raised_error(),

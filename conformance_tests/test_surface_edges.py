@@ -201,6 +201,9 @@ _C_API_CASES = st.one_of(
         st.sampled_from(["conformance.capi.m1", "conformance.capi.m2", ""]),
         st.sampled_from(["", "a doc"]), st.sampled_from(["", "{}", '{"k": 1}', "not json"]),
         st.booleans())),
+    st.tuples(st.just("type_method"), st.tuples(
+        st.sampled_from(["conf_m1", "conf_m2", ""]), st.sampled_from(["", "a doc"]),
+        st.sampled_from(["", "{}"]), st.booleans())),
     st.tuples(st.just("allocators"), st.tuples(st.booleans(), st.lists(
         st.sampled_from([0, 1, 5]), max_size=3))))
 _SYSTEM_LIB_NAMES = (f"conformance_sys{i}" for i in itertools.count())
