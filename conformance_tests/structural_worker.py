@@ -6,7 +6,8 @@ sides, and reports every structural operation on them as plain data, errors
 included: equality and the first mismatch (with and without mapping free
 variables), hashes (numbers where they do not depend on addresses), the
 StructuralKey of each side, the JSON graph text and its round trip, a deep
-copy, a post-order walk with definition regions, and a structural map.
+copy, a post-order walk with definition regions, and a structural map. ``visitors`` runs
+``structural_visit`` and ``structural_mutate`` on a case's graph (:func:`visitors_report`).
 """
 
 from __future__ import annotations
@@ -201,24 +202,17 @@ def visitors_report(env: Any, case: Dict[str, Any], build: Callable,
 def handlers(build: Callable, attempt: Callable) -> Dict[str, Callable]:
     """The worker operations this module adds (``child.OPS``)."""
 
-    def op_structural(env: Any, cases: List[Dict[str, Any]]) -> List[Any]:
-        """For each structural case: :func:`report`, or the error building it raised."""
-        out = []
-        for case in cases:
-            try:
-                out.append(report(env, case, build, attempt))
-            except Exception as error:  # noqa: BLE001 - a front end refusing to build is a result
-                out.append(["build-raises", type(error).__name__, str(error).split("\n")[0]])
-        return out
+    def each_case(reporter: Callable) -> Callable:
+        def op(env: Any, cases: List[Dict[str, Any]]) -> List[Any]:
+            out = []
+            for case in cases:
+                try:
+                    out.append(reporter(env, case, build, attempt))
+                except Exception as error:  # noqa: BLE001 - a refused build is a result
+                    out.append(["build-raises", type(error).__name__,
+                                str(error).split("\n")[0]])
+            return out
+        op.__doc__ = f"For each case: :func:`{reporter.__name__}`, or the error building it raised."
+        return op
 
-    def op_visitors(env: Any, cases: List[Dict[str, Any]]) -> List[Any]:
-        """For each case: :func:`visitors_report`, or the error building it raised."""
-        out = []
-        for case in cases:
-            try:
-                out.append(visitors_report(env, case, build, attempt))
-            except Exception as error:  # noqa: BLE001 - a front end refusing to build is a result
-                out.append(["build-raises", type(error).__name__, str(error).split("\n")[0]])
-        return out
-
-    return {"structural": op_structural, "visitors": op_visitors}
+    return {"structural": each_case(report), "visitors": each_case(visitors_report)}
