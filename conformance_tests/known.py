@@ -88,8 +88,9 @@ KNOWN: List[Divergence] = [
         "fast-cffi: a String or Bytes object longer than 7 bytes that reaches Python (a "
         "structural_mutate callback's value, returned as is) comes back as a new object, since "
         "the cffi core copies such text and releases the object (object.py, wrap_owned, for "
-        "PyPy's sake): structural_mutate then rebuilds every parent, and result.same_as(root) "
-        "is False where upstream's (and the compiled core's) is True.",
+        "PyPy's sake): structural_mutate then rebuilds every parent, result.same_as(root) "
+        "is False where upstream's (and the compiled core's) is True, and the callbacks are "
+        "called for other values.",
         # test_structural_visitors_and_mutators leaves out the one read (_holds_long_text)
         lambda node, context: False,
         "v = api.Array(['x' * 30])\n"

@@ -191,8 +191,10 @@ def visitors_report(env: Any, case: Dict[str, Any], build: Callable,
 
     def mutated():
         result = api.structural_mutate(lhs, [(int, lambda v, m: v * 2), (object, on_mutate)])
+        if not case["identity"]:  # long text: which values the callbacks see is the cffi
+            return [repr_print(result)]  # core's own (known.py, "cffi-long-text-identity")
         return [repr_print(result), modes, result.same_as(lhs)
-                if isinstance(result, api.Object) and case["identity"] else None]
+                if isinstance(result, api.Object) else None]
 
     return {"visit": attempt(env, visited), "mutate": attempt(env, mutated),
             "kinds": [int(k) for k in api.DefRegionKind], "interrupt": attempt(
