@@ -263,6 +263,12 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
 
                 def make(k=arg):
                     return lambda *args: [k] + list(args)
+                if name == "ffi.String" and (kind == "remove" or (kind == "register"
+                                                                   and arg[0])):
+                    # A builtin others use stays (removed or replaced, every later property
+                    # in the worker would see it): only refused registrations and reads.
+                    record.append("builtin kept")
+                    continue
                 if kind == "register":
                     override, k = arg
                     record.append(attempt(env, lambda: api.register_global_func(

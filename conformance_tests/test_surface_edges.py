@@ -177,6 +177,7 @@ def test_identity_hashes_and_pickles(pool, recipes):
 _C_API_CASES = st.one_of(
     st.tuples(st.just("version"), st.none()),
     st.tuples(st.just("signals"), st.none()),
+    st.tuples(st.just("decref_null"), st.none()),
     st.tuples(st.just("init_once"), st.tuples(st.sampled_from([0, 0, -1]), st.sampled_from(
         [0, 0, -1]), st.sampled_from([None, None, 0x7000]))),
     st.tuples(st.just("error_parts"), st.tuples(
@@ -211,7 +212,7 @@ _SYSTEM_LIB_NAMES = (f"conformance_sys{i}" for i in itertools.count())
 
 @conformance(examples=30)
 @given(st.lists(_C_API_CASES, min_size=1, max_size=6), st.integers(-3, 3), st.booleans())
-@example([("version", None), ("signals", None), ("init_once", (0, 0, None)),
+@example([("version", None), ("signals", None), ("decref_null", None), ("init_once", (0, 0, None)),
           ("init_once", (-1, 0, None)), ("error_parts", ("ValueError", ["a", "b"])),
           ("error_cause", ("ValueError", "why", "", True, True)),
           ("set_global", ("conformance.capi.g1", False, True)),
