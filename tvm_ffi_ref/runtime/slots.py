@@ -141,7 +141,9 @@ def _wrap(slot: abi.CFunction, fn: Callable):
             for observer in observers:
                 observer(name, args)
             for i, param in required:
-                if not args[i]:
+                # a NULL pointer arrives as None or a false pointer object; an empty C
+                # string (b"") is no NULL
+                if args[i] is None or (not args[i] and not isinstance(args[i], bytes)):
                     raise FFIError("ValueError", f"{name}: {param} must not be NULL")
             result = fn(*args)
             if result is None and (returns_status or returns_pointer):
