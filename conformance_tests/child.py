@@ -182,6 +182,8 @@ OPS.update(_load_worker("decode_worker").handlers(
     type_info_record=type_info_record, fault=fault, take_faults=take_faults))
 OPS.update(_load_worker("structural_worker").handlers(build, attempt))
 OPS.update(_load_worker("edge_worker").handlers(build, attempt, raised))
+OPS.update(_load_worker("surface_worker").handlers(build, attempt, raised))
+OPS.update(_load_worker("capi_surface_worker").handlers(build, attempt, raised))
 
 
 def main(frontend: str, config_path: str) -> None:

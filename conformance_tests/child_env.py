@@ -53,6 +53,7 @@ class Env:
         # end's own handle (if it has one) untouched.
         self.lib = self.abi.bind(ctypes.CDLL(lib_path, mode=ctypes.RTLD_GLOBAL))
         self.lib_path = lib_path
+        self.kernel_paths = dict(config["kernels"])
         self.kernels = {name: api.load_module(path) for name, path in config["kernels"].items()}
         self.probe = self.kernels["probe"]
         self.calls = self.kernels.get("calls")

@@ -38,10 +38,65 @@ def walk(recipe: Any, context: str = "arg") -> Iterator[Tuple[Any, str]]:
                 yield from walk(item, "arg")
 
 
-#: None at present. The last, ref losing NumPy's RuntimeError for a float8/bfloat16 Tensor
-#: (a ctypes deleter ran while the error was pending), went with the C deferred deleter of
-#: tvm_ffi_common/_pycapi.c that ref's DLPack exports now carry.
-KNOWN: List[Divergence] = []
+#: Found by ``test_surface_edges`` and ``test_structural_visitors_and_mutators`` (their
+#: generation steps around them, see there); none is a one-line fix (the class hierarchy and
+#: the Error class are shared by every front end; the cffi core copies long text on purpose).
+#: Earlier: ref losing NumPy's RuntimeError for a float8/bfloat16 Tensor went with the C
+#: deferred deleter of tvm_ffi_common/_pycapi.c that ref's DLPack exports now carry.
+KNOWN: List[Divergence] = [
+    Divergence(
+        "tensor-is-an-object",
+        "A Tensor is an instance of the package's Object (with type_key 'ffi.Tensor') in every "
+        "front end of ours; upstream's Tensor derives from core.CObject only: isinstance(t, "
+        "tvm_ffi.Object) is False there and t.type_key raises AttributeError.",
+        lambda node, context: False,  # test_identity_hashes_and_pickles skips these two reads
+        "t = api.from_dlpack(np.zeros(3, dtype='float32'))\n"
+        "result = [isinstance(t, api.Object), hasattr(t, 'type_key')]"),
+    Divergence(
+        "extra-public-attributes",
+        "Ours has public names upstream's API lacks: Error.append_backtrace, Object.type_key "
+        "and Object.type_index, and list_global_func_names at the package's top (upstream has "
+        "it in tvm_ffi.registry only); code written against ours fails on upstream.",
+        lambda node, context: False,  # test_surface_edges generates no use of them
+        "error = (getattr(api, 'Error', None) or api.core.Error)('ValueError', 'm', '')\n"
+        "a = api.Array([])\n"
+        "result = [hasattr(error, 'append_backtrace'), hasattr(a, 'type_key'), "
+        "hasattr(a, 'type_index'), hasattr(api, 'list_global_func_names')]"),
+    Divergence(
+        "ref-dtype-field-from-bad-bytes",
+        "ref: a C++-backed class's dtype field given bytes that are not UTF-8 (through "
+        "@c_class's __init__) raises ValueError \"<key>.__ffi_init__() field 'v_dtype': ...\"; "
+        "upstream and fast raise UnicodeDecodeError (upstream's message carries the raw bytes "
+        "and its front end decodes it strictly). Found by test_c_classes_and_registered_objects.",
+        lambda node, context: False,  # that property generates no bytes for v_dtype
+        "import sys\n"
+        "D = api.dataclasses\n"
+        "made = sys.modules.get('conformance_c_classes')\n"
+        "if made is not None and hasattr(made, 'All'):\n"
+        "    All = made.All\n"
+        "else:\n"
+        "    @D.c_class('stk.All')\n"
+        "    class All(D.Object):\n"
+        "        v_dtype: object\n"
+        "try:\n"
+        "    All(v_dtype=b'\\x80')\n"
+        "    result = None\n"
+        "except Exception as error:\n"
+        "    result = type(error).__name__"),
+    Divergence(
+        "cffi-long-text-identity",
+        "fast-cffi: a String or Bytes object longer than 7 bytes that reaches Python (a "
+        "structural_mutate callback's value, returned as is) comes back as a new object, since "
+        "the cffi core copies such text and releases the object (object.py, wrap_owned, for "
+        "PyPy's sake): structural_mutate then rebuilds every parent, result.same_as(root) "
+        "is False where upstream's (and the compiled core's) is True, and the callbacks are "
+        "called for other values.",
+        # test_structural_visitors_and_mutators leaves out the one read (_holds_long_text)
+        lambda node, context: False,
+        "v = api.Array(['x' * 30])\n"
+        "result = api.structural_mutate(v, [(object, lambda x, m: m.default_mutate(x))])"
+        ".same_as(v)"),
+]
 
 
 def container_op_divergent(kind: str, op: Any) -> bool:

@@ -6,7 +6,8 @@ sides, and reports every structural operation on them as plain data, errors
 included: equality and the first mismatch (with and without mapping free
 variables), hashes (numbers where they do not depend on addresses), the
 StructuralKey of each side, the JSON graph text and its round trip, a deep
-copy, a post-order walk with definition regions, and a structural map.
+copy, a post-order walk with definition regions, and a structural map. ``visitors`` runs
+``structural_visit`` and ``structural_mutate`` on a case's graph (:func:`visitors_report`).
 """
 
 from __future__ import annotations
@@ -133,17 +134,87 @@ def report(env: Any, case: Dict[str, Any], build: Callable, attempt: Callable) -
     }
 
 
+def visitors_report(env: Any, case: Dict[str, Any], build: Callable,
+                    attempt: Callable) -> Dict[str, Any]:
+    """``structural_visit`` and ``structural_mutate`` on one case's ``lhs``, with callbacks that
+    use the visitor's and mutator's methods as ``case["visit"]`` and ``case["remap"]`` say."""
+    api = env.api
+    builder = _Builder(env, build, case["free_vars"])
+    for recipe in case["shared"]:
+        builder.shared.append(builder.side(recipe))
+    lhs = builder.side(case["lhs"])
+    free = list(builder.free)
+    repr_print = api.get_global_func("ffi.ReprPrint")
+    mode, stop_at, region = case["visit"]
+    seen: List[Any] = []
+
+    def on_value(value, visitor):
+        seen.append([repr_print(value), int(visitor.def_region_kind())])
+        if len(seen) == stop_at:
+            return api.VisitInterrupt([len(seen), repr_print(value)])
+        if mode == "prune":
+            return None
+        if mode == "region":
+            return visitor.with_def_region_kind(region, lambda: [
+                seen.append(["inside", int(visitor.def_region_kind())]),
+                visitor.default_visit(value)][1])
+        if mode == "children" and isinstance(value, (api.Array, api.List)):
+            for item in value:
+                stopped = visitor.visit(item)
+                if stopped is not None:
+                    return stopped
+            return None
+        return visitor.default_visit(value)
+
+    def on_int(value, visitor):
+        seen.append(["int", value])
+        return None
+
+    def visited():
+        stopped = api.structural_visit(lhs, [(int, on_int), (object, on_value)])
+        return [seen, None if stopped is None else
+                [type(stopped).__name__, stopped.value]]
+
+    modes: List[Any] = []
+
+    def on_mutate(value, mutator, inplace_mode):
+        modes.append([repr_print(value), int(inplace_mode), int(mutator.def_region_kind())])
+        if value.same_as(lhs) if isinstance(value, api.Object) else False:
+            for index, replacement in case["remap"]:
+                var = free[index % len(free)]
+                mutator.var_remap_set(var, replacement if replacement is not None
+                                      else builder.var("fresh"))
+            modes.append([repr_print(mutator.var_remap_get(v)) if mutator.var_remap_get(v)
+                          is not None else None for v in free])
+            return mutator.with_def_region_kind(region, lambda: mutator.default_mutate(value))
+        return mutator.default_mutate(value)
+
+    def mutated():
+        result = api.structural_mutate(lhs, [(int, lambda v, m: v * 2), (object, on_mutate)])
+        if not case["identity"]:  # long text: which values the callbacks see is the cffi
+            return [repr_print(result)]  # core's own (known.py, "cffi-long-text-identity")
+        return [repr_print(result), modes, result.same_as(lhs)
+                if isinstance(result, api.Object) else None]
+
+    return {"visit": attempt(env, visited), "mutate": attempt(env, mutated),
+            "kinds": [int(k) for k in api.DefRegionKind], "interrupt": attempt(
+                env, lambda: [api.VisitInterrupt().value, api.VisitInterrupt(-0.0).value])}
+
+
 def handlers(build: Callable, attempt: Callable) -> Dict[str, Callable]:
     """The worker operations this module adds (``child.OPS``)."""
 
-    def op_structural(env: Any, cases: List[Dict[str, Any]]) -> List[Any]:
-        """For each structural case: :func:`report`, or the error building it raised."""
-        out = []
-        for case in cases:
-            try:
-                out.append(report(env, case, build, attempt))
-            except Exception as error:  # noqa: BLE001 - a front end refusing to build is a result
-                out.append(["build-raises", type(error).__name__, str(error).split("\n")[0]])
-        return out
+    def each_case(reporter: Callable) -> Callable:
+        def op(env: Any, cases: List[Dict[str, Any]]) -> List[Any]:
+            out = []
+            for case in cases:
+                try:
+                    out.append(reporter(env, case, build, attempt))
+                except Exception as error:  # noqa: BLE001 - a refused build is a result
+                    out.append(["build-raises", type(error).__name__,
+                                str(error).split("\n")[0]])
+            return out
+        op.__doc__ = f"For each case: :func:`{reporter.__name__}`, or the error building it raised."
+        return op
 
-    return {"structural": op_structural}
+    return {"structural": each_case(report), "visitors": each_case(visitors_report)}

@@ -862,6 +862,36 @@ REFCOUNTS = [
          PYLIST(*ints(1, 1, 1, 1, 1, 1)),
          "an error raised through nested callbacks releases the callbacks' arguments when the "
          "call returns, with no cycle collection (the traceback's frames keep no stack alive)"),
+    Case("refcount.error_caught_by_cpp",
+         "import sys\n"
+         "held = [api.List([1]), api.convert([1, 2]), objects.make_point(3, -1.5, 'pt', [])]\n"
+         "def through_kernel(x):\n"
+         "    return callbacks.throw_value_error(7)\n"
+         "def nested(x):\n"
+         "    return callbacks.call1(raiser(IndexError, 'i'), x)\n"
+         "def settled(h):\n"
+         "    if sys.implementation.name != 'cpython':\n"
+         "        gc.collect()  # PyPy: the wrappers made meanwhile are garbage until collected\n"
+         "    return introspect.arg_strong_count(h)\n"
+         "gc.disable()  # counts read with no cycle collection since the calls\n"
+         "try:\n"
+         "    result = []\n"
+         "    for h in held:\n"
+         "        callbacks.call_catching(through_kernel, h)\n"
+         "        result.append(settled(h))\n"
+         "        callbacks.call_catching(nested, h)\n"
+         "        result.append(settled(h))\n"
+         "        try:\n"
+         "            callbacks.call_rethrowing_as(through_kernel, h, 'IndexError')\n"
+         "        except IndexError:\n"
+         "            pass\n"
+         "        result.append(settled(h))\n"
+         "finally:\n"
+         "    gc.enable()",
+         PYLIST(*ints(1, 1, 1, 1, 1, 1, 1, 1, 1)),
+         "an error a Python callback let through, which C++ catches and drops (returning "
+         "normally, or raising another), releases the callback's arguments when the call "
+         "returns: nothing keeps the exception for the Error C++ dropped"),
 ]
 
 # --------------------------------------------------------------------------

@@ -8,7 +8,9 @@ it saw; the three outputs must be equal:
   already registered``;
 * a List iterates the length it had when iteration started: items appended meanwhile are
   not visited, and a List cleared meanwhile raises upstream's ``IndexError``;
-* ``remove_global_func`` returns None, whether or not the name was registered.
+* ``remove_global_func`` returns None, whether or not the name was registered;
+* setting an attribute a py_class does not declare raises ``AttributeError``;
+* ``tvm_ffi.cpp.load_inline`` with empty C++ sources returns a Module (with no functions).
 
 Where ours deliberately differs (a Dict changed during iteration raises Python's
 ``RuntimeError``, tests/stress_cases.py) the case is pinned there, not here.
@@ -56,6 +58,26 @@ try:
         shrunk.pop()
 except IndexError as error:
     print("popped while iterating:", seen, "IndexError", error)
+""",
+    "unknown attribute on a py_class instance": r"""
+@api.dataclasses.py_class("fuzz.Point")
+class Point(api.Object):
+    x: int
+
+point = Point(1)
+for name in ["y", "__dict__", "x"]:
+    try:
+        setattr(point, name, 2)
+        print(name, "set", getattr(point, name))
+    except Exception as error:
+        print(name, type(error).__name__, error)
+""",
+    "load_inline with empty sources": r"""
+import tempfile
+with tempfile.TemporaryDirectory() as directory:
+    for sources in ["", [""]]:
+        module = api.cpp.load_inline("fuzz_empty", cpp_sources=sources, build_directory=directory)
+        print(repr(sources), type(module).__name__, isinstance(module, api.Module))
 """,
     "remove_global_func": r"""
 api.register_global_func("fuzz.temporary", lambda: 1)

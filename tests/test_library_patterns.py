@@ -7,7 +7,7 @@ the libraries themselves, opt-in):
   ``__device_type_name__``, and registers itself with ``core._set_class_device``;
 * flashinfer's JIT (and any build tool) compiles C++ against upstream's header-only API with
   the flags ``libinfo`` and ``python -m tvm_ffi.config`` report;
-* TVM's Relax passes run native ``__s_visit__`` hooks; TIRx hands a C++ subclass of
+* TVM's Relax passes run native ``__s_visit__`` and ``__s_mutate__`` hooks; TIRx hands a C++ subclass of
   ``ffi.StructuralMutator`` to the containers' typed hooks;
 * TIRx and jax-tvm-ffi keep objects in C++ statics, released after Python has finalized.
 
@@ -203,6 +203,38 @@ def test_without_upstreams_headers_one_line_says_what_to_install(impl):
     assert len(path.stderr.splitlines()) == 1 and "apache-tvm-ffi" in path.stderr
 
 
+@pytest.mark.parametrize("impl", ["ref", "fast"])
+def test_include_paths_walks_the_header_trees_once(tmp_path, impl):
+    """``include_paths()`` asks for the merged directory three times; the header trees are
+    walked on the first call only, and again when the cache root changes or the merged
+    directory is deleted (flashinfer's JIT asks on every kernel build)."""
+    code = textwrap.dedent(f"""
+    import os, shutil
+    import tvm_ffi_{impl}.libinfo as info
+    import tvm_ffi_{impl}.cpp.headers as headers
+    walks = []
+    real_walk = os.walk
+    def counting_walk(*args, **kwargs):
+        walks.append(args[0])
+        return real_walk(*args, **kwargs)
+    headers.os.walk = counting_walk
+    first = info.include_paths()
+    after_first = len(walks)
+    second = info.include_paths()
+    print(after_first > 0, len(walks) - after_first, first == second)
+    os.environ["TVM_FFI_CACHE_DIR"] = {str(tmp_path / "other")!r}
+    moved = info.find_include_path()
+    print(len(walks) > after_first, moved.startswith({str(tmp_path / "other")!r}))
+    count = len(walks)
+    shutil.rmtree(moved)
+    print(info.find_include_path() == moved, os.path.isdir(moved), len(walks) > count)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, TVM_FFI_CACHE_DIR=str(tmp_path / "cache")))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "True 0 True\nTrue True\nTrue True True\n"
+
+
 # ------------------------------------------------------------ structural traversals
 
 
@@ -238,6 +270,43 @@ def test_a_native_s_visit_hook_stops_at_an_interrupt_and_reports_an_error(librar
     assert text == "VisitInterrupt\nValueError no 3\n"
 
 
+def test_a_native_s_mutate_hook_runs(library):
+    """TVM's Relax nodes also register ``__s_mutate__`` as a native function pointer (its
+    LegalizeOps mutates what it has just visited); the pair's hook mutates its second field
+    first, keeps the pair when nothing changed and copies it otherwise."""
+    text = assert_all_equal(run_each("""
+    pair = lib["make_pair"](api.convert([1, 2]), 3)
+    seen = []
+    def times_ten(value):
+        seen.append(value)
+        return value * 10
+    mapped = api.structural.structural_map(pair, [(int, times_ten)])
+    print(seen, mapped.first, mapped.second, mapped.same_as(pair), pair.first, pair.second)
+    kept = api.structural.structural_map(pair, [(str, lambda s: s + "!")])
+    print(kept.same_as(pair))
+    seen.clear()
+    nested = api.convert([pair, lib["make_pair"](4, 5)])
+    mutated = api.structural.structural_mutate(
+        nested, [(int, lambda value, mutator: times_ten(value))])
+    print(seen, mutated[0].first, mutated[0].second, mutated[1].first, mutated[1].second)
+    """, library))
+    assert text == ("[3, 1, 2] (10, 20) 30 False (1, 2) 3\nTrue\n"
+                    "[3, 1, 2, 5, 4] (10, 20) 30 40 50\n")
+
+
+def test_a_native_s_mutate_hook_passes_an_error_through(library):
+    text = assert_all_equal(run_each("""
+    pair = lib["make_pair"](api.convert([1, 2]), 3)
+    def fail(value):
+        raise ValueError(f"no {value}")
+    try:
+        api.structural.structural_map(api.convert([pair]), [(int, fail)])
+    except ValueError as e:
+        print("ValueError", e)
+    """, library))
+    assert text == "ValueError no 3\n"
+
+
 def test_cxx_subclasses_of_the_visitor_and_mutator_pass_the_typed_hooks(library):
     """TIRx's mutator is a C++ subclass of ``ffi.StructuralMutator``: the containers' typed
     ``__s_visit__`` / ``__s_mutate__`` hooks take it, as a C++ ObjectRef parameter would."""
@@ -267,3 +336,32 @@ def test_objects_held_by_a_cxx_static_until_exit(library, impl):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (0, "1 2 3 4 5 6 7\n", "")
+
+
+@pytest.mark.parametrize("impl", ["ref", "fast"])
+def test_dlpack_exports_released_by_the_last_collection(impl):
+    """NumPy arrays and torch tensors made from our DLPack exports, kept in a reference cycle
+    (freed by the interpreter's last garbage collection, after ``atexit``) and in module
+    globals (torn down at exit): no crash, exit 0. Under ref their deleters pass the exit
+    gate ``interpreter_exit.py`` shuts: those releases are dropped (without the gate the
+    process dies of SIGSEGV)."""
+    code = textwrap.dedent(f"""
+    import gc
+    import numpy as np
+    import torch
+    {IMPORTS[impl]}
+    gc.disable()  # no collection before exit frees the cycle
+    class Holder:
+        pass
+    holder = Holder()
+    holder.self = holder  # a cycle: only the last collection frees it
+    holder.arrays = [np.from_dlpack(api.from_dlpack(np.arange(5.0))) for _ in range(3)]
+    holder.tensors = [torch.from_dlpack(api.from_dlpack(torch.arange(4.0))) for _ in range(3)]
+    holder.capsule = api.from_dlpack(np.arange(3.0)).__dlpack__()
+    kept = [torch.from_dlpack(api.from_dlpack(np.ones(2)))]
+    del holder
+    print(float(kept[0].sum()))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "2.0\n", "")

@@ -177,6 +177,8 @@ class Error(Object):
             back = make_exception(kind, self.message, self.backtrace)
             error_crossing.arrived(self, back)
         back.__tvm_ffi_error__ = self
+        if error_crossing.threads_remembering:  # others C dropped meanwhile (a call's end)
+            error_crossing.settle()
         return back
 
     def _carried_exception(self) -> Optional[BaseException]:

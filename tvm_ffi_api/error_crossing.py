@@ -29,8 +29,16 @@ An exception an Error carries as itself (``KeyboardInterrupt``, ...) must not
 hold that Error (the Error holds it: a cycle through C that Python's collector
 cannot see), so its record keeps the text instead, and each crossing makes a
 new Error of the text grown by the new frames. While an Error is in C, its
-thread keeps the exception that crossed as it, for its last two Errors: one
-that C++ code catches and drops stays alive until two more cross.
+thread keeps the exception that crossed as it, for its last two Errors.
+
+C++ code may catch such an Error and drop it; the exception, its traceback's
+frames and the callback's arguments in them must then go at once, as
+upstream (which keeps nothing) lets them go. No runtime sees a drop done by
+inline header code, so the cores ask after each call into C returns, and
+whenever an Error comes back (:func:`settle`): an Error only its Python
+wrapper still holds (strong count 1) is in no C code's hands and can never
+come back; its exception is forgotten. The question costs one look at
+:data:`threads_remembering` when nothing is remembered.
 """
 
 from __future__ import annotations
@@ -40,6 +48,8 @@ import threading
 import types
 from collections import OrderedDict
 from typing import Any, Callable, Optional, Tuple
+
+from tvm_ffi_common import abi
 
 from .backtrace import traceback_text_until, with_backtrace
 
@@ -79,6 +89,33 @@ class _ThreadState(threading.local):
 
 
 _state = _ThreadState()
+
+#: The threads that remember an exception in C (their ``threading.get_ident()``): a core
+#: calls :func:`settle` after a call into C only when this is not empty.
+threads_remembering: set = set()
+
+
+def settle() -> None:
+    """Forgets this thread's exceptions whose Errors no C code holds any more (see the
+    module's text); called by the cores after a call into C, and by ``py_error``."""
+    in_flight = _state.in_flight
+    for handle in [h for h, exception in in_flight.items() if _dropped_by_c(h, exception)]:
+        del in_flight[handle]
+    if not in_flight:
+        threads_remembering.discard(threading.get_ident())
+
+
+def _dropped_by_c(handle: int, exception: BaseException) -> bool:
+    # the strong references of Python's own wrappers of it (the record's, the exception's)
+    # are all it has: nothing in C can hand it back
+    record = record_of(exception)
+    wrappers = {id(w): w for w in (record.error if record is not None else None,
+                                   getattr(exception, "__tvm_ffi_error__", None))
+                if w is not None and getattr(w, "_handle", None) == handle}
+    if not wrappers:
+        return True
+    strong = abi.TVMFFIObject.from_address(handle).combined_ref_count & 0xFFFFFFFF
+    return strong <= len(wrappers)
 
 
 def _text(error: Any) -> str:
@@ -144,6 +181,7 @@ def crossed(error: Any, exception: BaseException) -> None:
     in_flight.move_to_end(error._handle)
     while len(in_flight) > _REMEMBERED:
         in_flight.popitem(last=False)
+    threads_remembering.add(threading.get_ident())
 
 
 def arrived(error: Any, exception: BaseException) -> None:
@@ -155,9 +193,12 @@ def incoming(error: Any, expected_class: type) -> Optional[BaseException]:
     """The exception ``error`` left with, if it may come back as it is: remembered, of
     ``expected_class``, and the Error's text only appended to since (the appended frames
     then added to its traceback)."""
-    exception = _state.in_flight.pop(error._handle, None)
+    in_flight = _state.in_flight
+    exception = in_flight.pop(error._handle, None)
     if exception is None:
         return None
+    if not in_flight:
+        threads_remembering.discard(threading.get_ident())
     record = record_of(exception)
     if (record is None or record.error._handle != error._handle or
             type(exception) is not expected_class or

@@ -148,6 +148,13 @@ def load_module(path: Union[str, "os.PathLike[str]"], keep_module_alive: bool = 
                         f"{type(path).__name__}")
     path = os.fsdecode(path)
     _refuse_non_tvm_ffi_library(path)
+    return load_built_library(path, keep_module_alive)
+
+
+def load_built_library(path: str, keep_module_alive: bool = True) -> Module:
+    """Loads a library ``tvm_ffi.cpp`` has just built, without :func:`load_module`'s symbol
+    check: built from sources meant for TVM FFI, it is one even when it exports nothing (empty
+    sources give upstream an empty Module too, not an error)."""
     module = _api("ModuleLoadFromFile")(path)
     if keep_module_alive:
         _api("ModuleGlobalsAdd")(module)
@@ -157,6 +164,7 @@ def load_module(path: Union[str, "os.PathLike[str]"], keep_module_alive: bool = 
 def _refuse_non_tvm_ffi_library(path: str) -> None:
     # Loading a shared library that is no kernel library (libm, say) would
     # succeed and then find no function at all: say so at once, with the path.
+    # Deliberately stricter than upstream (an empty Module): see docs/runtimes.md.
     from .elf_symbols import read_dynamic_symbols
 
     try:

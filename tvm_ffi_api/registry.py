@@ -128,13 +128,15 @@ def init_ffi_api(namespace: str, target_module_name: Optional[str] = None) -> No
     The usual ``_ffi_api.py`` of a package: ``tvm_ffi.init_ffi_api("mypkg",
     __name__)`` makes ``_ffi_api.f`` the global ``mypkg.f``. Only the functions
     registered at the time of the call, and only direct members (``mypkg.a.f``
-    is not ``a.f``); a namespace ``tvm.X`` names the globals ``X.*``. The module
+    is not ``a.f``; as upstream, ``mypkg`` itself lands as ``""``); a namespace ``tvm.X`` names the globals ``X.*``. The module
     (default: the one named ``namespace``) must be imported already.
     """
     prefix = namespace[len("tvm."):] if namespace.startswith("tvm.") else namespace
     target = sys.modules[target_module_name or namespace]
     for name in list_global_func_names():
-        if not name.startswith(prefix + "."):
+        # Upstream tests a bare prefix: "ns" itself lands as "", and "nsX" as its tail after
+        # one more character; copied, since a package may find names where upstream put them.
+        if not name.startswith(prefix):
             continue
         short = name[len(prefix) + 1:]
         if "." in short:

@@ -54,9 +54,12 @@ def known_code() -> Dict[int, str]:
         address(function._python_deleter): "tvm_ffi_ref.function._python_deleter",
         address(pyobject.release_pyobject): "tvm_ffi_ref.pyobject.release_pyobject "
                                             "(Py_DecRef)",
-        tensor._EXPORTED_DELETER[False]: "tvm_ffi_ref.runtime.tensor._exported_deleter",
-        tensor._EXPORTED_DELETER[True]: "tvm_ffi_ref.runtime.tensor."
-                                         "_exported_versioned_deleter",
+        tensor._EXPORTED_DELETER[False]: "tvm_ffi_runtime_host_dlpack_deleter in "
+                                          "libtvm_ffi.so (tvm_ffi_ref.runtime.tensor."
+                                          "_exported_deleter)",
+        tensor._EXPORTED_DELETER[True]: "tvm_ffi_runtime_host_dlpack_versioned_deleter in "
+                                         "libtvm_ffi.so (tvm_ffi_ref.runtime.tensor."
+                                         "_exported_deleter)",
     }
     known.update(_library_function_code())
     _KNOWN_CODE = known

@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
-from . import dlpack_exchange, releases, rules
+from . import dlpack_exchange, error_crossing, releases, rules
 from .convert import CallScope, borrowed_to_python, pack_args, to_owned_any, to_python
 from .error import Error, exception_to_error_raised, raise_taken_error
 from .error_crossing import reserve_callback_headroom
@@ -68,6 +68,8 @@ def _outcome(status: int, result: abi.TVMFFIAny, exchange_api: int) -> Any:
         violation = rules.result_violation(result)
         if violation is not None:
             raise violation
+        if error_crossing.threads_remembering:  # an Error C caught and dropped (its module)
+            error_crossing.settle()
         return to_python(result, exchange_api)
     if status == -1:
         raise_last_error()

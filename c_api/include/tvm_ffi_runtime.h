@@ -241,16 +241,6 @@ TVM_FFI_DLL void* tvm_ffi_runtime_list_buffer_alloc(size_t bytes);
 TVM_FFI_DLL void tvm_ffi_runtime_list_buffer_free(void* data);
 
 /*
- * Deleters that do nothing: an object deleter and a DLPack managed tensor
- * deleter. A runtime whose deleters are Python callbacks installs them in what
- * is still alive when its interpreter shuts down (a framework's tensor freed by
- * the last garbage collection would otherwise run Python code in an interpreter
- * that is half gone); the memory is then left to the process's end.
- */
-TVM_FFI_DLL void tvm_ffi_runtime_abandon_object(void* self, int flags);
-TVM_FFI_DLL void tvm_ffi_runtime_abandon_dlpack(void* managed);
-
-/*
  * A Function (*out, a new reference) that calls safe_call with a NULL handle,
  * as upstream's library modules call an exported __tvm_ffi_<name> symbol, and
  * holds a reference to owner (the module, so its library stays loaded) until
@@ -376,13 +366,17 @@ TVM_FFI_DLL int tvm_ffi_runtime_checked_callback_function(void* self,
                                                           TVMFFIObjectHandle* out);
 
 /*
- * For a runtime written in Python (host_callbacks.c). host_deleter is the
- * deleter such a runtime stores in its objects' headers: it calls the deleter
- * last given to set_host_deleter, and drops the release (nothing is called,
- * nothing freed) while that is NULL -- as after interpreter exit, when a C++
- * static destructor may still release an object.
+ * For a runtime written in Python (host_callbacks.c: its exit gate).
+ * host_exit says the host's interpreter is finalizing: from then on, for good,
+ * nothing below calls into the host -- releases are dropped (nothing called,
+ * nothing freed: left to the process's end), traversal steps return None, and
+ * host_exited is true (checked_callback.c then refuses calls).
  *
- * host_exited says whether a host deleter was set and has since been cleared.
+ * host_deleter is the deleter such a runtime stores in its objects' headers:
+ * it calls the deleter last given to set_host_deleter (unless the host
+ * exited). host_dlpack_deleter / host_dlpack_versioned_deleter are the
+ * deleters of the DLPack managed tensors it exports: they call the deleter
+ * given to set_host_dlpack_deleter with versioned 0 or 1 (unless it exited).
  *
  * host_visitor_vtable registers the runtime's visit step (NULL: none; a visit
  * then returns None) and returns the address of a StructuralVisitorVTable
@@ -392,9 +386,14 @@ TVM_FFI_DLL int tvm_ffi_runtime_checked_callback_function(void* self,
  * stores it at offset 24, so native __s_visit__ hooks can descend through it.
  */
 typedef void (*TVMFFIRuntimeHostStep)(void* traversal, const TVMFFIAny* value, TVMFFIAny* out);
+TVM_FFI_DLL void tvm_ffi_runtime_host_exit(void);
+TVM_FFI_DLL int tvm_ffi_runtime_host_exited(void);
 TVM_FFI_DLL void tvm_ffi_runtime_set_host_deleter(void (*deleter)(void* self, int flags));
 TVM_FFI_DLL void tvm_ffi_runtime_host_deleter(void* self, int flags);
-TVM_FFI_DLL int tvm_ffi_runtime_host_exited(void);
+TVM_FFI_DLL void tvm_ffi_runtime_set_host_dlpack_deleter(void (*deleter)(void* managed,
+                                                                         int versioned));
+TVM_FFI_DLL void tvm_ffi_runtime_host_dlpack_deleter(void* managed);
+TVM_FFI_DLL void tvm_ffi_runtime_host_dlpack_versioned_deleter(void* managed);
 TVM_FFI_DLL const void* tvm_ffi_runtime_host_visitor_vtable(TVMFFIRuntimeHostStep visit);
 
 /*

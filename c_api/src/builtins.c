@@ -36,7 +36,9 @@ static int builtin_inc_ref(TVMFFIObjectHandle handle) {
  */
 static int builtin_dec_ref(TVMFFIObjectHandle handle) {
   TVMFFIObject* obj = (TVMFFIObject*)handle;
-  uint64_t before = __atomic_fetch_sub(&obj->combined_ref_count, STRONG_ONE, __ATOMIC_RELEASE);
+  uint64_t before;
+  if (obj == NULL) return 0; /* upstream's DecRefObjectHandle ignores NULL */
+  before = __atomic_fetch_sub(&obj->combined_ref_count, STRONG_ONE, __ATOMIC_RELEASE);
   if ((before & STRONG_MASK) == STRONG_ONE) tvm_ffi_runtime_strong_count_ended(obj, before);
   return 0;
 }

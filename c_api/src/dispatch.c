@@ -195,10 +195,3 @@ void tvm_ffi_runtime_free_sequence(void* self, int flags) {
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
 }
 
-/* Deleters that leave their object to the process's end (tvm_ffi_runtime.h). */
-void tvm_ffi_runtime_abandon_object(void* self, int flags) {
-  (void)self;
-  (void)flags;
-}
-
-void tvm_ffi_runtime_abandon_dlpack(void* managed) { (void)managed; }

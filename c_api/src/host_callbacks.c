@@ -2,18 +2,28 @@
  * host_callbacks.c -- C entry points that stand in front of a runtime written
  * in Python (the reference runtime), whose own callbacks C cannot always call.
  *
- * The object deleter. Every object the reference runtime allocates with
- * something of its own to release names tvm_ffi_runtime_host_deleter as its
- * deleter, which forwards to the Python deleter the runtime registered. At
- * interpreter exit the runtime unregisters it (NULL): from then on a release
- * is DROPPED -- the object's memory and what it owns are left to the process's
- * end. A release can arrive that late from a C++ static destructor, which runs
- * after Python has finalized; calling a ctypes callback then crashes in
- * PyGILState_Ensure, and there is nothing left to run the Python part of the
- * release, nor a later moment to defer it to.
+ * THE EXIT GATE. Every way C code reaches the host's Python goes through this
+ * file (or asks it: checked_callback.c) and passes one gate, host_open():
  *
- * Callback Functions (checked_callback.c) follow the same rule: after exit their
- * release is dropped and a call fails with an error instead of entering Python.
+ *   - the object deleter: objects with something of the host's to release name
+ *     tvm_ffi_runtime_host_deleter as their deleter;
+ *   - DLPack exports: the managed tensors the host hands out name
+ *     tvm_ffi_runtime_host_dlpack_deleter (or _versioned_deleter);
+ *   - the structural visitor's and mutator's vtable entries (below);
+ *   - callback Functions (checked_callback.c, through tvm_ffi_runtime_host_exited).
+ *
+ * The host calls tvm_ffi_runtime_host_exit() once, when its interpreter starts
+ * to finalize (the reference: its atexit hook, before the interpreter's last
+ * garbage collection). From then on the gate is shut for good: a release is
+ * DROPPED (nothing is called, nothing freed: the object or managed tensor and
+ * what it owns are left to the process's end), a traversal step returns None,
+ * a callback call fails with an error. Never deferred: no Python code runs
+ * again to take a deferred release. Such releases come from C++ static
+ * destructors, which run after Python has finalized (calling a ctypes callback
+ * then crashes in PyGILState_Ensure), and from the last garbage collection,
+ * which frees a framework's tensors in a half torn-down interpreter. A release
+ * racing the exit on another thread may still enter Python while it
+ * finalizes, as any C thread calling into a finalizing interpreter does.
  *
  * The structural visitor's vtable. A C++ __s_visit__ hook registered as a
  * native function pointer descends through the visitor's vtable (offset 24 of
@@ -28,23 +38,43 @@
 #include <tvm_ffi_runtime.h>
 
 typedef void (*HostDeleter)(void* self, int flags);
+typedef void (*HostDLPackDeleter)(void* managed, int versioned);
 
 static HostDeleter host_deleter = NULL;
+static HostDLPackDeleter host_dlpack_deleter = NULL;
 static TVMFFIRuntimeHostStep host_visit = NULL;
-/* 0: no host yet; 1: a host deleter is set; 2: it was set, then cleared (the host exited). */
-static int host_state = 0;
+/* 0: the host runs; 1: it is finalizing (tvm_ffi_runtime_host_exit), for good. */
+static int host_exiting = 0;
+
+static int host_open(void) { return !__atomic_load_n(&host_exiting, __ATOMIC_ACQUIRE); }
+
+void tvm_ffi_runtime_host_exit(void) { __atomic_store_n(&host_exiting, 1, __ATOMIC_RELEASE); }
+
+int tvm_ffi_runtime_host_exited(void) { return !host_open(); }
 
 void tvm_ffi_runtime_set_host_deleter(HostDeleter deleter) {
   __atomic_store_n(&host_deleter, deleter, __ATOMIC_RELEASE);
-  __atomic_store_n(&host_state, deleter != NULL ? 1 : 2, __ATOMIC_RELEASE);
 }
-
-int tvm_ffi_runtime_host_exited(void) { return __atomic_load_n(&host_state, __ATOMIC_ACQUIRE) == 2; }
 
 void tvm_ffi_runtime_host_deleter(void* self, int flags) {
   HostDeleter deleter = __atomic_load_n(&host_deleter, __ATOMIC_ACQUIRE);
-  if (deleter != NULL) deleter(self, flags);
-  /* else: the host has exited; the release is dropped (see the top of this file) */
+  if (deleter != NULL && host_open()) deleter(self, flags);
+  /* else: the host is finalizing; the release is dropped (the gate, top of this file) */
+}
+
+void tvm_ffi_runtime_set_host_dlpack_deleter(HostDLPackDeleter deleter) {
+  __atomic_store_n(&host_dlpack_deleter, deleter, __ATOMIC_RELEASE);
+}
+
+static void host_dlpack_release(void* managed, int versioned) {
+  HostDLPackDeleter deleter = __atomic_load_n(&host_dlpack_deleter, __ATOMIC_ACQUIRE);
+  if (deleter != NULL && host_open()) deleter(managed, versioned);
+}
+
+void tvm_ffi_runtime_host_dlpack_deleter(void* managed) { host_dlpack_release(managed, 0); }
+
+void tvm_ffi_runtime_host_dlpack_versioned_deleter(void* managed) {
+  host_dlpack_release(managed, 1);
 }
 
 typedef struct {
@@ -57,7 +87,7 @@ static TVMFFIAny host_visitor_visit(void* visitor, TVMFFIAny value) {
   out.type_index = kTVMFFINone;
   out.zero_padding = 0;
   out.v_int64 = 0;
-  if (step != NULL) step(visitor, &value, &out);
+  if (step != NULL && host_open()) step(visitor, &value, &out);
   return out;
 }
 
@@ -85,7 +115,7 @@ static TVMFFIAny host_mutator_step(int32_t op, void* mutator, const TVMFFIAny* v
   out.type_index = kTVMFFINone;
   out.zero_padding = 0;
   out.v_int64 = 0;
-  if (step != NULL) step(mutator, op, value, other, &out);
+  if (step != NULL && host_open()) step(mutator, op, value, other, &out);
   return out;
 }
 

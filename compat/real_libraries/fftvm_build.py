@@ -1,6 +1,8 @@
 """fftvm's build, as far as it can run here: its setup.py derives its TVM FFI include
 directories from ``tvm_ffi`` (``get_tvm_ffi_include_paths``), and its C++ source
-(src/libfftvm.cpp) is compiled against them.
+(src/libfftvm.cpp) is compiled against them; then the same headers are compiled against
+``tvm_ffi.libinfo.include_paths()``, what a build under the drop-in passes instead (see
+``compat/run_real_libraries.py``: why the first compile cannot resolve under ours).
 
 fftvm's build also clones FastFlow from GitHub, which cannot be fetched here (only package
 registries are reachable), so its source is compiled with the FastFlow include left out and
@@ -46,3 +48,12 @@ with open(unit, "w") as f:
 done = subprocess.run(["c++", "-std=c++17", "-fsyntax-only", unit] +
                       [f"-I{d}" for d in include_dirs], capture_output=True, text=True)
 print("compile", done.returncode, done.stderr.strip().splitlines()[:1])
+
+# what a build under the drop-in passes instead: the include paths tvm_ffi reports
+import tvm_ffi.libinfo
+
+done = subprocess.run(["c++", "-std=c++17", "-fsyntax-only", unit] +
+                      [f"-I{d}" for d in tvm_ffi.libinfo.include_paths()],
+                      capture_output=True, text=True)
+print("compile with libinfo.include_paths()", done.returncode,
+      done.stderr.strip().splitlines()[:1])

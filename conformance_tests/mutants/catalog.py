@@ -23,6 +23,8 @@ T_STRUCTURAL = "conformance_tests/test_structural.py::test_structural_operations
 T_DATACLASSES = "conformance_tests/test_dataclasses.py::test_dataclass_programs"
 T_EDGES = "conformance_tests/test_edges.py::"
 T_CONTAINER_EDGES = "conformance_tests/test_container_edges.py::test_container_edges"
+T_SURFACE = "conformance_tests/test_surface_edges.py::"
+T_VISITORS = "conformance_tests/test_structural.py::test_structural_visitors_and_mutators"
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,8 @@ class Mutant:
             return "fast runtime"
         if self.path.startswith("tvm_ffi_api/"):
             return "Python API"
+        if self.path.startswith("c_api/"):
+            return "libtvm_ffi.so"
         return "ref runtime" if self.path.startswith("tvm_ffi_ref/runtime/") else "ref front end"
 
     @property
@@ -283,6 +287,58 @@ MUTANTS += [
        "repr(Device) lists index before type (Device accessors)", T_EDGES + "test_device_methods"),
 ]
 
+# Fresh mutants of the second round (issue 34, session 40): one per area the surface map had
+# "not covered", each written from the docstring or header comment of the code it breaks.
+MUTANTS += [
+    _m("api-attrmap-get-default", "tvm_ffi_api/dataclasses/enum.py",
+       r"return self\[variant\] if variant in self else default",
+       "return self[variant] if variant in self else None",
+       "EnumAttrMap.get ignores its default (FFI enums)", T_SURFACE + "test_ffi_enums"),
+    _m("api-remove-global-noop", "tvm_ffi_api/registry.py",
+       r'    get_global_func\("ffi\.FunctionRemoveGlobal"\)\(name\)\n',
+       "",
+       "remove_global_func leaves the function registered (the global registry)",
+       T_SURFACE + "test_global_registry"),
+    _m("api-update-backtrace-appends", "tvm_ffi_api/error.py",
+       r"self\._update_backtrace\(backtrace, abi\.TVMFFIBacktraceUpdateMode\."
+       r"kTVMFFIBacktraceUpdateModeReplace\)",
+       "self._update_backtrace(backtrace, abi.TVMFFIBacktraceUpdateMode."
+       "kTVMFFIBacktraceUpdateModeAppend)",
+       "Error.update_backtrace appends instead of replacing (Error backtrace methods)",
+       T_SURFACE + "test_error_objects"),
+    _m("api-implements-no-imports", "tvm_ffi_api/module.py",
+       r'return bool\(_api\("ModuleImplementsFunction"\)\(self, name, query_imports\)\)',
+       'return bool(_api("ModuleImplementsFunction")(self, name, False))',
+       "Module.implements_function never looks in imports (Module's methods)",
+       T_SURFACE + "test_module_methods"),
+    _m("api-replace-ignores-changes", "tvm_ffi_api/dataclasses/common.py",
+       r"return obj\.__replace__\(\*\*changes\)", "return obj.__replace__()",
+       "dataclasses.replace copies without the changes (dataclass helpers)",
+       T_SURFACE + "test_field_records_and_helpers"),
+    _m("api-device-reduce-index", "tvm_ffi_api/device.py",
+       r"return \(Device\._from_pair, \(self\._type, self\._index\)\)",
+       "return (Device._from_pair, (self._type, 0))",
+       "a pickled Device loses its index (pickles)", T_SURFACE + "test_identity_hashes_and_pickles"),
+    _m("ref-region-pattern-overridden", REF + "structural_traversal.py",
+       r"        if self\.region == REGION\.kTVMFFIDefRegionKindPattern:\n            return fn\(\)\n",
+       "",
+       "with_def_region_kind replaces a Pattern region instead of keeping it (StructuralVisitor/"
+       "Mutator)", T_VISITORS),
+    _m("ref-cstr-parts-drop-last", REF + "errors.py",
+       r"parts\[i\] for i in range\(num_parts\) if parts\[i\] is not None",
+       "parts[i] for i in range(num_parts - 1) if parts[i] is not None",
+       "TVMFFIErrorSetRaisedFromCStrParts drops the last part (C API errors)",
+       T_SURFACE + "test_c_api_surface"),
+    # (libtvm_ffi.so itself is not rebuilt for a mutant, cbuild.py: its entries are broken in
+    # the runtime behind them.)
+    _m("fast-syslib-no-fallback", FAST + "module.c",
+       r"    found = system_symbol\(fr_buf_cstr\(&buf\), buf\.size\);\n    if \(found == NULL\) \{",
+       "    found = system_symbol(fr_buf_cstr(&buf), buf.size);\n    if (0) {",
+       "a system library with a prefix no longer falls back to the name alone (module symbols, "
+       "system library)",
+       T_SURFACE + "test_c_api_surface"),
+]
+
 #: Which property kills each fresh mutant (checked with ``--only``; see the README).
 FRESH_KILLERS = {
     "api-list-del-step-forward": T_CONTAINER_EDGES,
@@ -296,6 +352,15 @@ FRESH_KILLERS = {
     "ref-deepcopy-no-memo": T_CONTAINER_EDGES,
     "api-itemsize-floor": T_EDGES + "test_dtype_methods",
     "api-device-repr-order": T_EDGES + "test_device_methods",
+    "api-attrmap-get-default": T_SURFACE + "test_ffi_enums",
+    "api-remove-global-noop": T_SURFACE + "test_global_registry",
+    "api-update-backtrace-appends": T_SURFACE + "test_error_objects",
+    "api-implements-no-imports": T_SURFACE + "test_module_methods",
+    "api-replace-ignores-changes": T_SURFACE + "test_field_records_and_helpers",
+    "api-device-reduce-index": T_SURFACE + "test_identity_hashes_and_pickles",
+    "ref-region-pattern-overridden": T_VISITORS,
+    "ref-cstr-parts-drop-last": T_SURFACE + "test_c_api_surface",
+    "fast-syslib-no-fallback": T_SURFACE + "test_c_api_surface",
 }
 
 BY_NAME: Dict[str, Mutant] = {m.name: m for m in MUTANTS}

@@ -1,5 +1,6 @@
 // What real libraries built for upstream do that broke on ours, reproduced without them:
-// a native __s_visit__ hook (TVM's Relax nodes), a visitor and a mutator of a C++ subclass
+// native __s_visit__ and __s_mutate__ hooks (TVM's Relax nodes, which LegalizeOps visits and
+// then mutates), a visitor and a mutator of a C++ subclass
 // handed to the runtime's containers (TIRx's StructuralMutatorWithConstraintContext), and a
 // C++ static holding objects until the process exits (TIRx, jax-tvm-ffi).
 #include <tvm/ffi/container/array.h>
@@ -33,6 +34,25 @@ ffi::Expected<ffi::Optional<ffi::VisitInterrupt>> PairVisit(ffi::StructuralVisit
   TVM_FFI_S_VISIT_MAYBE_EARLY_RETURN(visitor->VisitExpected(self->second));
   TVM_FFI_S_VISIT_MAYBE_EARLY_RETURN(visitor->VisitExpected(self->first));
   return ffi::Optional<ffi::VisitInterrupt>(std::nullopt);
+}
+
+// Its native __s_mutate__ hook mutates `second` before `first` too (the reflected-field
+// default would go first, then second), keeps the pair when neither changed, and otherwise
+// returns a copy carrying the replacements, as TVM's Relax nodes' hooks do.
+ffi::Expected<ffi::UnchangedOr<ffi::Any>> PairMutate(ffi::StructuralMutatorObj* mutator,
+                                                     ffi::AnyView value) noexcept {
+  const PairObj* self = value.as<PairObj>();
+  TVM_FFI_S_MUTATE_ASSIGN_OR_RETURN(ffi::UnchangedOr<ffi::Any>, second,
+                                    mutator->MutateExpected(self->second));
+  TVM_FFI_S_MUTATE_ASSIGN_OR_RETURN(ffi::UnchangedOr<ffi::Any>, first,
+                                    mutator->MutateExpected(self->first));
+  if (first.UnchangedOrSameAs(self->first) && second.UnchangedOrSameAs(self->second)) {
+    return ffi::UnchangedOr<ffi::Any>(ffi::Unchanged());
+  }
+  ffi::ObjectPtr<PairObj> copy = ffi::make_object<PairObj>(*self);
+  copy->first = std::move(first).ValueOrUnchanged(std::move(copy->first));
+  copy->second = std::move(second).ValueOrUnchanged(std::move(copy->second));
+  return ffi::UnchangedOr<ffi::Any>(ffi::Any(ffi::ObjectRef(std::move(copy))));
 }
 
 ffi::ObjectRef MakePair(ffi::Any a, ffi::Any b) {
@@ -101,7 +121,9 @@ int64_t HoldUntilExit(ffi::Any value) {
 
 TVM_FFI_STATIC_INIT_BLOCK() {
   refl::ObjectDef<PairObj>().def_ro("first", &PairObj::first).def_ro("second", &PairObj::second);
-  refl::TypeAttrDef<PairObj>().native_fn_attr<&PairVisit>(ffi::type_attr::kStructuralVisit);
+  refl::TypeAttrDef<PairObj>()
+      .native_fn_attr<&PairVisit>(ffi::type_attr::kStructuralVisit)
+      .native_fn_attr<&PairMutate>(ffi::type_attr::kStructuralMutate);
 }
 
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(make_pair, MakePair);

@@ -23,7 +23,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Dict, List, Optional, Union
 
-from ..module import Module, load_module
+from ..module import Module, load_built_library
 from . import build_cache, headers
 
 #: The front end these modules belong to (``tvm_ffi_fast`` or ``tvm_ffi_ref``).
@@ -191,7 +191,8 @@ def load_inline(name: str, *, cpp_sources: StrOrSeq = None, cuda_sources: StrOrS
                 extra_include_paths: Flags = None, build_directory: Optional[str] = None,
                 embed_cubin: Cubins = None, keep_module_alive: bool = True,
                 backend: Optional[str] = None) -> Module:
-    """:func:`build_inline`, then :func:`load_module` of the library: the exported functions
+    """:func:`build_inline`, then the library loaded (as :func:`load_module`, with no check of
+    its symbols: empty sources give an empty Module, as upstream's): the exported functions
     are the Module's attributes (``mod.add_one(x, y)``).
 
     ``keep_module_alive`` (default True) keeps the library loaded for the life
@@ -202,7 +203,7 @@ def load_inline(name: str, *, cpp_sources: StrOrSeq = None, cuda_sources: StrOrS
                         extra_cuda_cflags=extra_cuda_cflags, extra_ldflags=extra_ldflags,
                         extra_include_paths=extra_include_paths,
                         build_directory=build_directory, embed_cubin=embed_cubin, backend=backend)
-    return load_module(path, keep_module_alive=keep_module_alive)
+    return load_built_library(path, keep_module_alive=keep_module_alive)
 
 
 def build(name: str, *, sources: StrOrSeq = None, cpp_files: StrOrSeq = None,
@@ -250,4 +251,4 @@ def load(name: str, *, sources: StrOrSeq = None, cpp_files: StrOrSeq = None,
                  extra_cflags=extra_cflags, extra_cuda_cflags=extra_cuda_cflags,
                  extra_ldflags=extra_ldflags, extra_include_paths=extra_include_paths,
                  build_directory=build_directory, backend=backend)
-    return load_module(path, keep_module_alive=keep_module_alive)
+    return load_built_library(path, keep_module_alive=keep_module_alive)

@@ -119,11 +119,46 @@ def cxx_include_dir() -> Optional[str]:
     default ``~/.cache/tvm-ffi``), atomically, so a reinstall of either package yields a
     new directory; when the cache cannot be written, upstream's own directory is returned
     (the same ABI, checked, with its copy of the C headers).
+
+    The answer is remembered per process, keyed on the header trees' locations and stamps
+    (:func:`_stamp`) and the cache root, so ``libinfo.include_paths()`` (which asks three
+    times) walks the trees once; a reinstall, another cache root or a deleted directory
+    makes it look again (a header added deep inside a tree in place is seen by the next
+    process).
     """
     try:
         upstream = require_upstream_cxx_include("a C++ include path")
     except RuntimeError:
         return None
+    from .build_cache import cache_root
+
+    key = (cache_root(),) + tuple(_stamp(root) for root in [upstream] + our_include_paths())
+    known = _MERGED.get(key)
+    if known is not None and os.path.isdir(known):
+        return known
+    merged = _make_cxx_include_dir(upstream)
+    if merged != upstream:  # the fallback is not remembered: a later call retries the cache
+        _MERGED[key] = merged
+    return merged
+
+
+#: cxx_include_dir's answers, by where the header trees and the cache are (see _stamp).
+_MERGED: Dict[tuple, str] = {}
+
+
+def _stamp(root: str) -> tuple:
+    """What identifies an installed header tree without walking it: its path, and its top
+    directory's inode and change time (installing, upgrading or removing the package
+    replaces or changes that directory); a tree that vanished stamps as missing."""
+    try:
+        info = os.stat(root)
+    except OSError:
+        return (root, None)
+    return (root, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _make_cxx_include_dir(upstream: str) -> str:
+    """The merged directory for ``upstream``'s C++ headers and ours (walks both trees)."""
     links = _header_files(upstream)
     for ours in reversed(our_include_paths()):  # the first of our directories wins
         links.update(_header_files(ours))

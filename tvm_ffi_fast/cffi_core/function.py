@@ -26,7 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from tvm_ffi_common import abi
 
-from . import dlpack_exchange, releases, rules
+from . import dlpack_exchange, error_crossing, releases, rules
 from ._core import ffi, lib
 from .convert import (
     CallScope,
@@ -108,6 +108,8 @@ def _finish(status: int, result: Any, exchange_api: int, raw: bool = False) -> A
     if status == 0:
         if not result_is_sound(result):
             raise result_violation(result)
+        if error_crossing.threads_remembering:  # an Error C caught and dropped (its module)
+            error_crossing.settle()
         return result.v_int64 if raw else decode_owned(result, exchange_api)
     if status == -1:
         raise_last_error()

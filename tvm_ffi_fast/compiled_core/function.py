@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 from tvm_ffi_common import abi
 
-from . import _frontend
+from . import _frontend, error_crossing
 from ._frontend import Function, convert_to_function, get_global_func, wrap_callable
 from .error import Error
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
@@ -50,3 +50,4 @@ def finish_call(status: int, result: abi.TVMFFIAny, exchange_api: int = 0) -> An
 Function.__from_extern_c__ = staticmethod(from_extern_c)
 Function.__from_mlir_packed_safe_call__ = staticmethod(from_mlir_packed_safe_call)
 register_class(TI.kTVMFFIFunction, Function)
+_frontend.watch_crossings(error_crossing.threads_remembering, error_crossing.settle)

@@ -17,20 +17,19 @@
 #include "walk.h"
 
 typedef struct {
-  FrPtrMap copies;       /* original -> index into `made` */
+  FrPtrMap copies;       /* original -> index into `made`, or IN_PROGRESS */
   TVMFFIAny* made;       /* the copies, owned, with their originals in `originals` */
   void** originals;
   size_t n_made;
   size_t cap_made;
-  FrPtrMap in_progress;  /* Arrays and Maps whose children are being copied */
   int deferred;
-  int depth;
 } Copier;
+
+/* An Array or Map whose children are being copied (one table: one lookup a value). */
+#define IN_PROGRESS UINT64_MAX
 
 static const TVMFFITypeAttrColumn* g_shallow_copy = NULL;
 static int32_t g_enum = -1;
-
-static int copy_value(Copier* c, const TVMFFIAny* value, TVMFFIAny* out);
 
 static int is_enum(int32_t ti) {
   const TVMFFITypeInfo* info;
@@ -72,7 +71,7 @@ static const TVMFFIAny* copy_of(const Copier* c, const TVMFFIAny* original) {
   FrPtrSlot* slot;
   if (!fr_any_is_object(original)) return NULL;
   slot = fr_ptrmap_find(&c->copies, original->v_obj, NULL);
-  return slot == NULL ? NULL : &c->made[slot->value];
+  return slot == NULL || slot->value == IN_PROGRESS ? NULL : &c->made[slot->value];
 }
 
 /* Owned copies of a container's children (key, value, ... for maps). */
@@ -100,145 +99,236 @@ static void release_all(TVMFFIAny* values, size_t n) {
   free(values);
 }
 
-/* An Array (capacity max(4, n), as Array() then reserve) or Map rebuilt from copied children. */
-static int copy_immutable(Copier* c, void* obj, int32_t ti, TVMFFIAny* out) {
-  TVMFFIAny* items;
-  TVMFFIAny* copies;
-  size_t n, i;
-  void* made = NULL;
-  int status = 0;
-  if (children(obj, ti == kTVMFFIMap, &items, &n) != 0) return -1;
-  copies = (TVMFFIAny*)malloc((n + 1) * sizeof(TVMFFIAny)); /* borrowed from the copier */
-  if (copies == NULL || fr_ptrmap_put(&c->in_progress, obj, NULL, 1) != 0) {
-    free(copies);
-    release_all(items, n);
-    return copies == NULL ? fr_raise_oom() : -1;
+/* ------------------------------------------------------------ the work list
+ *
+ * A container or object whose children must be copied is a frame on an explicit stack in heap
+ * memory, not a C call: a chain a million levels deep costs no C stack. A frame hands out its
+ * children one at a time; each child's copy (borrowed from the copier) is taken in by
+ * frame_take, and the frame's end makes or yields its own copy. Arrays and Maps are rebuilt
+ * from copied children (capacity max(4, n), as Array() then reserve); Lists, Dicts and objects
+ * (through __ffi_shallow_copy__) are made when entered, so a cycle back finds them. */
+
+enum { FRAME_IMMUTABLE, FRAME_MUTABLE, FRAME_OBJECT };
+
+typedef struct {
+  int kind;
+  void* obj; /* the original (fr_s_check_path reads it) */
+  int32_t type_index;
+  TVMFFIAny* items;  /* owned: the children (key, value, ... for maps) or the field values */
+  size_t n, index;
+  TVMFFIAny* copies; /* FRAME_IMMUTABLE: the children's copies (borrowed) */
+  size_t slot;       /* FRAME_MUTABLE, FRAME_OBJECT: the copy's index in c->made */
+  TVMFFIAny key;     /* a Dict entry's copied key while its value is copied (borrowed) */
+  const TVMFFIFieldInfo** fields;
+} CopyFrame;
+
+typedef struct {
+  CopyFrame* frames;
+  size_t n, capacity;
+} CopyStack;
+
+static void drop_frame(CopyFrame* f) {
+  if (f->items != NULL) release_all(f->items, f->n);
+  free(f->copies);
+  free(f->fields);
+}
+
+static CopyFrame* push_frame(CopyStack* st, int kind, void* obj, int32_t ti) {
+  CopyFrame* f;
+  CopyFrame* frames =
+      (CopyFrame*)fr_s_stack_room(st->frames, st->n, &st->capacity, sizeof(CopyFrame));
+  if (frames == NULL) return NULL;
+  st->frames = frames;
+  f = &frames[st->n++];
+  memset(f, 0, sizeof(*f));
+  f->kind = kind;
+  f->obj = obj;
+  f->type_index = ti;
+  if (fr_s_check_path("DeepCopy", st->frames, st->n, sizeof(CopyFrame),
+                      offsetof(CopyFrame, obj)) != 0) {
+    st->n--;
+    return NULL;
   }
-  for (i = 0; status == 0 && i < n; ++i) status = copy_value(c, &items[i], &copies[i]);
-  fr_ptrmap_erase(&c->in_progress, obj, NULL);
-  if (status == 0) {
-    if (ti == kTVMFFIArray) {
-      made = fr_array_new(n > 4 ? (int64_t)n : 4);
-      for (i = 0; made != NULL && i < n; ++i) fr_array_push_unchecked(made, fr_any_copy(&copies[i]));
-    } else {
-      made = fr_map_new(kTVMFFIMap);
-      for (i = 0; made != NULL && i < n; i += 2) {
-        if (fr_map_set(&made, fr_any_copy(&copies[i]), fr_any_copy(&copies[i + 1])) != 0) {
-          fr_decref(made);
-          made = NULL;
-        }
-      }
-    }
-  }
-  free(copies);
-  release_all(items, n);
-  if (status != 0 || made == NULL || remember(c, obj, fr_any_object(made)) != 0) return -1;
-  *out = c->made[c->n_made - 1];
-  return 0;
+  return f;
+}
+
+/* An Array or Map: its children copied first (it is in progress meanwhile). */
+static int start_immutable(Copier* c, CopyStack* st, void* obj, int32_t ti) {
+  CopyFrame* f = push_frame(st, FRAME_IMMUTABLE, obj, ti);
+  if (f == NULL) return -1;
+  if (children(obj, ti == kTVMFFIMap, &f->items, &f->n) != 0) return -1;
+  f->copies = (TVMFFIAny*)malloc((f->n + 1) * sizeof(TVMFFIAny));
+  if (f->copies == NULL) return fr_raise_oom();
+  return fr_ptrmap_put(&c->copies, obj, NULL, IN_PROGRESS) != 0 ? -1 : 1;
 }
 
 /* A List or Dict made empty first (so a cycle back finds it), then filled. */
-static int copy_mutable(Copier* c, void* obj, int32_t ti, TVMFFIAny* out) {
-  TVMFFIAny* items;
-  size_t n, i, slot;
+static int start_mutable(Copier* c, CopyStack* st, void* obj, int32_t ti) {
+  CopyFrame* f = push_frame(st, FRAME_MUTABLE, obj, ti);
   void* made;
-  int status = 0;
-  if (children(obj, ti == kTVMFFIDict, &items, &n) != 0) return -1;
+  if (f == NULL) return -1;
+  if (children(obj, ti == kTVMFFIDict, &f->items, &f->n) != 0) return -1;
   made = ti == kTVMFFIList ? fr_list_new(0) : fr_map_new(kTVMFFIDict);
-  if (made == NULL || (ti == kTVMFFIList && fr_list_reserve(made, (int64_t)n) != 0) ||
-      remember(c, obj, fr_any_object(made)) != 0) {
-    release_all(items, n);
+  if (made == NULL) return -1;
+  if (ti == kTVMFFIList && fr_list_reserve(made, (int64_t)f->n) != 0) {
+    fr_decref(made);
     return -1;
   }
-  slot = c->n_made - 1;
-  for (i = 0; status == 0 && i < n; i += ti == kTVMFFIList ? 1 : 2) {
-    TVMFFIAny key, value;
-    void* target = c->made[slot].v_obj;
-    status = copy_value(c, &items[i], &key);
-    if (status != 0) break;
-    if (ti == kTVMFFIList) {
-      fr_seq_items(target)[((FrSeq*)target)->cell.size++] = fr_any_copy(&key);
-      continue;
-    }
-    status = copy_value(c, &items[i + 1], &value);
-    if (status == 0) status = fr_map_set(&target, fr_any_copy(&key), fr_any_copy(&value));
-  }
-  release_all(items, n);
-  *out = c->made[slot];
-  return status;
+  if (remember(c, obj, fr_any_object(made)) != 0) return -1;
+  f->slot = c->n_made - 1;
+  return 1;
 }
 
-static int same_as(const TVMFFIAny* a, const TVMFFIAny* b) {
-  return a->type_index == b->type_index && a->v_int64 == b->v_int64;
-}
-
-/* An object: shallow-copied, then each field whose copy differs set on the copy. */
-static int copy_object(Copier* c, void* obj, int32_t ti, TVMFFIAny* out) {
-  const TVMFFIFieldInfo** fields;
-  TVMFFIAny* values;
-  TVMFFIAny entry, copy;
-  size_t n, i, read = 0, slot;
-  int status = 0;
-  if (fr_collect_fields(ti, 0, &fields, &n) != 0) return -1;
-  values = (TVMFFIAny*)malloc((n + 1) * sizeof(TVMFFIAny));
-  if (values == NULL) {
-    free(fields);
-    return fr_raise_oom();
+/* An object: its field values read, then shallow-copied; each field whose copy differs is set
+ * on the copy as it comes. */
+static int start_object(Copier* c, CopyStack* st, void* obj, int32_t ti) {
+  CopyFrame* f = push_frame(st, FRAME_OBJECT, obj, ti);
+  TVMFFIAny entry, copy, self;
+  size_t n;
+  if (f == NULL) return -1;
+  if (fr_collect_fields(ti, 0, &f->fields, &n) != 0) return -1;
+  f->items = (TVMFFIAny*)malloc((n + 1) * sizeof(TVMFFIAny));
+  if (f->items == NULL) return fr_raise_oom();
+  for (; f->n < n; ++f->n) {
+    if (fr_read_field(obj, f->fields[f->n], &f->items[f->n]) != 0) return -1;
   }
-  for (; status == 0 && read < n; ++read) status = fr_read_field(obj, fields[read], &values[read]);
   entry = fr_type_attr_entry(g_shallow_copy, ti);
-  if (status == 0 && entry.type_index != kTVMFFIFunction) {
-    status = fr_raise("InternalError",
-                      "Check failed: (copy_fn.has_value()) is false: Cannot deep copy object of "
-                      "type \"%s\" because it is not copy-constructible",
-                      fr_type_key_of(ti));
+  if (entry.type_index != kTVMFFIFunction) {
+    return fr_raise("InternalError",
+                    "Check failed: (copy_fn.has_value()) is false: Cannot deep copy object of "
+                    "type \"%s\" because it is not copy-constructible",
+                    fr_type_key_of(ti));
   }
-  if (status == 0) {
-    TVMFFIAny self = fr_object_view(obj);
-    status = fr_call(entry.v_obj, &self, 1, &copy);
-    if (status == 0) status = remember(c, obj, copy);
-  }
-  slot = c->n_made - 1;
-  for (i = 0; status == 0 && i < n; ++i) {
-    TVMFFIAny copied;
-    status = copy_value(c, &values[i], &copied);
-    if (status == 0 && !same_as(&values[i], &copied)) {
-      status = fr_call_field_setter(fields[i], (char*)c->made[slot].v_obj + fields[i]->offset, &copied);
-    }
-  }
-  release_all(values, read);
-  free(fields);
-  if (status == 0) *out = c->made[slot];
-  return status;
+  self = fr_object_view(obj);
+  if (fr_call(entry.v_obj, &self, 1, &copy) != 0 || remember(c, obj, copy) != 0) return -1;
+  f = &st->frames[st->n - 1]; /* the copy hook may not touch this stack, but be exact */
+  f->slot = c->n_made - 1;
+  return 1;
 }
 
-/* The copy of a value (borrowed: owned by the copier, or value itself). */
-static int copy_value(Copier* c, const TVMFFIAny* value, TVMFFIAny* out) {
+/* The copy of a value that needs no frame (0, *out borrowed: owned by the copier, or value
+ * itself); pushes a frame for the rest (1); or -1. */
+static int start(Copier* c, CopyStack* st, const TVMFFIAny* value, TVMFFIAny* out) {
   int32_t ti = value->type_index;
-  const TVMFFIAny* made;
-  int status;
+  FrPtrSlot* slot;
   *out = *value;
   if (ti < kTVMFFIStaticObjectBegin) return 0;
-  made = copy_of(c, value);
-  if (made != NULL) {
-    *out = *made;
-    return 0;
-  }
-  if (fr_ptrmap_find(&c->in_progress, value->v_obj, NULL) != NULL) {
-    c->deferred = 1;
+  slot = fr_ptrmap_find(&c->copies, value->v_obj, NULL);
+  if (slot != NULL) {
+    if (slot->value == IN_PROGRESS) c->deferred = 1; /* it stands in for itself until fixed */
+    else *out = c->made[slot->value];
     return 0;
   }
   if (ti == kTVMFFIStr || ti == kTVMFFIBytes || ti == kTVMFFIShape || ti == kTVMFFIBigInt ||
       is_enum(ti)) {
     return 0;
   }
-  if (c->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) return fr_s_too_deep("DeepCopy");
-  c->depth++;
-  if (ti == kTVMFFIArray || ti == kTVMFFIMap) status = copy_immutable(c, value->v_obj, ti, out);
-  else if (ti == kTVMFFIList || ti == kTVMFFIDict) status = copy_mutable(c, value->v_obj, ti, out);
-  else status = copy_object(c, value->v_obj, ti, out);
-  c->depth--;
-  return status;
+  if (ti == kTVMFFIArray || ti == kTVMFFIMap) return start_immutable(c, st, value->v_obj, ti);
+  if (ti == kTVMFFIList || ti == kTVMFFIDict) return start_mutable(c, st, value->v_obj, ti);
+  return start_object(c, st, value->v_obj, ti);
+}
+
+static int same_as(const TVMFFIAny* a, const TVMFFIAny* b) {
+  return a->type_index == b->type_index && a->v_int64 == b->v_int64;
+}
+
+/* The copy of the frame's child index - 1, taken in. */
+static int frame_take(Copier* c, CopyFrame* f, const TVMFFIAny* copied) {
+  size_t i = f->index - 1;
+  if (f->kind == FRAME_IMMUTABLE) {
+    f->copies[i] = *copied;
+    return 0;
+  }
+  if (f->kind == FRAME_OBJECT) {
+    const TVMFFIFieldInfo* field = f->fields[i];
+    char* addr = (char*)c->made[f->slot].v_obj + field->offset;
+    int32_t ti = copied->type_index;
+    if (same_as(&f->items[i], copied)) return 0;
+    /* A field stored as an object pointer (static type ffi.Object, or a user type) takes the
+     * copy of what it held, of the same type: the assignment a setter would make, without a
+     * converter's round trip (a py_class setter converts through Python). Not the container
+     * indices: C++ STL fields (std::vector, std::map) report those with other storage. */
+    if ((field->field_static_type_index == kTVMFFIObject ||
+         field->field_static_type_index >= kTVMFFIStaticObjectEnd) &&
+        ti == f->items[i].type_index && fr_any_is_object(copied)) {
+      void* old = *(void**)addr;
+      fr_incref(copied->v_obj);
+      *(void**)addr = copied->v_obj;
+      if (old != NULL) fr_decref(old);
+      return 0;
+    }
+    return fr_call_field_setter(field, addr, copied);
+  }
+  {
+    void* target = c->made[f->slot].v_obj;
+    if (f->type_index == kTVMFFIList) {
+      fr_seq_items(target)[((FrSeq*)target)->cell.size++] = fr_any_copy(copied);
+      return 0;
+    }
+    if (i % 2 == 0) {
+      f->key = *copied;
+      return 0;
+    }
+    return fr_map_set(&target, fr_any_copy(&f->key), fr_any_copy(copied));
+  }
+}
+
+/* The end of a frame: an Array or Map made from its copied children; the copy into *out. */
+static int frame_finish(Copier* c, CopyFrame* f, TVMFFIAny* out) {
+  void* made;
+  size_t i, n = f->n;
+  if (f->kind != FRAME_IMMUTABLE) {
+    *out = c->made[f->slot];
+    return 0;
+  }
+  if (f->type_index == kTVMFFIArray) {
+    made = fr_array_new(n > 4 ? (int64_t)n : 4);
+    for (i = 0; made != NULL && i < n; ++i) {
+      fr_array_push_unchecked(made, fr_any_copy(&f->copies[i]));
+    }
+  } else {
+    made = fr_map_new(kTVMFFIMap);
+    for (i = 0; made != NULL && i < n; i += 2) {
+      if (fr_map_set(&made, fr_any_copy(&f->copies[i]), fr_any_copy(&f->copies[i + 1])) != 0) {
+        fr_decref(made);
+        made = NULL;
+      }
+    }
+  }
+  if (made == NULL || remember(c, f->obj, fr_any_object(made)) != 0) return -1;
+  *out = c->made[c->n_made - 1];
+  return 0;
+}
+
+/* The copy of a value (borrowed: owned by the copier, or value itself). */
+static int copy_value(Copier* c, const TVMFFIAny* value, TVMFFIAny* out) {
+  CopyStack st = {NULL, 0, 0};
+  TVMFFIAny copied;
+  int status = start(c, &st, value, out);
+  while (status > 0 && st.n > 0) {
+    CopyFrame* f = &st.frames[st.n - 1];
+    if (f->index < f->n) {
+      status = start(c, &st, &f->items[f->index++], &copied);
+      if (status != 0) continue; /* a frame was pushed (1), or an error (-1) */
+    } else {
+      status = frame_finish(c, f, &copied);
+      if (status != 0) break;
+      drop_frame(f);
+      if (--st.n == 0) {
+        *out = copied;
+        break;
+      }
+    }
+    status = frame_take(c, &st.frames[st.n - 1], &copied);
+    if (status == 0) status = 1;
+  }
+  /* an error leaves frames (and IN_PROGRESS marks: the copy is abandoned) */
+  while (st.n > 0) {
+    CopyFrame* f = &st.frames[--st.n];
+    drop_frame(f);
+  }
+  free(st.frames);
+  return status < 0 ? -1 : 0;
 }
 
 /* ------------------------------------------------------------ the fix-ups */
@@ -326,7 +416,6 @@ static int deep_copy(void* ctx, const FrArg* args, TVMFFIAny* rv) {
   free(c.made);
   free(c.originals);
   fr_ptrmap_free(&c.copies);
-  fr_ptrmap_free(&c.in_progress);
   if (status != 0 && rv->type_index != kTVMFFINone) fr_any_release(rv);
   return status;
 }

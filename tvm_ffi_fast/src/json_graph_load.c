@@ -27,10 +27,36 @@ typedef struct {
   TVMFFIAny* decoded; /* owned; None: not decoded (unless it is null_index) */
   int64_t null_index;
   FrFieldCache fields;
-  int depth;
+  char* entered;      /* per node: being decoded (met again: the graph has a cycle) */
 } Reader;
 
-static int value_of(Reader* r, int64_t index, TVMFFIAny* out);
+/* ------------------------------------------------------------ the work list
+ *
+ * A node is decoded once its children are, so a container or a reflected object with fields is
+ * a frame on an explicit stack in heap memory, not a C call: a chain a million nodes deep costs
+ * no C stack. A frame asks for one child node at a time; a child not decoded yet gets a frame
+ * of its own, and the parent resumes with its value. */
+
+enum { FRAME_SEQ, FRAME_MAP, FRAME_OBJECT };
+
+typedef struct {
+  int kind;
+  int64_t node;         /* the node index decoded */
+  int32_t type_index;
+  const TVMFFIAny* data;
+  void* made;           /* the container or object being filled (owned) */
+  int64_t n, index;     /* FRAME_SEQ, FRAME_MAP: data items; FRAME_OBJECT: fields */
+  TVMFFIAny key;        /* FRAME_MAP: the entry's key while its value is decoded (borrowed) */
+  int64_t value_index;  /* FRAME_MAP: the entry's value node */
+  const TVMFFIFieldInfo** fields;
+} LoadFrame;
+
+typedef struct {
+  LoadFrame* frames;
+  size_t n, capacity;
+} LoadStack;
+
+static int value_of(Reader* r, LoadStack* st, int64_t index, TVMFFIAny* out);
 
 static int member(void* map, const char* name, TVMFFIAny** out) {
   TVMFFIAny key;
@@ -150,7 +176,7 @@ static int enum_singleton(int32_t ti, const TVMFFIAny* index, TVMFFIAny* out) {
   }
 }
 
-static int field_value(Reader* r, int32_t static_index, const TVMFFIAny* data, TVMFFIAny* out) {
+static int field_value(int32_t static_index, const TVMFFIAny* data, TVMFFIAny* out) {
   int64_t index;
   switch (static_index) {
     case kTVMFFINone: *out = fr_any_none(); return 0;
@@ -159,19 +185,38 @@ static int field_value(Reader* r, int32_t static_index, const TVMFFIAny* data, T
     case kTVMFFIFloat: return scalar(static_index, data, out);
     case kTVMFFIDataType: return dtype_value(data, out);
     default:
-      if (as_int(data, "int", &index) != 0 || value_of(r, index, out) != 0) return -1;
-      *out = fr_any_copy(out);
-      return 0;
+      if (as_int(data, "int", &index) != 0) return -1;
+      *out = fr_any_int(index);
+      return 1; /* a node: the caller decodes it */
   }
 }
 
-static int decode_object(Reader* r, int32_t ti, const TVMFFIAny* data, TVMFFIAny* out) {
+static LoadFrame* push_frame(LoadStack* st, int kind, int64_t node, int32_t ti,
+                             const TVMFFIAny* data) {
+  LoadFrame* f;
+  LoadFrame* frames =
+      (LoadFrame*)fr_s_stack_room(st->frames, st->n, &st->capacity, sizeof(LoadFrame));
+  if (frames == NULL) return NULL;
+  st->frames = frames;
+  f = &frames[st->n++];
+  memset(f, 0, sizeof(*f));
+  f->kind = kind;
+  f->node = node;
+  f->type_index = ti;
+  f->data = data;
+  return f;
+}
+
+/* An object: an enum singleton or through its __data_from_json__ hook (0), or made empty and a
+ * frame pushed to set its fields (1), or -1. */
+static int start_object(Reader* r, LoadStack* st, int64_t node, int32_t ti,
+                        const TVMFFIAny* data, TVMFFIAny* out) {
   const TVMFFITypeInfo* info;
-  const TVMFFIFieldInfo** fields;
-  size_t n, i;
   void* hook = NULL;
   void* obj;
-  int found, status = 0;
+  size_t n;
+  int found;
+  LoadFrame* f;
   if (fr_type_is_instance(ti, fr_jg.int_enum_index)) {
     int64_t index;
     TVMFFIAny key;
@@ -193,87 +238,110 @@ static int decode_object(Reader* r, int32_t ti, const TVMFFIAny* data, TVMFFIAny
     fr_decref(obj);
     return fr_jg_cast_error(data, "Map<Any, Any>");
   }
-  if (fr_cached_fields(&r->fields, ti, 0, &fields, &n) != 0) {
+  f = push_frame(st, FRAME_OBJECT, node, ti, data);
+  if (f == NULL) {
     fr_decref(obj);
     return -1;
   }
-  for (i = 0; status == 0 && i < n; ++i) {
-    const TVMFFIFieldInfo* f = fields[i];
+  f->made = obj;
+  if (fr_cached_fields(&r->fields, ti, 0, &f->fields, &n) != 0) return -1;
+  f->n = (int64_t)n;
+  return 1;
+}
+
+/* An object frame's next field: set here when inline, defaulted or missing (an error); a node
+ * index into *child (1); the frame's end (0); or -1. */
+static int object_next(LoadFrame* f, int64_t* child) {
+  while (f->index < f->n) {
+    const TVMFFIFieldInfo* field = f->fields[f->index++];
     TVMFFIAny name, value;
     TVMFFIAny* given;
-    int has;
-    if (fr_string_from_bytes(f->name.data, f->name.size, &name) != 0) {
-      status = -1;
-      break;
-    }
-    has = fr_map_find(data->v_obj, &name, &given);
+    int has, status;
+    if (fr_string_from_bytes(field->name.data, field->name.size, &name) != 0) return -1;
+    has = fr_map_find(f->data->v_obj, &name, &given);
     fr_any_release(&name);
-    if (has < 0) {
-      status = -1;
-    } else if (has) {
-      status = field_value(r, f->field_static_type_index, given, &value);
-      if (status == 0) {
-        status = fr_call_field_setter(f, (char*)obj + f->offset, &value);
-        fr_any_release(&value);
+    if (has < 0) return -1;
+    if (has) {
+      status = field_value(field->field_static_type_index, given, &value);
+      if (status < 0) return -1;
+      if (status == 1) {
+        *child = value.v_int64;
+        return 1;
       }
-    } else if (f->flags & kTVMFFIFieldFlagBitMaskHasDefault) {
-      status = fr_call_field_setter_to_default(f, (char*)obj + f->offset);
+      status = fr_call_field_setter(field, (char*)f->made + field->offset, &value);
+      fr_any_release(&value);
+      if (status != 0) return -1;
+    } else if (field->flags & kTVMFFIFieldFlagBitMaskHasDefault) {
+      if (fr_call_field_setter_to_default(field, (char*)f->made + field->offset) != 0) return -1;
     } else {
-      status = fr_raise("TypeError", "Required field `%.*s` not set in type `%s`",
-                        (int)f->name.size, f->name.data, fr_type_key_of(ti));
+      return fr_raise("TypeError", "Required field `%.*s` not set in type `%s`",
+                      (int)field->name.size, field->name.data, fr_type_key_of(f->type_index));
     }
   }
-  if (status != 0) {
-    fr_decref(obj);
-    return -1;
-  }
-  *out = fr_any_object(obj);
   return 0;
 }
 
-static int decode_container(Reader* r, int32_t ti, const TVMFFIAny* data, TVMFFIAny* out) {
-  int64_t n, i, index;
-  void* made;
+/* A container: made empty and a frame pushed to fill it (1), or -1. */
+static int start_container(LoadStack* st, int64_t node, int32_t ti, const TVMFFIAny* data) {
+  int is_map = ti == kTVMFFIMap || ti == kTVMFFIDict;
+  int64_t n;
+  LoadFrame* f;
   if (data->type_index != kTVMFFIArray) return fr_jg_cast_error(data, "Array<Any>");
   n = fr_seq_size(data->v_obj);
-  if (ti == kTVMFFIArray || ti == kTVMFFIList) {
-    made = ti == kTVMFFIArray ? fr_array_new(n) : fr_list_new(n);
-    if (made == NULL) return -1;
-    for (i = 0; i < n; ++i) {
-      TVMFFIAny item;
-      if (as_int(&fr_seq_items(data->v_obj)[i], "int", &index) != 0 ||
-          value_of(r, index, &item) != 0) {
-        fr_decref(made);
-        return -1;
-      }
-      fr_seq_items(made)[i] = fr_any_copy(&item);
-      ((FrSeq*)made)->cell.size = i + 1;
-    }
-  } else {
-    if (n % 2 != 0) {
-      return fr_raise("ValueError",
-                      "Invalid JSON Object Graph: Map/Dict data must contain an even number of "
-                      "[key, value] entries, got %" PRId64, n);
-    }
-    made = fr_map_new(ti);
-    if (made == NULL) return -1;
-    for (i = 0; i < n; i += 2) {
-      int64_t value_index;
-      TVMFFIAny key, value;
-      if (as_int(&fr_seq_items(data->v_obj)[i], "int", &index) != 0 ||
-          as_int(&fr_seq_items(data->v_obj)[i + 1], "int", &value_index) != 0 ||
-          value_of(r, index, &key) != 0 || value_of(r, value_index, &value) != 0 ||
-          fr_map_set(&made, fr_any_copy(&key), fr_any_copy(&value)) != 0) {
-        fr_decref(made);
-        return -1;
-      }
-    }
+  if (is_map && n % 2 != 0) {
+    return fr_raise("ValueError",
+                    "Invalid JSON Object Graph: Map/Dict data must contain an even number of "
+                    "[key, value] entries, got %" PRId64, n);
   }
-  *out = fr_any_object(made);
-  return 0;
+  f = push_frame(st, is_map ? FRAME_MAP : FRAME_SEQ, node, ti, data);
+  if (f == NULL) return -1;
+  f->n = n;
+  f->made = ti == kTVMFFIArray ? fr_array_new(n) : ti == kTVMFFIList ? fr_list_new(n)
+                                                                       : fr_map_new(ti);
+  return f->made == NULL ? -1 : 1;
 }
 
-static int decode(Reader* r, void* node, TVMFFIAny* out) {
+/* A container frame's next child node (1, *child), its end (0), or -1. */
+static int container_next(LoadFrame* f, int64_t* child) {
+  const TVMFFIAny* items = fr_seq_items(f->data->v_obj);
+  if (f->index >= f->n) return 0;
+  if (f->kind == FRAME_MAP && f->index % 2 == 1) {
+    *child = f->value_index;
+  } else if (as_int(&items[f->index], "int", child) != 0) {
+    return -1;
+  } else if (f->kind == FRAME_MAP &&
+             as_int(&items[f->index + 1], "int", &f->value_index) != 0) {
+    return -1;
+  }
+  f->index++;
+  return 1;
+}
+
+/* A child's value (borrowed from the reader), into its frame. */
+static int frame_take(LoadFrame* f, const TVMFFIAny* value) {
+  if (f->kind == FRAME_SEQ) {
+    fr_seq_items(f->made)[f->index - 1] = fr_any_copy(value);
+    ((FrSeq*)f->made)->cell.size = f->index;
+    return 0;
+  }
+  if (f->kind == FRAME_MAP) {
+    if (f->index % 2 == 1) {
+      f->key = *value;
+      return 0;
+    }
+    return fr_map_set(&f->made, fr_any_copy(&f->key), fr_any_copy(value));
+  }
+  {
+    TVMFFIAny copy = fr_any_copy(value);
+    const TVMFFIFieldInfo* field = f->fields[f->index - 1];
+    int status = fr_call_field_setter(field, (char*)f->made + field->offset, &copy);
+    fr_any_release(&copy);
+    return status;
+  }
+}
+
+/* A node's value when it needs no frame (0), or a frame pushed (1), or -1. */
+static int decode(Reader* r, LoadStack* st, int64_t index, void* node, TVMFFIAny* out) {
   TVMFFIAny* type;
   TVMFFIAny* data;
   TVMFFIByteArray key;
@@ -313,7 +381,7 @@ static int decode(Reader* r, void* node, TVMFFIAny* out) {
                             : base64_decode(text, out);
   }
   if (ti == kTVMFFIArray || ti == kTVMFFIList || ti == kTVMFFIMap || ti == kTVMFFIDict) {
-    return decode_container(r, ti, data, out);
+    return start_container(st, index, ti, data);
   }
   if (ti == kTVMFFIShape) {
     int64_t* dims;
@@ -326,12 +394,21 @@ static int decode(Reader* r, void* node, TVMFFIAny* out) {
     *out = fr_any_object(shape);
     return 0;
   }
-  return decode_object(r, ti, data, out);
+  return start_object(r, st, index, ti, data, out);
 }
 
-/* The value of node index (borrowed from the reader). */
-static int value_of(Reader* r, int64_t index, TVMFFIAny* out) {
+/* A node decoded: its value (owned, consumed) kept by the reader. */
+static void decoded(Reader* r, int64_t index, TVMFFIAny value) {
+  r->decoded[index] = value;
+  r->entered[index] = 0;
+  if (value.type_index == kTVMFFINone) r->null_index = index;
+}
+
+/* The value of node index when decoded or needing no frame (0, borrowed from the reader), or a
+ * frame pushed to decode it (1), or -1. */
+static int value_of(Reader* r, LoadStack* st, int64_t index, TVMFFIAny* out) {
   const TVMFFIAny* node;
+  TVMFFIAny value = fr_any_none();
   int status;
   if (index < 0 || index >= r->n_nodes) {
     return fr_raise("ValueError", "Invalid JSON Object Graph: invalid node index %" PRId64, index);
@@ -340,15 +417,48 @@ static int value_of(Reader* r, int64_t index, TVMFFIAny* out) {
     *out = r->decoded[index];
     return 0;
   }
+  if (r->entered[index]) {
+    return fr_raise("ValueError",
+                    "Invalid JSON Object Graph: node %" PRId64 " contains itself (a cycle)", index);
+  }
   node = &r->nodes[index];
   if (node->type_index != kTVMFFIMap) return fr_jg_cast_error(node, "Map<Any, Any>");
-  if (r->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) return fr_s_too_deep("FromJSONGraph");
-  r->depth++;
-  status = decode(r, node->v_obj, &r->decoded[index]);
-  r->depth--;
-  if (status != 0) return -1;
-  if (r->decoded[index].type_index == kTVMFFINone) r->null_index = index;
+  r->entered[index] = 1;
+  status = decode(r, st, index, node->v_obj, &value);
+  if (status != 0) return status;
+  decoded(r, index, value);
   *out = r->decoded[index];
+  return 0;
+}
+
+/* The value of the root node, its descendants decoded first over the work list. */
+static int load_root(Reader* r, int64_t root, TVMFFIAny* out) {
+  LoadStack st = {NULL, 0, 0};
+  TVMFFIAny value;
+  int status = value_of(r, &st, root, &value);
+  while (status > 0 && st.n > 0) {
+    LoadFrame* f = &st.frames[st.n - 1];
+    int64_t child;
+    status = f->kind == FRAME_OBJECT ? object_next(f, &child) : container_next(f, &child);
+    if (status < 0) break;
+    if (status == 1) {
+      status = value_of(r, &st, child, &value);
+      if (status != 0) continue; /* a frame was pushed (1), or an error (-1) */
+    } else {
+      decoded(r, f->node, fr_any_object(f->made));
+      value = r->decoded[f->node];
+      if (--st.n == 0) break;
+    }
+    status = frame_take(&st.frames[st.n - 1], &value);
+    if (status == 0) status = 1;
+  }
+  while (st.n > 0) {
+    LoadFrame* f = &st.frames[--st.n];
+    if (f->made != NULL) fr_decref(f->made);
+  }
+  free(st.frames);
+  if (status < 0) return -1;
+  *out = value;
   return 0;
 }
 
@@ -380,11 +490,17 @@ int fr_json_graph_load(const TVMFFIAny* graph, TVMFFIAny* out) {
   r.n_nodes = fr_seq_size(nodes->v_obj);
   r.null_index = -1;
   r.decoded = (TVMFFIAny*)calloc((size_t)r.n_nodes + 1, sizeof(TVMFFIAny));
-  if (r.decoded == NULL) return fr_raise_oom();
-  status = value_of(&r, root->v_int64, &value);
+  r.entered = (char*)calloc((size_t)r.n_nodes + 1, 1);
+  if (r.decoded == NULL || r.entered == NULL) {
+    free(r.decoded);
+    free(r.entered);
+    return fr_raise_oom();
+  }
+  status = load_root(&r, root->v_int64, &value);
   if (status == 0) *out = fr_any_copy(&value);
   for (i = 0; i < r.n_nodes; ++i) fr_any_release(&r.decoded[i]);
   free(r.decoded);
+  free(r.entered);
   fr_field_cache_free(&r.fields);
   return status;
 }

@@ -31,14 +31,35 @@ static int set_member(void** map, const char* key, TVMFFIAny value) {
 typedef struct {
   void* index;        /* Map: value -> node index (AnyEqual keys, held) */
   void* nodes;        /* Array of node Maps */
-  void** active;      /* Lists and Dicts being saved */
-  size_t n_active;
-  size_t cap_active;
+  FrPtrMap active;    /* Lists and Dicts being saved (a second visit is a cycle) */
   FrFieldCache fields;
-  int depth;
 } Writer;
 
-static int node_of(Writer* w, const TVMFFIAny* value, int64_t* out);
+/* ------------------------------------------------------------ the work list
+ *
+ * A value's node is made after its children's (the node records their indices), so a container
+ * or an object with fields is a frame on an explicit stack in heap memory, not a C call: a
+ * chain a million levels deep costs no C stack. A frame hands out its children one at a time,
+ * takes in each child's node index and, when done, makes its own node. */
+
+enum { FRAME_SEQ, FRAME_MAP, FRAME_OBJECT };
+
+typedef struct {
+  int kind;
+  void* obj;        /* the value's object (fr_s_check_path reads it) */
+  TVMFFIAny value;  /* the value the node is for (owned) */
+  int64_t* indices; /* FRAME_SEQ, FRAME_MAP: the children's node indices */
+  size_t n, index;
+  uint64_t it, end; /* FRAME_MAP: the entry whose key (index even) or value is next */
+  void* data;       /* FRAME_OBJECT: {field: data} */
+  const TVMFFIFieldInfo** fields;
+  int guarded;      /* a List or Dict: in the active set */
+} SaveFrame;
+
+typedef struct {
+  SaveFrame* frames;
+  size_t n, capacity;
+} SaveStack;
 
 static int ints_array(const int64_t* values, size_t n, TVMFFIAny* out) {
   void* array = fr_array_new((int64_t)n);
@@ -49,49 +70,59 @@ static int ints_array(const int64_t* values, size_t n, TVMFFIAny* out) {
   return 0;
 }
 
-/* The node indices of a container's children (key, value, ... for maps) as an Array. */
-static int children_data(Writer* w, const TVMFFIAny* value, TVMFFIAny* out) {
+static void drop_frame(Writer* w, SaveFrame* f) {
+  if (f->guarded) fr_ptrmap_erase(&w->active, f->obj, NULL);
+  fr_any_release(&f->value);
+  free(f->indices);
+  if (f->data != NULL) fr_decref(f->data);
+}
+
+static SaveFrame* push_frame(SaveStack* st, int kind, const TVMFFIAny* value) {
+  SaveFrame* f;
+  SaveFrame* frames =
+      (SaveFrame*)fr_s_stack_room(st->frames, st->n, &st->capacity, sizeof(SaveFrame));
+  if (frames == NULL) return NULL;
+  st->frames = frames;
+  f = &frames[st->n++];
+  memset(f, 0, sizeof(*f));
+  f->kind = kind;
+  f->obj = value->v_obj;
+  f->value = fr_any_copy(value);
+  if (fr_s_check_path("ToJSONGraph", st->frames, st->n, sizeof(SaveFrame),
+                      offsetof(SaveFrame, obj)) != 0) {
+    fr_any_release(&f->value);
+    st->n--;
+    return NULL;
+  }
+  return f;
+}
+
+/* A container's frame, collecting its children's node indices (key, value, ... for maps). */
+static int start_container(Writer* w, SaveStack* st, const TVMFFIAny* value) {
+  int32_t ti = value->type_index;
+  int is_map = ti == kTVMFFIMap || ti == kTVMFFIDict;
   void* obj = value->v_obj;
-  int is_map = value->type_index == kTVMFFIMap || value->type_index == kTVMFFIDict;
-  int guarded = value->type_index == kTVMFFIList || value->type_index == kTVMFFIDict;
-  int64_t* indices;
-  size_t n = 0, k;
-  int status = 0;
-  if (guarded) {
-    for (k = 0; k < w->n_active; ++k) {
-      if (w->active[k] == obj) {
-        return fr_raise("ValueError",
-                        "Cycle detected during serialization: a %s contains itself",
-                        value->type_index == kTVMFFIList ? "List" : "Dict");
-      }
+  SaveFrame* f;
+  if (ti == kTVMFFIList || ti == kTVMFFIDict) {
+    if (fr_ptrmap_find(&w->active, obj, NULL) != NULL) {
+      return fr_raise("ValueError", "Cycle detected during serialization: a %s contains itself",
+                      ti == kTVMFFIList ? "List" : "Dict");
     }
-    if (w->n_active == w->cap_active) {
-      size_t capacity = w->cap_active == 0 ? 8 : w->cap_active * 2;
-      void** grown = (void**)realloc(w->active, capacity * sizeof(void*));
-      if (grown == NULL) return fr_raise_oom();
-      w->active = grown;
-      w->cap_active = capacity;
-    }
-    w->active[w->n_active++] = obj;
   }
-  k = is_map ? (size_t)fr_map_size(obj) * 2 : (size_t)fr_seq_size(obj);
-  indices = (int64_t*)malloc((k + 1) * sizeof(int64_t));
-  if (indices == NULL) return fr_raise_oom();
+  f = push_frame(st, is_map ? FRAME_MAP : FRAME_SEQ, value);
+  if (f == NULL) return -1;
+  if (ti == kTVMFFIList || ti == kTVMFFIDict) {
+    if (fr_ptrmap_put(&w->active, obj, NULL, 1) != 0) return -1;
+    f->guarded = 1;
+  }
+  f->n = is_map ? (size_t)fr_map_size(obj) * 2 : (size_t)fr_seq_size(obj);
+  f->indices = (int64_t*)malloc((f->n + 1) * sizeof(int64_t));
+  if (f->indices == NULL) return fr_raise_oom();
   if (is_map) {
-    uint64_t it, end = fr_map_end(obj);
-    for (it = fr_map_begin(obj); status == 0 && it != end; it = fr_map_next(obj, it)) {
-      FrKV* kv = fr_map_entry(obj, it);
-      status = node_of(w, &kv->key, &indices[n]);
-      if (status == 0) status = node_of(w, &kv->value, &indices[n + 1]);
-      n += 2;
-    }
-  } else {
-    for (n = 0; status == 0 && n < k; ++n) status = node_of(w, &fr_seq_items(obj)[n], &indices[n]);
+    f->it = fr_map_begin(obj);
+    f->end = fr_map_end(obj);
   }
-  if (status == 0) status = ints_array(indices, k, out);
-  free(indices);
-  if (guarded && status == 0) w->n_active--;
-  return status;
+  return 1;
 }
 
 static int has_creator(const TVMFFITypeInfo* info) {
@@ -101,56 +132,16 @@ static int has_creator(const TVMFFITypeInfo* info) {
 
 static int dtype_text(DLDataType dtype, TVMFFIAny* out) { return fr_dtype_to_string(&dtype, out); }
 
-/* {field: data} of a reflected object (inline fields by value, others by node index). */
-static int object_fields(Writer* w, void* obj, int32_t ti, TVMFFIAny* out) {
-  const TVMFFIFieldInfo** fields;
-  size_t n, i;
-  void* data = fr_map_new(kTVMFFIMap);
-  int status = 0;
-  if (data == NULL) return -1;
-  if (fr_cached_fields(&w->fields, ti, 0, &fields, &n) != 0) {
-    fr_decref(data);
-    return -1;
-  }
-  for (i = 0; status == 0 && i < n; ++i) {
-    const TVMFFIFieldInfo* f = fields[i];
-    TVMFFIAny value, item, name;
-    int64_t index;
-    if (fr_read_field(obj, f, &value) != 0) {
-      status = -1;
-      break;
-    }
-    switch (f->field_static_type_index) {
-      case kTVMFFINone: item = fr_any_none(); break;
-      case kTVMFFIBool: item = fr_any_bool(value.v_int64 != 0); break;
-      case kTVMFFIInt: item = fr_any_int(value.v_int64); break;
-      case kTVMFFIFloat: item = value; break;
-      case kTVMFFIDataType: status = dtype_text(value.v_dtype, &item); break;
-      default:
-        status = node_of(w, &value, &index);
-        item = fr_any_int(index);
-        break;
-    }
-    fr_any_release(&value);
-    if (status != 0) break;
-    if (fr_string_from_bytes(f->name.data, f->name.size, &name) != 0) status = -1;
-    else status = fr_map_set(&data, name, item);
-  }
-  if (status != 0) {
-    fr_decref(data);
-    return -1;
-  }
-  *out = fr_any_object(data);
-  return 0;
-}
-
-static int object_data(Writer* w, const TVMFFIAny* value, TVMFFIAny* out) {
+/* The data of an object-backed value that needs no frame (0), or a frame for a container or
+ * a reflected object's fields (1), or -1. */
+static int object_data(Writer* w, SaveStack* st, const TVMFFIAny* value, TVMFFIAny* out) {
   int32_t ti = value->type_index;
   void* hook = NULL;
   const TVMFFITypeInfo* info;
+  SaveFrame* f;
   int found;
   if (ti == kTVMFFIArray || ti == kTVMFFIList || ti == kTVMFFIMap || ti == kTVMFFIDict) {
-    return children_data(w, value, out);
+    return start_container(w, st, value);
   }
   if (ti == kTVMFFIShape) {
     const TVMFFIShapeCell* cell = FR_CELL(value->v_obj, TVMFFIShapeCell);
@@ -175,33 +166,34 @@ static int object_data(Writer* w, const TVMFFIAny* value, TVMFFIAny* out) {
                     "type attr)",
                     fr_type_key_of(ti));
   }
-  return object_fields(w, value->v_obj, ti, out);
+  f = push_frame(st, FRAME_OBJECT, value);
+  if (f == NULL) return -1;
+  f->data = fr_map_new(kTVMFFIMap);
+  if (f->data == NULL) return -1;
+  if (fr_cached_fields(&w->fields, ti, 0, &f->fields, &f->n) != 0) return -1;
+  return 1;
 }
 
-/* The node {"type": ..., "data": ...} of a value (a new Map into *out). */
-static int describe(Writer* w, const TVMFFIAny* value, void** node) {
+/* The data of a value that needs no frame (0), or a frame (1), or -1. */
+static int value_data(Writer* w, SaveStack* st, const TVMFFIAny* value, TVMFFIAny* data) {
   int32_t ti = value->type_index;
-  TVMFFIAny data = fr_any_none();
-  const char* type_key = ti == kTVMFFISmallStr ? "ffi.String"
-                         : ti == kTVMFFISmallBytes ? "ffi.Bytes" : fr_type_key_of(ti);
-  int status = 0;
-  *node = fr_map_new(kTVMFFIMap);
-  if (*node == NULL) return -1;
+  *data = fr_any_none();
   if (ti == kTVMFFIBool || ti == kTVMFFIInt || ti == kTVMFFIFloat) {
-    data = *value;
+    *data = *value;
   } else if (ti == kTVMFFIDataType) {
-    status = dtype_text(value->v_dtype, &data);
+    return dtype_text(value->v_dtype, data);
   } else if (ti == kTVMFFIDevice) {
     int64_t device[2] = {value->v_device.device_type, value->v_device.device_id};
-    status = ints_array(device, 2, &data);
+    return ints_array(device, 2, data);
   } else if (ti == kTVMFFISmallStr || ti == kTVMFFIStr) {
-    data = fr_any_copy(value);
+    *data = fr_any_copy(value);
   } else if (ti == kTVMFFISmallBytes || ti == kTVMFFIBytes) {
     TVMFFIByteArray bytes = fr_text_of(value);
     FrBuf encoded;
     static const char kTable[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     size_t i;
+    int status;
     fr_buf_init(&encoded);
     for (i = 0; i < bytes.size; i += 3) {
       unsigned char b0 = (unsigned char)bytes.data[i];
@@ -212,55 +204,155 @@ static int describe(Writer* w, const TVMFFIAny* value, void** node) {
                       i + 2 < bytes.size ? kTable[b2 & 0x3F] : '='};
       fr_buf_append(&encoded, quad, 4);
     }
-    status = fr_string_from_bytes(fr_buf_cstr(&encoded), encoded.size, &data);
+    status = fr_string_from_bytes(fr_buf_cstr(&encoded), encoded.size, data);
     fr_buf_free(&encoded);
+    return status;
   } else if (ti != kTVMFFINone && ti < kTVMFFIStaticObjectBegin) {
-    status = fr_raise("RuntimeError", "Cannot serialize type `%s`", type_key);
+    const char* type_key = ti == kTVMFFISmallBytes ? "ffi.Bytes" : fr_type_key_of(ti);
+    return fr_raise("RuntimeError", "Cannot serialize type `%s`", type_key);
   } else if (ti >= kTVMFFIStaticObjectBegin) {
-    if (w->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) {
-      status = fr_s_too_deep("ToJSONGraph");
-    } else {
-      w->depth++;
-      status = object_data(w, value, &data);
-      w->depth--;
-    }
-  }
-  if (status == 0) {
-    TVMFFIAny type;
-    status = fr_string_from_bytes(type_key, strlen(type_key), &type);
-    if (status == 0) {
-      TVMFFIAny name;
-      status = fr_string_from_bytes("type", 4, &name);
-      if (status == 0) status = fr_map_set(node, name, type);
-      else fr_any_release(&type);
-    }
-    if (status == 0 && ti != kTVMFFINone) status = set_member(node, "data", data);
-    else if (ti != kTVMFFINone) fr_any_release(&data);
-  }
-  if (status != 0) {
-    fr_decref(*node);
-    return -1;
+    return object_data(w, st, value, data);
   }
   return 0;
 }
 
-static int node_of(Writer* w, const TVMFFIAny* value, int64_t* out) {
+/* The node {"type": ..., "data": ...} of value, data owned (consumed): appended to the nodes
+ * and indexed; its index into *out. */
+static int add_node(Writer* w, const TVMFFIAny* value, TVMFFIAny data, int64_t* out) {
+  int32_t ti = value->type_index;
+  const char* type_key = ti == kTVMFFISmallStr ? "ffi.String"
+                         : ti == kTVMFFISmallBytes ? "ffi.Bytes" : fr_type_key_of(ti);
+  TVMFFIAny type, name;
+  void* node = fr_map_new(kTVMFFIMap);
+  int status = node == NULL ? -1 : 0;
+  if (status == 0) status = fr_string_from_bytes(type_key, strlen(type_key), &type);
+  if (status == 0) {
+    status = fr_string_from_bytes("type", 4, &name);
+    if (status == 0) status = fr_map_set(&node, name, type);
+    else fr_any_release(&type);
+  }
+  if (status == 0 && ti != kTVMFFINone) status = set_member(&node, "data", data);
+  else if (ti != kTVMFFINone) fr_any_release(&data);
+  if (status == 0) {
+    *out = fr_seq_size(w->nodes);
+    status = fr_list_ensure_extra(w->nodes, 1);
+  }
+  if (status != 0) {
+    if (node != NULL) fr_decref(node);
+    return -1;
+  }
+  fr_seq_items(w->nodes)[((FrSeq*)w->nodes)->cell.size++] = fr_any_object(node);
+  return fr_map_set(&w->index, fr_any_copy(value), fr_any_int(*out));
+}
+
+/* The node index of a value already saved or needing no frame (0), or a frame pushed (1). */
+static int start(Writer* w, SaveStack* st, const TVMFFIAny* value, int64_t* out) {
   TVMFFIAny* found;
-  void* node;
-  int has = fr_map_find(w->index, value, &found);
+  TVMFFIAny data;
+  int status, has = fr_map_find(w->index, value, &found);
   if (has < 0) return -1;
   if (has) {
     *out = found->v_int64;
     return 0;
   }
-  if (describe(w, value, &node) != 0) return -1;
-  *out = fr_seq_size(w->nodes);
-  if (fr_list_ensure_extra(w->nodes, 1) != 0) {
-    fr_decref(node);
-    return -1;
+  status = value_data(w, st, value, &data);
+  if (status != 0) return status;
+  return add_node(w, value, data, out);
+}
+
+/* The frame's next child needing a node (1), its end (0, its data into *data), or -1. Inline
+ * fields are taken in here. */
+static int frame_next(SaveFrame* f, const TVMFFIAny** child, TVMFFIAny* held, TVMFFIAny* data) {
+  if (f->kind == FRAME_SEQ) {
+    if (f->index < f->n) {
+      *child = &fr_seq_items(f->obj)[f->index++];
+      return 1;
+    }
+    return ints_array(f->indices, f->n, data) != 0 ? -1 : 0;
   }
-  fr_seq_items(w->nodes)[((FrSeq*)w->nodes)->cell.size++] = fr_any_object(node);
-  return fr_map_set(&w->index, fr_any_copy(value), fr_any_int(*out));
+  if (f->kind == FRAME_MAP) {
+    if (f->index < f->n) {
+      FrKV* kv = fr_map_entry(f->obj, f->it);
+      if (f->index++ % 2 == 0) {
+        *child = &kv->key;
+      } else {
+        *child = &kv->value;
+        f->it = fr_map_next(f->obj, f->it);
+      }
+      return 1;
+    }
+    return ints_array(f->indices, f->n, data) != 0 ? -1 : 0;
+  }
+  while (f->index < f->n) {
+    const TVMFFIFieldInfo* field = f->fields[f->index++];
+    TVMFFIAny value, item, name;
+    int status = 0;
+    if (fr_read_field(f->obj, field, &value) != 0) return -1;
+    switch (field->field_static_type_index) {
+      case kTVMFFINone: item = fr_any_none(); break;
+      case kTVMFFIBool: item = fr_any_bool(value.v_int64 != 0); break;
+      case kTVMFFIInt: item = fr_any_int(value.v_int64); break;
+      case kTVMFFIFloat: item = value; break;
+      case kTVMFFIDataType: status = dtype_text(value.v_dtype, &item); break;
+      default:
+        *held = value; /* the caller releases it once its node is made */
+        *child = held;
+        return 1;
+    }
+    fr_any_release(&value);
+    if (status != 0) return -1;
+    if (fr_string_from_bytes(field->name.data, field->name.size, &name) != 0) {
+      fr_any_release(&item);
+      return -1;
+    }
+    if (fr_map_set(&f->data, name, item) != 0) return -1;
+  }
+  *data = fr_any_object(f->data);
+  f->data = NULL;
+  return 0;
+}
+
+/* A child's node index, into its frame. */
+static int frame_take(SaveFrame* f, int64_t index) {
+  TVMFFIAny name;
+  const TVMFFIFieldInfo* field;
+  if (f->kind != FRAME_OBJECT) {
+    f->indices[f->index - 1] = index;
+    return 0;
+  }
+  field = f->fields[f->index - 1];
+  if (fr_string_from_bytes(field->name.data, field->name.size, &name) != 0) return -1;
+  return fr_map_set(&f->data, name, fr_any_int(index));
+}
+
+static int node_of(Writer* w, const TVMFFIAny* value, int64_t* out) {
+  SaveStack st = {NULL, 0, 0};
+  int64_t index = 0;
+  int status = start(w, &st, value, &index);
+  while (status > 0 && st.n > 0) {
+    SaveFrame* f = &st.frames[st.n - 1];
+    const TVMFFIAny* child;
+    TVMFFIAny held = fr_any_none(), data;
+    status = frame_next(f, &child, &held, &data);
+    if (status < 0) break;
+    if (status == 1) {
+      status = start(w, &st, child, &index);
+      fr_any_release(&held);
+      if (status != 0) continue; /* a frame was pushed (1), or an error (-1) */
+    } else {
+      status = add_node(w, &f->value, data, &index);
+      if (status != 0) break;
+      drop_frame(w, f);
+      if (--st.n == 0) break;
+    }
+    status = frame_take(&st.frames[st.n - 1], index);
+    if (status == 0) status = 1;
+  }
+  while (st.n > 0) drop_frame(w, &st.frames[--st.n]);
+  free(st.frames);
+  if (status < 0) return -1;
+  *out = index;
+  return 0;
 }
 
 int fr_json_graph_save(const TVMFFIAny* value, const TVMFFIAny* metadata, void** out) {
@@ -282,7 +374,7 @@ int fr_json_graph_save(const TVMFFIAny* value, const TVMFFIAny* metadata, void**
   }
   if (w.index != NULL) fr_decref(w.index);
   if (w.nodes != NULL) fr_decref(w.nodes);
-  free(w.active);
+  fr_ptrmap_free(&w.active);
   fr_field_cache_free(&w.fields);
   if (status != 0 && *out != NULL) fr_decref(*out);
   return status;

@@ -13,9 +13,12 @@
 
 #include "core.h"
 
-/* Nested values one structural walk descends through before it gives up (ValueError); the
- * walks that recurse also give up when the thread's C stack runs low (frames vary in size with
- * the compiler and its instrumentation, so a count alone cannot bound the stack). */
+/* Nested values the walks that still recurse on the C stack descend through before they give
+ * up (ValueError); they also give up when the thread's C stack runs low (frames vary in size
+ * with the compiler and its instrumentation, so a count alone cannot bound the stack). The
+ * walks over an explicit stack (equal, hash, deep copy, JSON graph save and load) have no depth
+ * limit: they look for a cycle instead (fr_s_check_path; JSON load marks the nodes it is
+ * decoding). */
 #define FR_S_MAX_DEPTH 16384
 #define FR_S_IGNORE kTVMFFIFieldFlagBitMaskSEqHashIgnore
 #define FR_S_DEF_PATTERN kTVMFFIFieldFlagBitMaskSEqHashDefPattern
@@ -24,6 +27,21 @@
 /* Raises "<who>: maximum recursion depth (16384) exceeded; ..." (or, when the C stack ran
  * low first, says so) and returns -1. */
 FR_HIDDEN int fr_s_too_deep(const char* who);
+
+/*
+ * For a walk over an explicit stack of n frames, each holding at `offset` the object it walks
+ * (NULL: none): the frames spell the path from the root, so an object met twice on it means
+ * the graph has a cycle and the walk would never end. Only checked when n reaches a power of
+ * two from FR_S_MAX_DEPTH on (amortised O(1) a frame; a cycle is found before the stack is
+ * twice the depth where it closed). 0: no cycle (or not checked now); -1: raised ValueError
+ * "<who>: the value graph has a cycle (a value contains itself)".
+ */
+/* A walk's explicit stack of n frames of frame_size bytes at frames with room for one more:
+ * the (possibly moved: grown by doubling) frames, or NULL with MemoryError raised. */
+FR_HIDDEN void* fr_s_stack_room(void* frames, size_t n, size_t* capacity, size_t frame_size);
+
+FR_HIDDEN int fr_s_check_path(const char* who, const void* frames, size_t n, size_t stride,
+                              size_t offset);
 
 /*
  * The structural_eq_hash_kind of an object type into *kind; -1 with upstream's

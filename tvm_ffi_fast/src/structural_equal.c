@@ -288,23 +288,23 @@ typedef struct {
 
 static EqFrame* push_frame(Equality* eq, EqStack* st, int kind, void* lhs, void* rhs) {
   EqFrame* f;
-  if (st->n == st->capacity) {
-    size_t capacity = st->capacity ? st->capacity * 2 : 16;
-    EqFrame* grown = (EqFrame*)realloc(st->frames, capacity * sizeof(EqFrame));
-    if (grown == NULL) {
-      fr_raise_oom();
-      return NULL;
-    }
-    st->frames = grown;
-    st->capacity = capacity;
-  }
-  f = &st->frames[st->n++];
+  EqFrame* frames =
+      (EqFrame*)fr_s_stack_room(st->frames, st->n, &st->capacity, sizeof(EqFrame));
+  if (frames == NULL) return NULL;
+  st->frames = frames;
+  f = &frames[st->n++];
   memset(f, 0, sizeof(*f));
   f->kind = kind;
   f->lhs = lhs;
   f->rhs = rhs;
   f->region = f->outer_region = eq->region;
   eq->depth++;
+  if (fr_s_check_path("StructuralEqual", st->frames, st->n, sizeof(EqFrame),
+                      offsetof(EqFrame, lhs)) != 0) {
+    st->n--;
+    eq->depth--;
+    return NULL;
+  }
   return f;
 }
 
@@ -420,11 +420,9 @@ static int start(Equality* eq, EqStack* st, const TVMFFIAny* lhs, const TVMFFIAn
     return 0;
   }
   if (ti == kTVMFFITensor) return equal_tensors(eq, lhs->v_obj, rhs->v_obj, out);
-  /* the depth limit stays (a cycle would otherwise never end); the stack check guards the
-   * nesting through __s_equal__ hooks, the one place this walk still uses the C stack */
-  if (eq->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) {
-    return fr_s_too_deep("StructuralEqual");
-  }
+  /* no depth limit (push_frame looks for cycles); the stack check guards the nesting through
+   * __s_equal__ hooks, the one place this walk still uses the C stack */
+  if (tvm_ffi_runtime_stack_low()) return fr_s_too_deep("StructuralEqual");
   if (ti == kTVMFFIArray || ti == kTVMFFIList) {
     int64_t nl = fr_seq_size(lhs->v_obj), nr = fr_seq_size(rhs->v_obj);
     if (nl != nr && !eq->trace) {

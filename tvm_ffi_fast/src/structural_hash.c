@@ -33,7 +33,6 @@ typedef struct {
   void* callback;
   FrWalkCallback* callback_state;
   FrFieldCache fields;
-  int depth;
 } Hasher;
 
 static int hash_any(Hasher* h, const TVMFFIAny* value, uint64_t* out);
@@ -76,19 +75,6 @@ static void hasher_free(Hasher* h) {
   if (h->callback != NULL) fr_walk_callback_done(h->callback, h->callback_state);
 }
 
-/* ------------------------------------------------------------ containers */
-
-static int hash_sequence(Hasher* h, void* seq, uint64_t* out) {
-  int64_t n = fr_seq_size(seq), i;
-  uint64_t result = fr_hash_combine(key_hash(fr_type_index(seq)), (uint64_t)n), item;
-  for (i = 0; i < n; ++i) {
-    if (hash_any(h, &fr_seq_items(seq)[i], &item) != 0) return -1;
-    result = fr_hash_combine(result, item);
-  }
-  *out = result;
-  return 0;
-}
-
 /* A key hash that cannot depend on the visiting order: 1 and *out, or 0 when there is none. */
 static int order_independent_hash(Hasher* h, const TVMFFIAny* key, uint64_t* out) {
   int32_t ti = key->type_index;
@@ -122,38 +108,83 @@ static int compare_keyed(const void* a, const void* b) {
   return x < y ? -1 : x > y;
 }
 
-static int hash_map(Hasher* h, void* map, uint64_t* out) {
-  uint64_t size = fr_map_size(map), it, end = fr_map_end(map), result, value;
-  KeyedEntry few[8]; /* most maps are small: no allocation for them */
-  KeyedEntry* entries = few;
-  size_t n = 0, i, k;
-  int status = 0;
-  result = fr_hash_combine(key_hash(fr_type_index(map)), size);
-  if (size > sizeof(few) / sizeof(few[0])) {
-    entries = (KeyedEntry*)malloc((size_t)size * sizeof(KeyedEntry));
-    if (entries == NULL) return fr_raise_oom();
+/* ------------------------------------------------------------ the work list
+ *
+ * A container or object whose children must be hashed is a frame on an explicit stack in heap
+ * memory, not a C call, so a value a million levels deep costs no C stack. A frame hands out
+ * its children one at a time (frame_next), combines each child's hash into its own
+ * (frame_child) and, when done, yields its hash to its parent. Only __s_hash__ hooks nest (the
+ * callback hashes through a walk of its own), guarded by the C stack check. */
+
+enum { FRAME_SEQ, FRAME_MAP, FRAME_OBJ };
+
+typedef struct {
+  int kind;
+  void* obj; /* first: fr_s_check_path reads it */
+  uint64_t result;
+  int32_t outer_region; /* the region the frame was entered in (restored when it ends) */
+  int32_t region;       /* the region its children's regions derive from */
+  /* FRAME_SEQ: items; FRAME_MAP: entries grouped by key hash; FRAME_OBJ: fields */
+  size_t index, n;
+  KeyedEntry* entries;
+  /* FRAME_OBJ */
+  int32_t type_index, kind_of_object;
+  const TVMFFIFieldInfo** fields;
+  TVMFFIAny field; /* the field whose hash is being taken (owned while it is) */
+  int holding;
+} HashFrame;
+
+typedef struct {
+  HashFrame* frames;
+  size_t n, capacity;
+} HashStack;
+
+static void drop_frame(HashFrame* f) {
+  if (f->holding) fr_any_release(&f->field);
+  f->holding = 0;
+  free(f->entries);
+  f->entries = NULL;
+}
+
+static HashFrame* push_frame(Hasher* h, HashStack* st, int kind, void* obj) {
+  HashFrame* f;
+  HashFrame* frames =
+      (HashFrame*)fr_s_stack_room(st->frames, st->n, &st->capacity, sizeof(HashFrame));
+  if (frames == NULL) return NULL;
+  st->frames = frames;
+  f = &frames[st->n++];
+  memset(f, 0, sizeof(*f));
+  f->kind = kind;
+  f->obj = obj;
+  f->region = f->outer_region = h->region;
+  if (fr_s_check_path("StructuralHash", st->frames, st->n, sizeof(HashFrame),
+                      offsetof(HashFrame, obj)) != 0) {
+    st->n--;
+    return NULL;
   }
+  return f;
+}
+
+/* A map's frame: the entries whose key hash does not depend on the visiting order, sorted by
+ * it (computed when the map is entered, as the memo stands then). */
+static int start_map(Hasher* h, HashStack* st, void* map) {
+  uint64_t size = fr_map_size(map), it, end = fr_map_end(map);
+  HashFrame* f = push_frame(h, st, FRAME_MAP, map);
+  size_t n = 0;
+  if (f == NULL) return -1;
+  f->result = fr_hash_combine(key_hash(fr_type_index(map)), size);
+  f->entries = (KeyedEntry*)malloc(((size_t)size + 1) * sizeof(KeyedEntry));
+  if (f->entries == NULL) return fr_raise_oom();
   for (it = fr_map_begin(map); it != end; it = fr_map_next(map, it)) {
     FrKV* kv = fr_map_entry(map, it);
-    if (order_independent_hash(h, &kv->key, &entries[n].key_hash)) entries[n++].value = &kv->value;
+    if (order_independent_hash(h, &kv->key, &f->entries[n].key_hash)) {
+      f->entries[n++].value = &kv->value;
+    }
   }
   /* entries whose key hashes tie add no value, so the order a sort leaves them in never shows */
-  qsort(entries, n, sizeof(KeyedEntry), compare_keyed);
-  for (i = 0; i < n; i = k) {
-    for (k = i + 1; k < n && entries[k].key_hash == entries[i].key_hash; ++k) {
-    }
-    result = fr_hash_combine(result, entries[i].key_hash);
-    if (k == i + 1) {
-      if (hash_any(h, entries[i].value, &value) != 0) {
-        status = -1;
-        break;
-      }
-      result = fr_hash_combine(result, value);
-    }
-  }
-  if (entries != few) free(entries);
-  *out = result;
-  return status;
+  if (n > 1) qsort(f->entries, n, sizeof(KeyedEntry), compare_keyed);
+  f->n = n;
+  return 1;
 }
 
 static int hash_tensor(Hasher* h, void* obj, uint64_t* out) {
@@ -220,83 +251,77 @@ static int hash_callback(void* ctx, const FrArg* args, TVMFFIAny* rv) {
 static const FrBuiltin kHashCallback = {
     "", hash_callback, NULL, 3, {FR_T_ANYVIEW, FR_T_INT, FR_T_INT}, FR_T_INT};
 
-static int hash_fields(Hasher* h, void* obj, int32_t ti, uint64_t* out) {
+/* An object's hash when memoized or through its __s_hash__ hook (0, *out), else a frame over its
+ * fields (1), or -1. A free variable's own fields are uses even in a Simple region. */
+static int start_object(Hasher* h, HashStack* st, void* obj, uint64_t* out) {
+  int32_t ti = fr_type_index(obj), kind;
   void* hook = NULL;
-  const TVMFFIFieldInfo** fields;
-  size_t n, i;
-  uint64_t result = key_hash(ti), item;
-  int status = 0;
-  int found = fr_hook_of(g_s_hash, ti, SIG_S_HASH, &hook);
-  if (found < 0) return -1;
-  if (found) {
-    TVMFFIAny args[3], returned;
-    int64_t value;
-    if (h->callback == NULL) {
-      h->callback = fr_walk_callback_new(&kHashCallback, h, &h->callback_state);
-      if (h->callback == NULL) return -1;
-    }
-    args[0] = fr_object_view(obj);
-    args[1] = fr_any_int((int64_t)result);
-    args[2] = fr_object_view(h->callback);
-    if (fr_call(hook, args, 3, &returned) != 0) return -1;
-    if (fr_result_as_int(&returned, "int", &value) != 0) return -1;
-    *out = (uint64_t)value;
-    return 0;
-  }
-  if (fr_cached_fields(&h->fields, ti, FR_S_IGNORE, &fields, &n) != 0) return -1;
-  for (i = 0; i < n; ++i) {
-    TVMFFIAny value;
-    if (fr_read_field(obj, fields[i], &value) != 0) {
-      status = -1;
-      break;
-    }
-    status = hash_in_region(h, fr_s_field_region(fields[i]->flags, h->region), &value, &item);
-    fr_any_release(&value);
-    if (status != 0) break;
-    result = fr_hash_combine(result, item);
-  }
-  *out = result;
-  return status;
-}
-
-static int hash_object(Hasher* h, void* obj, uint64_t* out) {
-  int32_t ti = fr_type_index(obj), kind, region;
+  HashFrame* f;
+  int found;
   FrPtrSlot* slot;
-  uint64_t result;
-  int status;
   if (fr_s_kind(ti, &kind) != 0) return -1;
   slot = fr_ptrmap_find(&h->memo, obj, NULL);
   if (slot != NULL) {
     *out = slot->value;
     return 0;
   }
-  if (kind != kTVMFFISEqHashKindFreeVar) {
-    if (hash_fields(h, obj, ti, &result) != 0) return -1;
-  } else {
-    /* its fields are uses even in a Simple region, and are walked even when the result is
-       the address: they may count variables */
-    region = h->region;
-    if (region == kTVMFFIDefRegionKindSimple) h->region = kTVMFFIDefRegionKindNone;
-    status = hash_fields(h, obj, ti, &result);
-    h->region = region;
-    if (status != 0) return -1;
-    if (region != kTVMFFIDefRegionKindNone) {
+  found = fr_hook_of(g_s_hash, ti, SIG_S_HASH, &hook);
+  if (found < 0) return -1;
+  f = push_frame(h, st, FRAME_OBJ, obj);
+  if (f == NULL) return -1;
+  f->type_index = ti;
+  f->kind_of_object = kind;
+  f->result = key_hash(ti);
+  if (kind == kTVMFFISEqHashKindFreeVar && f->region == kTVMFFIDefRegionKindSimple) {
+    f->region = kTVMFFIDefRegionKindNone;
+  }
+  if (found) {
+    TVMFFIAny args[3], returned;
+    int64_t value;
+    int32_t saved = h->region;
+    if (tvm_ffi_runtime_stack_low()) return fr_s_too_deep("StructuralHash");
+    if (h->callback == NULL) {
+      h->callback = fr_walk_callback_new(&kHashCallback, h, &h->callback_state);
+      if (h->callback == NULL) return -1;
+    }
+    args[0] = fr_object_view(obj);
+    args[1] = fr_any_int((int64_t)f->result);
+    args[2] = fr_object_view(h->callback);
+    h->region = f->region;
+    if (fr_call(hook, args, 3, &returned) != 0) return -1;
+    h->region = saved;
+    if (fr_result_as_int(&returned, "int", &value) != 0) return -1;
+    f = &st->frames[st->n - 1];
+    f->result = (uint64_t)value;
+    return 1; /* no fields: the frame ends at once */
+  }
+  if (fr_cached_fields(&h->fields, ti, FR_S_IGNORE, &f->fields, &f->n) != 0) return -1;
+  return 1;
+}
+
+/* The end of an object's frame: free variables and DAG nodes numbered, the hash memoized. */
+static int finish_object(Hasher* h, HashFrame* f) {
+  uint64_t result = f->result;
+  if (f->kind_of_object == kTVMFFISEqHashKindFreeVar) {
+    if (f->outer_region != kTVMFFIDefRegionKindNone) {
       result = fr_hash_combine(result, h->free_vars++);
     } else {
-      result = (uint64_t)(uintptr_t)obj; /* std::hash of a pointer is its value */
+      result = (uint64_t)(uintptr_t)f->obj; /* std::hash of a pointer is its value */
     }
   }
-  if (kind == kTVMFFISEqHashKindDAGNode) result = fr_hash_combine(result, h->dag_nodes++);
-  if (memoize(h, obj, result) != 0) return -1;
-  *out = result;
-  return 0;
+  if (f->kind_of_object == kTVMFFISEqHashKindDAGNode) {
+    result = fr_hash_combine(result, h->dag_nodes++);
+  }
+  f->result = result;
+  return memoize(h, f->obj, result);
 }
 
 /* ------------------------------------------------------------ any value */
 
-static int hash_any(Hasher* h, const TVMFFIAny* value, uint64_t* out) {
+/* Hashes what needs no frame (0, *out); pushes a frame for the rest (1); or -1. */
+static int start(Hasher* h, HashStack* st, const TVMFFIAny* value, uint64_t* out) {
   int32_t ti = value->type_index;
-  int status;
+  HashFrame* f;
   if (ti < kTVMFFIStaticObjectBegin) {
     if (ti == kTVMFFIFloat && isnan(value->v_float64)) {
       *out = fr_hash_combine((uint64_t)ti, QUIET_NAN_BITS);
@@ -315,26 +340,98 @@ static int hash_any(Hasher* h, const TVMFFIAny* value, uint64_t* out) {
     *out = bytes_hash(ti, fr_text_of(value));
     return 0;
   }
-  if (h->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) return fr_s_too_deep("StructuralHash");
-  h->depth++;
   if (ti == kTVMFFIArray || ti == kTVMFFIList) {
-    status = hash_sequence(h, value->v_obj, out);
-  } else if (ti == kTVMFFIMap || ti == kTVMFFIDict) {
-    status = hash_map(h, value->v_obj, out);
-  } else if (ti == kTVMFFIShape) {
+    f = push_frame(h, st, FRAME_SEQ, value->v_obj);
+    if (f == NULL) return -1;
+    f->n = (size_t)fr_seq_size(value->v_obj);
+    f->result = fr_hash_combine(key_hash(ti), (uint64_t)f->n);
+    return 1;
+  }
+  if (ti == kTVMFFIMap || ti == kTVMFFIDict) return start_map(h, st, value->v_obj);
+  if (ti == kTVMFFIShape) {
     const TVMFFIShapeCell* cell = FR_CELL(value->v_obj, TVMFFIShapeCell);
     uint64_t result = fr_hash_combine(key_hash(ti), (uint64_t)cell->size);
     size_t i;
     for (i = 0; i < cell->size; ++i) result = fr_hash_combine(result, (uint64_t)cell->data[i]);
     *out = result;
-    status = 0;
-  } else if (ti == kTVMFFITensor) {
-    status = hash_tensor(h, value->v_obj, out);
-  } else {
-    status = hash_object(h, value->v_obj, out);
+    return 0;
   }
-  h->depth--;
-  return status;
+  if (ti == kTVMFFITensor) return hash_tensor(h, value->v_obj, out);
+  return start_object(h, st, value->v_obj, out);
+}
+
+/* The frame's next child to hash (1, h->region set for it), its end (0), or -1. */
+static int frame_next(Hasher* h, HashFrame* f, const TVMFFIAny** child) {
+  if (f->kind == FRAME_SEQ) {
+    if (f->index >= f->n) return 0;
+    *child = &fr_seq_items(f->obj)[f->index++];
+    return 1;
+  }
+  if (f->kind == FRAME_MAP) {
+    /* a group of entries whose key hashes tie adds the key hash alone */
+    while (f->index < f->n) {
+      size_t i = f->index, k = i + 1;
+      while (k < f->n && f->entries[k].key_hash == f->entries[i].key_hash) ++k;
+      f->result = fr_hash_combine(f->result, f->entries[i].key_hash);
+      f->index = k;
+      if (k == i + 1) {
+        *child = f->entries[i].value;
+        return 1;
+      }
+    }
+    return 0;
+  }
+  if (f->index >= f->n) return finish_object(h, f) < 0 ? -1 : 0;
+  {
+    const TVMFFIFieldInfo* field = f->fields[f->index++];
+    if (fr_read_field(f->obj, field, &f->field) != 0) return -1;
+    f->holding = 1;
+    *child = &f->field;
+    h->region = fr_s_field_region(field->flags, f->region);
+    return 1;
+  }
+}
+
+static int hash_any(Hasher* h, const TVMFFIAny* value, uint64_t* out) {
+  HashStack st = {NULL, 0, 0};
+  int32_t entry_region = h->region;
+  uint64_t result = 0;
+  int status = start(h, &st, value, &result);
+  while (status > 0 && st.n > 0) {
+    HashFrame* f = &st.frames[st.n - 1];
+    const TVMFFIAny* child;
+    uint64_t item;
+    status = frame_next(h, f, &child);
+    if (status < 0) break;
+    if (status == 1) {
+      status = start(h, &st, child, &item);
+      if (status != 0) continue; /* a frame was pushed (1), or an error (-1) */
+      f = &st.frames[st.n - 1];
+    } else {
+      item = f->result;
+      h->region = f->outer_region;
+      drop_frame(f);
+      if (--st.n == 0) {
+        result = item;
+        break;
+      }
+      f = &st.frames[st.n - 1];
+    }
+    /* the child's hash, into its parent's */
+    if (f->holding) {
+      fr_any_release(&f->field);
+      f->holding = 0;
+      h->region = f->region;
+    }
+    f->result = fr_hash_combine(f->result, item);
+    status = 1;
+  }
+  while (st.n > 0) drop_frame(&st.frames[--st.n]);
+  free(st.frames);
+  h->region = entry_region;
+  if (status < 0) return -1;
+  *out = result;
+  return 0;
 }
 
 int fr_structural_hash(const TVMFFIAny* value, int map_free_vars, int skip_tensor_content,

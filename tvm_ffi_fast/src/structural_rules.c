@@ -9,6 +9,7 @@
 
 #include "registry.h"
 #include "runtime.h"
+#include "walk.h"
 
 int fr_s_too_deep(const char* who) {
   if (tvm_ffi_runtime_stack_low()) {
@@ -21,6 +22,41 @@ int fr_s_too_deep(const char* who) {
                   "%s: maximum recursion depth (%d) exceeded; the value graph is too deep or has "
                   "a cycle",
                   who, FR_S_MAX_DEPTH);
+}
+
+void* fr_s_stack_room(void* frames, size_t n, size_t* capacity, size_t frame_size) {
+  size_t grown_capacity;
+  void* grown;
+  if (n < *capacity) return frames;
+  grown_capacity = *capacity ? *capacity * 2 : 16;
+  grown = realloc(frames, grown_capacity * frame_size);
+  if (grown == NULL) {
+    fr_raise_oom();
+    return NULL;
+  }
+  *capacity = grown_capacity;
+  return grown;
+}
+
+int fr_s_check_path(const char* who, const void* frames, size_t n, size_t stride,
+                    size_t offset) {
+  FrPtrMap seen;
+  size_t i;
+  int status = 0;
+  if (n < FR_S_MAX_DEPTH || (n & (n - 1)) != 0) return 0;
+  memset(&seen, 0, sizeof(seen));
+  for (i = 0; status == 0 && i < n; ++i) {
+    const void* obj = *(void* const*)((const char*)frames + i * stride + offset);
+    if (obj == NULL) continue;
+    if (fr_ptrmap_find(&seen, obj, NULL) != NULL) {
+      status = fr_raise("ValueError", "%s: the value graph has a cycle (a value contains itself)",
+                        who);
+    } else {
+      status = fr_ptrmap_put(&seen, obj, NULL, 0);
+    }
+  }
+  fr_ptrmap_free(&seen);
+  return status;
 }
 
 int32_t fr_s_kind_or_unsupported(int32_t type_index) {

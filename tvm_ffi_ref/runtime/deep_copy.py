@@ -25,7 +25,7 @@ original there, as upstream's does.
 
 from __future__ import annotations
 
-from typing import Dict, Set
+from typing import Dict, Optional, Set
 
 from tvm_ffi_common import abi
 
@@ -41,7 +41,7 @@ from .containers import (
     seq_items,
     seq_set,
 )
-from .dataclass_walk import object_view, read_field, reflected_fields
+from .dataclass_walk import Frame, object_view, read_field, reflected_fields, run_frames
 from .maps import dict_erase, dict_from_pairs, dict_set, map_from_pairs, map_items
 from .reflection import ENUM
 from .reflection_make_object import (
@@ -50,7 +50,6 @@ from .reflection_make_object import (
 )
 from .registry import TYPES, check_failed
 from .signatures import typed_global
-from .structural_rules import DepthGuard, deep_recursion
 
 TI = abi.TVMFFITypeIndex
 SHALLOW_COPY_ATTR = b"__ffi_shallow_copy__"
@@ -64,7 +63,6 @@ class DeepCopier:
         self.copies: Dict[int, abi.TVMFFIAny] = {}
         self.in_progress: Set[int] = set()  # Arrays and Maps whose children are being copied
         self.deferred = False
-        self.depth = DepthGuard("DeepCopy")
 
     def release(self) -> None:
         for copy in self.copies.values():
@@ -73,6 +71,14 @@ class DeepCopier:
 
     def copy(self, value: abi.TVMFFIAny) -> abi.TVMFFIAny:
         """The copy of ``value`` (borrowed: owned by this copier, or ``value`` itself)."""
+        done = self.known(value)
+        if done is not None:
+            return done
+        return run_frames(self.frame(value), "DeepCopy")
+
+    def known(self, value: abi.TVMFFIAny) -> Optional[abi.TVMFFIAny]:
+        """The copy of ``value`` when it needs no frame: a leaf (itself), a value copied
+        already, or an Array or Map being copied (itself, fixed later); else None."""
         index = value.type_index
         if index < TI.kTVMFFIStaticObjectBegin:
             return value
@@ -84,25 +90,33 @@ class DeepCopier:
             return value
         if index in _LEAVES or TYPES.is_instance(index, ENUM):
             return value
-        with self.depth.level():
-            if index in (TI.kTVMFFIArray, TI.kTVMFFIMap):
-                return self.copy_immutable(address, index)
-            if index == TI.kTVMFFIList:
-                return self.copy_list(address)
-            if index == TI.kTVMFFIDict:
-                return self.copy_dict(address)
-            return self.copy_object(address, index)
+        return None
+
+    def frame(self, value: abi.TVMFFIAny) -> Frame:
+        """The frame copying a container or object: children are copied by yielding their
+        frames to :func:`run_frames`, so depth costs no recursion."""
+        index, address = value.type_index, value.v_ptr
+        if index in (TI.kTVMFFIArray, TI.kTVMFFIMap):
+            return (yield from self.copy_immutable(address, index))
+        if index == TI.kTVMFFIList:
+            return (yield from self.copy_list(address))
+        if index == TI.kTVMFFIDict:
+            return (yield from self.copy_dict(address))
+        return (yield from self.copy_object(address, index))
 
     def remember(self, original: int, copy_address: int) -> abi.TVMFFIAny:
         self.copies[original] = object_view(copy_address)
         return self.copies[original]
 
-    def copy_immutable(self, address: int, index: int) -> abi.TVMFFIAny:
+    def copy_immutable(self, address: int, index: int) -> Frame:
         children = [_retained(v) for v in seq_items(address)] if index == TI.kTVMFFIArray \
             else [_retained(v) for pair in map_items(address) for v in pair]
         self.in_progress.add(address)
+        copied = []
         try:
-            copied = [self.copy(child) for child in children]
+            for child in children:
+                done = self.known(child)
+                copied.append(done if done is not None else (yield self.frame(child)))
         finally:
             self.in_progress.discard(address)
             for child in children:
@@ -115,33 +129,39 @@ class DeepCopier:
         pairs = list(zip(copied[0::2], copied[1::2]))
         return self.remember(address, map_from_pairs(pairs))
 
-    def copy_list(self, address: int) -> abi.TVMFFIAny:
+    def copy_list(self, address: int) -> Frame:
         children = [_retained(v) for v in seq_items(address)]
         copy = new_list(0)  # List() reserved for n
         list_reserve(copy, len(children))
         result = self.remember(address, copy)
         try:
             for child in children:
-                list_append(copy, self.copy(child))
+                done = self.known(child)
+                list_append(copy, done if done is not None else (yield self.frame(child)))
         finally:
             for child in children:
                 anyvalue.dec_ref_any(child)
         return result
 
-    def copy_dict(self, address: int) -> abi.TVMFFIAny:
+    def copy_dict(self, address: int) -> Frame:
         children = [_retained(v) for pair in map_items(address) for v in pair]
         copy = dict_from_pairs([])
         result = self.remember(address, copy)
         try:
             for i in range(0, len(children), 2):
-                key = self.copy(children[i])
-                dict_set(copy, key, self.copy(children[i + 1]))
+                key = self.known(children[i])
+                if key is None:
+                    key = yield self.frame(children[i])
+                value = self.known(children[i + 1])
+                if value is None:
+                    value = yield self.frame(children[i + 1])
+                dict_set(copy, key, value)
         finally:
             for child in children:
                 anyvalue.dec_ref_any(child)
         return result
 
-    def copy_object(self, address: int, index: int) -> abi.TVMFFIAny:
+    def copy_object(self, address: int, index: int) -> Frame:
         fields = reflected_fields(index, 0)
         children = [read_field(address, field) for field in fields]
         try:
@@ -153,7 +173,9 @@ class DeepCopier:
             copy = call_owned(shallow.v_ptr, [object_view(address)])
             self.copies[address] = copy
             for field, child in zip(fields, children):
-                copied = self.copy(child)
+                copied = self.known(child)
+                if copied is None:
+                    copied = yield self.frame(child)
                 if not _same(child, copied):
                     call_setter(field, copy.v_ptr + field.offset, copied)
             return copy
@@ -224,8 +246,7 @@ def deep_copy(value: abi.TVMFFIAny) -> abi.TVMFFIAny:
     """The deep copy of ``value``, owned (see the module docstring)."""
     copier = DeepCopier()
     try:
-        with deep_recursion():
-            result = _retained(copier.copy(value))
+        result = _retained(copier.copy(value))
         if copier.deferred:
             copier.fix_deferred()
         return result

@@ -148,13 +148,14 @@ def error_move_from_raised(result):
 
 @implements("TVMFFIErrorSetRaisedFromCStr")
 def error_set_raised_from_cstr(kind, message):
-    set_raised_owned(new_error(kind or b"RuntimeError", message or b""))
+    # NULL (None) is what falls back; an empty kind stays empty, as upstream keeps it
+    set_raised_owned(new_error(b"RuntimeError" if kind is None else kind, message or b""))
 
 
 @implements("TVMFFIErrorSetRaisedFromCStrParts")
 def error_set_raised_from_cstr_parts(kind, parts, num_parts):
     message = b"".join(parts[i] for i in range(num_parts) if parts[i] is not None)
-    set_raised_owned(new_error(kind or b"RuntimeError", message))
+    set_raised_owned(new_error(b"RuntimeError" if kind is None else kind, message))
 
 
 def _bytes(array) -> bytes:

@@ -46,14 +46,14 @@ from __future__ import annotations
 import base64
 import builtins
 import ctypes
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set
 
 from tvm_ffi_common import abi
 
 from . import anyvalue, memory, strings
 from .any_hash import any_equal, any_hash, custom_entry
 from .containers import array_from_anys, list_from_anys, seq_items, shape_dims, shape_from_ints
-from .dataclass_walk import object_view, read_field, reflected_fields
+from .dataclass_walk import Frame, object_view, read_field, reflected_fields, run_frames
 from .dtype import format_dtype_bytes, parse_dtype_bytes
 from .functions import set_object
 from .json_text import parse, stringify
@@ -68,7 +68,6 @@ from .reflection_make_object import (
 from .registry import TYPES, check_failed
 from .signatures import type_key_of, typed_global
 from .slots import FFIError
-from .structural_rules import DepthGuard, deep_recursion
 
 TI = abi.TVMFFITypeIndex
 TO_JSON_ATTR = b"__data_to_json__"
@@ -181,15 +180,25 @@ class GraphWriter:
         self.nodes: List[abi.TVMFFIAny] = []  # each an owned Map
         self.index: Dict[_Key, int] = {}
         self.active: Set[int] = set()  # Lists and Dicts being saved
-        self.depth = DepthGuard("ToJSONGraph")
 
     def node_of(self, value: abi.TVMFFIAny) -> int:
         """The node index of ``value``, saving it (and its children first) if new."""
+        return run_frames(self.node_frame(value), "ToJSONGraph")
+
+    def child(self, value: abi.TVMFFIAny) -> Frame:
+        """A child's node index, to ``yield from``: at once when it was saved already, else
+        by yielding its frame to :func:`run_frames` (so depth costs no recursion)."""
+        known = self.index.get(_Key(value))
+        if known is None:
+            known = yield self.node_frame(value)
+        return known
+
+    def node_frame(self, value: abi.TVMFFIAny) -> Frame:
+        """The frame saving ``value``'s node (children first); returns its index."""
         key = _Key(value)
         if key in self.index:
             return self.index[key]
-        with self.depth.level():
-            pairs = self.describe(value)
+        pairs = yield from self.describe(value)
         node = self.owned.object(map_from_pairs(pairs))
         self.nodes.append(node)
         held = self.owned.keep(_copy(value))  # the table's key keeps the value alive
@@ -197,8 +206,8 @@ class GraphWriter:
         self.index[_Key(held)] = len(self.nodes) - 1
         return len(self.nodes) - 1
 
-    def describe(self, value: abi.TVMFFIAny) -> List[Tuple[abi.TVMFFIAny, abi.TVMFFIAny]]:
-        """The ``type`` and ``data`` pairs of a value's node."""
+    def describe(self, value: abi.TVMFFIAny) -> Frame:
+        """The ``type`` and ``data`` pairs of a value's node (a frame's part)."""
         o, index = self.owned, value.type_index
         type_key = TYPES.type_key(index).encode()
         if index in (TI.kTVMFFISmallStr, TI.kTVMFFIStr):
@@ -221,16 +230,16 @@ class GraphWriter:
             return pair + [(o.str(b"data"), o.object(array_from_anys(device)))]
         if index < TI.kTVMFFIStaticObjectBegin:
             raise FFIError("RuntimeError", f"Cannot serialize type `{type_key.decode()}`")
-        return pair + [(o.str(b"data"), self.object_data(value))]
+        return pair + [(o.str(b"data"), (yield from self.object_data(value)))]
 
-    def object_data(self, value: abi.TVMFFIAny) -> abi.TVMFFIAny:
+    def object_data(self, value: abi.TVMFFIAny) -> Frame:
         o, index, address = self.owned, value.type_index, value.v_ptr
         if index in (TI.kTVMFFIArray, TI.kTVMFFIList):
-            return self.guarded(address, index == TI.kTVMFFIList, "List", lambda: [
-                o.int(self.node_of(item)) for item in seq_items(address)])
+            items = seq_items(address)
+            return (yield from self.guarded(address, index == TI.kTVMFFIList, "List", items))
         if index in (TI.kTVMFFIMap, TI.kTVMFFIDict):
-            return self.guarded(address, index == TI.kTVMFFIDict, "Dict", lambda: [
-                o.int(self.node_of(item)) for pair in map_items(address) for item in pair])
+            items = [item for pair in map_items(address) for item in pair]
+            return (yield from self.guarded(address, index == TI.kTVMFFIDict, "Dict", items))
         if index == TI.kTVMFFIShape:
             return o.object(array_from_anys([o.int(d) for d in shape_dims(address)]))
         if _is_enum(index, INT_ENUM):
@@ -252,7 +261,7 @@ class GraphWriter:
             if static in _INLINE_FIELDS:
                 data = self.inline(static, field_value)
             else:
-                data = o.int(self.node_of(field_value))
+                data = o.int((yield from self.child(field_value)))
             fields.append((o.str(name), data))
         return o.object(map_from_pairs(fields))
 
@@ -270,14 +279,17 @@ class GraphWriter:
         dtype = value.v_dtype
         return o.str(format_dtype_bytes(dtype.code, dtype.bits, dtype.lanes))
 
-    def guarded(self, address: int, mutable: bool, what: str, children) -> abi.TVMFFIAny:
-        """The node indices ``children()`` makes, as an Array; a List/Dict may not contain itself."""
+    def guarded(self, address: int, mutable: bool, what: str,
+                children: List[abi.TVMFFIAny]) -> Frame:
+        """The node indices of ``children``, as an Array; a List/Dict may not contain itself."""
         if mutable:
             if address in self.active:
                 raise FFIError("ValueError", "Cycle detected during serialization: "
                                              f"a {what} contains itself")
             self.active.add(address)
-        indices = children()
+        indices = []
+        for item in children:
+            indices.append(self.owned.int((yield from self.child(item))))
         self.active.discard(address)
         return self.owned.object(array_from_anys(indices))
 
@@ -293,8 +305,7 @@ def to_json_graph(value: abi.TVMFFIAny, metadata: abi.TVMFFIAny) -> int:
     owned = Owned()
     try:
         writer = GraphWriter(owned)
-        with deep_recursion():
-            root = writer.node_of(value)
+        root = writer.node_of(value)
         pairs = [(owned.str(b"root_index"), owned.int(root)),
                  (owned.str(b"nodes"), owned.object(array_from_anys(writer.nodes)))]
         if metadata.type_index != TI.kTVMFFINone:
@@ -372,25 +383,40 @@ class GraphReader:
         self.nodes = seq_items(nodes.v_ptr)
         self.decoded: List[Optional[abi.TVMFFIAny]] = [None] * len(self.nodes)
         self.null_index = -1
-        self.depth = DepthGuard("FromJSONGraph")
+        self.decoding: Set[int] = set()  # nodes whose children are being decoded
 
     def value_of(self, index: int) -> abi.TVMFFIAny:
         """The value of node ``index`` (borrowed from this reader's owned values)."""
+        return run_frames(self.value_frame(index), "FromJSONGraph")
+
+    def child(self, index: int) -> Frame:
+        """Node ``index``'s value, to ``yield from``: at once when decoded already, else by
+        yielding its frame to :func:`run_frames` (so depth costs no recursion)."""
+        if 0 <= index < len(self.nodes) and self.decoded[index] is not None:
+            return self.decoded[index]
+        return (yield self.value_frame(index))
+
+    def value_frame(self, index: int) -> Frame:
+        """The frame decoding node ``index`` (children first)."""
         if not 0 <= index < len(self.nodes):
             raise FFIError("ValueError", f"Invalid JSON Object Graph: invalid node index {index}")
         if index == self.null_index:
             return abi.TVMFFIAny()
         if self.decoded[index] is None:
-            with self.depth.level():
-                value = self.owned.keep(self.decode(_as_map(self.nodes[index])))
+            if index in self.decoding:
+                raise FFIError("ValueError", "Invalid JSON Object Graph: node "
+                                             f"{index} contains itself")
+            self.decoding.add(index)
+            value = self.owned.keep((yield from self.decode(_as_map(self.nodes[index]))))
+            self.decoding.discard(index)
             self.decoded[index] = value
             if value.type_index == TI.kTVMFFINone:
                 self.decoded[index] = None
                 self.null_index = index
         return self.decoded[index] if self.decoded[index] is not None else abi.TVMFFIAny()
 
-    def decode(self, node: int) -> abi.TVMFFIAny:
-        """An owned value from a node ``{"type": ..., "data": ...}``."""
+    def decode(self, node: int) -> Frame:
+        """An owned value from a node ``{"type": ..., "data": ...}`` (a frame's part)."""
         o = self.owned
         type_index = TYPES.key_to_index(_as_str(_member(node, b"type", o)))
         data = lambda: _member(node, b"data", o)  # noqa: E731 - read only where needed
@@ -415,26 +441,29 @@ class GraphReader:
             strings.store_str_or_bytes(value, content, is_str=type_index == TI.kTVMFFIStr)
             return value
         if type_index in (TI.kTVMFFIArray, TI.kTVMFFIList):
-            items = [self.value_of(_as_int(i)) for i in _as_array(data())]
+            items = []
+            for i in _as_array(data()):
+                items.append((yield from self.child(_as_int(i))))
             make = array_from_anys if type_index == TI.kTVMFFIArray else list_from_anys
             return _owned_object(make(items))
         if type_index in (TI.kTVMFFIMap, TI.kTVMFFIDict):
-            return _owned_object(self.decode_map(type_index, _as_array(data())))
+            return _owned_object((yield from self.decode_map(type_index, _as_array(data()))))
         if type_index == TI.kTVMFFIShape:
             return _owned_object(shape_from_ints(_as_ints(data())))
-        return self.decode_object(type_index, data())
+        return (yield from self.decode_object(type_index, data()))
 
-    def decode_map(self, type_index: int, indices: List[abi.TVMFFIAny]) -> int:
+    def decode_map(self, type_index: int, indices: List[abi.TVMFFIAny]) -> Frame:
         if len(indices) % 2:
             raise FFIError("ValueError", "Invalid JSON Object Graph: Map/Dict data must contain "
                            f"an even number of [key, value] entries, got {len(indices)}")
         pairs = []
         for i in range(0, len(indices), 2):
             key_index, value_index = _as_int(indices[i]), _as_int(indices[i + 1])
-            pairs.append((self.value_of(key_index), self.value_of(value_index)))
+            key = yield from self.child(key_index)
+            pairs.append((key, (yield from self.child(value_index))))
         return (map_from_pairs if type_index == TI.kTVMFFIMap else dict_from_pairs)(pairs)
 
-    def decode_object(self, type_index: int, data: abi.TVMFFIAny) -> abi.TVMFFIAny:
+    def decode_object(self, type_index: int, data: abi.TVMFFIAny) -> Frame:
         if _is_enum(type_index, INT_ENUM):
             return _enum_singleton(type_index, self.owned.int(_as_int(data)), str(_as_int(data)))
         if _is_enum(type_index, ENUM):
@@ -450,7 +479,7 @@ class GraphReader:
                 name = ctypes.string_at(field.name.data, field.name.size)
                 given = map_find(fields, self.owned.str(name))
                 if given is not None:
-                    value = self.field_value(field.field_static_type_index, given)
+                    value = yield from self.field_value(field.field_static_type_index, given)
                     call_setter(field, address + field.offset, value)
                 elif field.flags & abi.TVMFFIFieldFlagBitMask.kTVMFFIFieldFlagBitMaskHasDefault:
                     call_setter_to_default(field, address + field.offset)
@@ -462,7 +491,7 @@ class GraphReader:
             raise
         return _owned_object(address)
 
-    def field_value(self, static: int, data: abi.TVMFFIAny) -> abi.TVMFFIAny:
+    def field_value(self, static: int, data: abi.TVMFFIAny) -> Frame:
         """A field's value from its data: inline for None/bool/int/float/DataType fields."""
         if static == TI.kTVMFFINone:
             return abi.TVMFFIAny()
@@ -470,7 +499,7 @@ class GraphReader:
             return _scalar(static, data)
         if static == TI.kTVMFFIDataType:
             return _dtype(data)
-        return self.value_of(_as_int(data))
+        return (yield from self.child(_as_int(data)))
 
 
 def _scalar(type_index: int, data: abi.TVMFFIAny) -> abi.TVMFFIAny:
@@ -529,8 +558,7 @@ def from_json_graph(graph: abi.TVMFFIAny) -> abi.TVMFFIAny:
     owned = Owned()
     try:
         reader = GraphReader(graph, owned)
-        with deep_recursion():
-            return _copy_owned(reader.value_of(reader.root))
+        return _copy_owned(reader.value_of(reader.root))
     finally:
         owned.release()
 

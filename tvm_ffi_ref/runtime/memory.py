@@ -16,7 +16,6 @@ kernels do it inline); :func:`inc_ref` and :func:`dec_ref` call them.
 
 from __future__ import annotations
 
-import atexit
 import ctypes
 import sys
 import threading
@@ -116,43 +115,16 @@ def _object_deleter(address, flags):
 #: The Python deleter of objects with a Python ``destroy`` hook.
 OBJECT_DELETER = _object_deleter
 #: What their headers name: ``libtvm_ffi.so``'s host deleter, which calls
-#: :data:`OBJECT_DELETER` until :func:`close_deleter` (at interpreter exit) and drops
-#: the releases that come later (``host_callbacks.c``, ``docs/runtimes.md``).
+#: :data:`OBJECT_DELETER` until the interpreter exits and drops the releases that come
+#: later (``interpreter_exit.py``, ``host_callbacks.c``).
 OBJECT_DELETER_ADDRESS = ctypes.cast(LIB.tvm_ffi_runtime_host_deleter, ctypes.c_void_p).value
 LIB.tvm_ffi_runtime_set_host_deleter(ctypes.cast(OBJECT_DELETER, ctypes.c_void_p))
 
 
-def close_deleter() -> None:
-    """Stops calling :data:`OBJECT_DELETER`: releases from now on are dropped.
-
-    Called at interpreter exit. A C++ static destructor may release one of our
-    objects after Python has finalized, when calling a ctypes callback crashes
-    the process; what such an object owns is left to the process's end."""
-    LIB.tvm_ffi_runtime_set_host_deleter(None)
 #: ``libtvm_ffi.so``'s deleters for objects with nothing of ours to release: they
 #: die in C, without a Python callback (see ``tvm_ffi_runtime.h``).
 FREE_OBJECT_ADDRESS = ctypes.cast(LIB.tvm_ffi_runtime_free_object, ctypes.c_void_p).value
 FREE_SEQUENCE_ADDRESS = ctypes.cast(LIB.tvm_ffi_runtime_free_sequence, ctypes.c_void_p).value
-
-#: A deleter that does nothing (``tvm_ffi_runtime.h``): what is alive at exit is left there.
-ABANDON_OBJECT_ADDRESS = ctypes.cast(LIB.tvm_ffi_runtime_abandon_object, ctypes.c_void_p).value
-#: What else runs at exit, before the interpreter's last garbage collection (see below).
-at_exit: List[Callable[[], None]] = []
-
-
-@atexit.register
-def _abandon_python_deleters() -> None:
-    # The interpreter's last collection may free a framework's tensor that holds one of our
-    # objects (or a DLPack export), and its deleter, a Python callback here, would then run in
-    # an interpreter whose modules are half torn down (CPython faults). atexit runs before
-    # that: every object whose deleter is a Python callback gets a deleter that does nothing.
-    for abandon in at_exit:
-        abandon()
-    with _destructors_lock:
-        addresses = list(_destructors)
-        _destructors.clear()
-    for address in addresses:
-        ctypes.c_void_p.from_address(address + 16).value = ABANDON_OBJECT_ADDRESS
 
 
 #: ``new_object(..., destroy=RELEASE_ELEMENTS)``: the object's cell is a

@@ -54,7 +54,7 @@ on prefixed with ``<type key>.__ffi_init__() field '<name>'``.
 from __future__ import annotations
 
 import ctypes
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from tvm_ffi_common import abi
 
@@ -95,15 +95,31 @@ def all_fields(info: abi.TVMFFITypeInfo) -> List[abi.TVMFFIFieldInfo]:
     return [owner.fields[i] for owner in owners for i in range(owner.num_fields)]
 
 
+#: type index -> (its own field count when computed, [(offset, storage)] of the fields holding
+#: references). Every dying object of a front-end type reads it (a chain of a million links is
+#: a million lookups), so it is computed once per type; a field registered later (the count
+#: changed) recomputes it.
+_RELEASE_LAYOUTS: Dict[int, Tuple[int, List[Tuple[int, str]]]] = {}
+
+
+def _release_layout(type_index: int) -> List[Tuple[int, str]]:
+    info = TYPES.entry(type_index).info
+    known = _RELEASE_LAYOUTS.get(type_index)
+    if known is None or known[0] != info.num_fields:
+        layout = [(field.offset, storage_of(field)) for field in all_fields(info)
+                  if storage_of(field) != POD]
+        known = _RELEASE_LAYOUTS[type_index] = (info.num_fields, layout)
+    return known[1]
+
+
 def _release_fields(address: int) -> None:
-    for field in all_fields(TYPES.entry(memory.type_index_of(address)).info):
-        storage = storage_of(field)
+    for offset, storage in _release_layout(memory.type_index_of(address)):
         if storage == ANY:
-            slot = abi.TVMFFIAny.from_address(address + field.offset)
+            slot = abi.TVMFFIAny.from_address(address + offset)
             anyvalue.dec_ref_any(slot)
             slot.type_index, slot.v_int64 = TI.kTVMFFINone, 0
-        elif storage == OBJECT:
-            slot = ctypes.c_void_p.from_address(address + field.offset)
+        else:
+            slot = ctypes.c_void_p.from_address(address + offset)
             if slot.value:
                 memory.dec_ref(slot.value)
             slot.value = None

@@ -144,7 +144,9 @@ def _wrap(slot: abi.CFunction, fn: Callable):
             for observer in observers:
                 observer(name, args)
             for i, param in required:
-                if not args[i]:
+                # a NULL pointer arrives as None or a false pointer object; an empty C
+                # string (b"") is no NULL
+                if args[i] is None or (not args[i] and not isinstance(args[i], bytes)):
                     raise FFIError("ValueError", f"{name}: {param} must not be NULL")
             result = fn(*args)
             if result is None and (returns_status or returns_pointer):
@@ -191,18 +193,19 @@ def install() -> int:
     status = LIB.tvm_ffi_runtime_install(ctypes.byref(table))
     if status == abi.TVMFFIRuntimeInstallStatus.kTVMFFIRuntimeInstalled:
         _table = table
-        # Our callbacks die with the interpreter; C++ static destructors that
-        # run later must find the built-ins instead.
-        atexit.register(uninstall)
+        # Our callbacks die with the interpreter: from its exit on, nothing of ours calls
+        # into Python, and C++ static destructors that run later find the built-ins.
+        from .interpreter_exit import at_interpreter_exit
+
+        atexit.register(at_interpreter_exit)
     return status
 
 
 def uninstall() -> None:
-    """Returns ``libtvm_ffi.so`` to its built-ins (at interpreter exit); objects of
-    ours released later are dropped (:func:`memory.close_deleter`)."""
+    """Returns ``libtvm_ffi.so`` to its built-ins (at interpreter exit: see
+    ``interpreter_exit.py``)."""
     if _table is not None:
         LIB.tvm_ffi_runtime_uninstall(RUNTIME_NAME.encode())
-        memory.close_deleter()
 
 
 def installed() -> bool:

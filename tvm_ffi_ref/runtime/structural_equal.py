@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Set, Tuple
 
 from tvm_ffi_common import abi
 
@@ -55,12 +55,14 @@ from .dataclass_walk import (
     MAPS,
     SEQUENCES,
     STRS,
+    Frame,
     call_hook,
     find_hook,
     hook_int,
     object_view,
     read_field,
     reflected_fields,
+    run_frames,
 )
 from .functions import set_bool, set_object
 from .maps import map_find, map_items
@@ -73,16 +75,17 @@ from .structural_rules import (
     KIND,
     REGION,
     S_EQUAL_ATTR,
-    DepthGuard,
-    deep_recursion,
     field_region,
     hook_region,
     seq_hash_kind,
 )
-from .tensor import data_size, is_contiguous, shape_of, tensor_dltensor
+from .tensors import data_size, is_contiguous, shape_of, tensor_dltensor
 
 TI = abi.TVMFFITypeIndex
 OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin
+
+#: A pair met again inside itself: upstream recurses until its stack overflows.
+CYCLE_MESSAGE = "StructuralEqual: the value graph has a cycle (a value contains itself)"
 
 #: Access step kinds (``AccessKind``).
 ATTR, ARRAY_ITEM, MAP_ITEM, ATTR_MISSING, ARRAY_ITEM_MISSING, MAP_ITEM_MISSING = range(6)
@@ -123,7 +126,8 @@ class StructuralComparison:
         self.held: List[int] = []
         self.callback: Optional[int] = None
         self.finished = False
-        self.depth = DepthGuard("StructuralEqual")
+        self.active: Set[Tuple[int, int]] = set()  # pairs being compared (a cycle check)
+        self.fields: Dict[int, list] = {}  # type index -> its compared fields
 
     # ---------------------------------------------------------------- results
 
@@ -181,6 +185,13 @@ class StructuralComparison:
 
     def equal(self, lhs: abi.TVMFFIAny, rhs: abi.TVMFFIAny) -> bool:
         """Whether two values are structurally equal (see the module docstring)."""
+        equal = self.leaf(lhs, rhs)
+        if equal is not None:
+            return equal
+        return run_frames(self.frame(lhs, rhs), "StructuralEqual")
+
+    def leaf(self, lhs: abi.TVMFFIAny, rhs: abi.TVMFFIAny) -> Optional[bool]:
+        """Whether two values are equal, when that needs no walk into them (else None)."""
         left, right = lhs.type_index, rhs.type_index
         if left != right:
             if (left, right) in _CROSS_ENCODINGS:
@@ -195,23 +206,45 @@ class StructuralComparison:
                 strings.words_to_int(strings.bigint_words(rhs))
         if left in STRS or left in BYTES:
             return strings.object_bytes(lhs.v_ptr) == strings.object_bytes(rhs.v_ptr)
-        with self.depth.level():
-            if left in SEQUENCES:
-                return self.equal_sequences(lhs.v_ptr, rhs.v_ptr)
-            if left in MAPS:
-                return self.equal_maps(lhs.v_ptr, rhs.v_ptr)
-            if left == TI.kTVMFFIShape:
-                return shape_dims(lhs.v_ptr) == shape_dims(rhs.v_ptr)
-            if left == TI.kTVMFFITensor:
-                return self.equal_tensors(lhs.v_ptr, rhs.v_ptr)
-            return self.equal_objects(lhs.v_ptr, rhs.v_ptr)
+        if left == TI.kTVMFFIShape:
+            return shape_dims(lhs.v_ptr) == shape_dims(rhs.v_ptr)
+        if left == TI.kTVMFFITensor:
+            return self.equal_tensors(lhs.v_ptr, rhs.v_ptr)
+        return None
 
-    def equal_sequences(self, lhs: int, rhs: int) -> bool:
+    def child(self, lhs: abi.TVMFFIAny, rhs: abi.TVMFFIAny) -> Frame:
+        """Two children compared, to ``yield from``: at once when they are leaves."""
+        equal = self.leaf(lhs, rhs)
+        if equal is None:
+            equal = yield self.frame(lhs, rhs)
+        return equal
+
+    def frame(self, lhs: abi.TVMFFIAny, rhs: abi.TVMFFIAny) -> Frame:
+        """The frame comparing two containers or objects of the same type. Run by
+        :func:`run_frames`, so depth costs no recursion; a pair met again inside itself
+        is a cycle (upstream recurses until its stack overflows)."""
+        pair = (lhs.v_ptr, rhs.v_ptr)
+        if pair in self.active:
+            raise FFIError("ValueError", CYCLE_MESSAGE)
+        self.active.add(pair)
+        try:
+            if lhs.type_index in SEQUENCES:
+                return (yield from self.equal_sequences(lhs.v_ptr, rhs.v_ptr))
+            if lhs.type_index in MAPS:
+                return (yield from self.equal_maps(lhs.v_ptr, rhs.v_ptr))
+            return (yield from self.equal_objects(lhs.v_ptr, rhs.v_ptr))
+        finally:
+            self.active.discard(pair)
+
+    def equal_sequences(self, lhs: int, rhs: int) -> Frame:
         left, right = seq_items(lhs), seq_items(rhs)
         if len(left) != len(right) and self.lhs_steps is None:
             return False
         for i, (a, b) in enumerate(zip(left, right)):
-            if not self.equal(a, b):
+            equal = self.leaf(a, b)
+            if equal is None:
+                equal = yield self.frame(a, b)
+            if not equal:
                 index = _int_any(i)
                 self.record(ARRAY_ITEM, index, ARRAY_ITEM, index)
                 return False
@@ -230,7 +263,7 @@ class StructuralComparison:
             return key
         return object_view(bindings[key.v_ptr])
 
-    def equal_maps(self, lhs: int, rhs: int) -> bool:
+    def equal_maps(self, lhs: int, rhs: int) -> Frame:
         left, right = map_items(lhs), map_items(rhs)
         if len(left) != len(right) and self.lhs_steps is None:
             return False
@@ -240,7 +273,7 @@ class StructuralComparison:
             if found is None:
                 self.record(MAP_ITEM, key, MAP_ITEM_MISSING, rhs_key)
                 return False
-            if not self.equal(value, found):
+            if not (yield from self.child(value, found)):
                 self.record(MAP_ITEM, key, MAP_ITEM, rhs_key)
                 return False
         if len(left) == len(right):
@@ -274,7 +307,7 @@ class StructuralComparison:
         size = data_size(a)  # from the data pointer, byte_offset aside, as upstream reads it
         return size == 0 or ctypes.string_at(a.data, size) == ctypes.string_at(b.data, size)
 
-    def equal_objects(self, lhs: int, rhs: int) -> bool:
+    def equal_objects(self, lhs: int, rhs: int) -> Frame:
         type_index = memory.type_index_of(lhs)
         kind = seq_hash_kind(type_index)
         if kind == KIND.kTVMFFISEqHashKindUniqueInstance:
@@ -287,7 +320,7 @@ class StructuralComparison:
             if rhs in self.rhs_to_lhs:
                 return False  # rhs is bound to another: lhs is free here
         if kind != KIND.kTVMFFISEqHashKindFreeVar:
-            equal = self.equal_fields(lhs, rhs, type_index)
+            equal = yield from self.equal_fields(lhs, rhs, type_index)
             if equal and kind == KIND.kTVMFFISEqHashKindDAGNode:
                 self.bind(lhs, rhs)
             return equal
@@ -296,7 +329,7 @@ class StructuralComparison:
         if region == REGION.kTVMFFIDefRegionKindSimple:
             self.region = REGION.kTVMFFIDefRegionKindNone
         try:
-            equal = self.equal_fields(lhs, rhs, type_index)
+            equal = yield from self.equal_fields(lhs, rhs, type_index)
         finally:
             self.region = region
         if not equal:
@@ -314,17 +347,27 @@ class StructuralComparison:
         finally:
             self.region = saved
 
-    def equal_fields(self, lhs: int, rhs: int, type_index: int) -> bool:
+    def equal_fields(self, lhs: int, rhs: int, type_index: int) -> Frame:
         """The type's ``__s_equal__`` hook, or its fields one by one (first mismatch stops)."""
         hook = find_hook(S_EQUAL_ATTR, type_index)
         if hook is not None:
             result = call_hook(hook, [object_view(lhs), object_view(rhs),
                                       object_view(self.hook_callback())])
             return bool(hook_int(result, "bool"))
-        for field in reflected_fields(type_index, IGNORE):
+        fields = self.fields.get(type_index)
+        if fields is None:
+            fields = self.fields[type_index] = reflected_fields(type_index, IGNORE)
+        for field in fields:
             a, b = read_field(lhs, field), read_field(rhs, field)
             try:
-                equal = self.in_region(field_region(field.flags, self.region), a, b)
+                equal = self.leaf(a, b)
+                if equal is None:
+                    saved = self.region
+                    self.region = field_region(field.flags, saved)
+                    try:
+                        equal = yield self.frame(a, b)
+                    finally:
+                        self.region = saved
             finally:
                 anyvalue.dec_ref_any(a)
                 anyvalue.dec_ref_any(b)
@@ -363,8 +406,7 @@ def structural_equal(lhs: abi.TVMFFIAny, rhs: abi.TVMFFIAny, map_free_vars: bool
     """Whether ``lhs`` and ``rhs`` are structurally equal (StructuralKey uses it too)."""
     comparison = StructuralComparison(map_free_vars, skip_tensor_content, trace=False)
     try:
-        with deep_recursion():
-            return comparison.equal(lhs, rhs)
+        return comparison.equal(lhs, rhs)
     finally:
         comparison.close()
 
@@ -379,8 +421,7 @@ def _structural_equal(result, lhs, rhs, map_free_vars, skip_tensor_content):
 def _first_mismatch(result, lhs, rhs, map_free_vars, skip_tensor_content):
     comparison = StructuralComparison(map_free_vars, skip_tensor_content, trace=True)
     try:
-        with deep_recursion():
-            equal = comparison.equal(lhs, rhs)
+        equal = comparison.equal(lhs, rhs)
         if not equal:
             set_object(result, comparison.paths())
     finally:

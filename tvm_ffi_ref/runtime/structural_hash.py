@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from tvm_ffi_common import abi
 
@@ -58,12 +58,14 @@ from .dataclass_hash import signed64, type_key_hash
 from .dataclass_walk import (
     MAPS,
     SEQUENCES,
+    Frame,
     call_hook,
     find_hook,
     hook_int,
     object_view,
     read_field,
     reflected_fields,
+    run_frames,
 )
 from .hashing import MASK64, stable_hash_bytes, stable_hash_combine
 from .maps import map_items
@@ -75,17 +77,17 @@ from .structural_rules import (
     KIND,
     REGION,
     S_HASH_ATTR,
-    DepthGuard,
-    deep_recursion,
     field_region,
     hook_region,
     seq_hash_kind,
 )
-from .tensor import data_size, is_contiguous, shape_of, tensor_dltensor
+from .tensors import data_size, is_contiguous, shape_of, tensor_dltensor
 
 TI = abi.TVMFFITypeIndex
 OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin
 _QUIET_NAN = 0x7FF8000000000000
+#: A value met again inside itself: upstream recurses until its stack overflows.
+CYCLE_MESSAGE = "StructuralHash: the value graph has a cycle (a value contains itself)"
 
 
 def _payload(value: abi.TVMFFIAny) -> int:
@@ -106,7 +108,14 @@ def _small_str_hash(value: abi.TVMFFIAny) -> int:
 
 
 class StructuralHasher:
-    """One structural hash: the region in force, the memo and the two counters."""
+    """One structural hash: the region in force, the memo and the two counters.
+
+    The walk is depth first, as upstream's recursion, but its frames are generators run by
+    :func:`run_frames` on an explicit stack: a chain a million objects deep costs heap, not
+    Python's recursion limit or the C stack. Leaves (inline values, strings, BigInts) are
+    hashed on the spot without a frame. Only a ``__s_hash__`` hook nests a walk (through its
+    callback), as it nests C calls upstream.
+    """
 
     def __init__(self, map_free_vars: bool, skip_tensor_content: bool):
         self.region = REGION.kTVMFFIDefRegionKindPattern if map_free_vars \
@@ -116,9 +125,10 @@ class StructuralHasher:
         self.dag_nodes = 0   # DAG nodes finished so far
         self.memo: Dict[int, int] = {}
         self.held: List[int] = []  # the memoized objects, kept alive (their addresses are keys)
+        self.active: Set[int] = set()  # the containers and objects being hashed (a cycle check)
+        self.fields: Dict[int, list] = {}  # type index -> its hashed fields (types stay put)
         self.callback: Optional[int] = None
         self.finished = False
-        self.depth = DepthGuard("StructuralHash")
 
     def close(self) -> None:
         self.finished = True
@@ -130,6 +140,13 @@ class StructuralHasher:
 
     def hash(self, value: abi.TVMFFIAny) -> int:
         """The structural hash of a value (uint64; see the module docstring)."""
+        leaf = self.leaf(value)
+        if leaf is not None:
+            return leaf
+        return run_frames(self.frame(value), "StructuralHash")
+
+    def leaf(self, value: abi.TVMFFIAny) -> Optional[int]:
+        """The hash of a value that holds no other values (None for the others)."""
         index = value.type_index
         if index < OBJECT_BEGIN:
             if index == TI.kTVMFFIFloat and math.isnan(value.v_float64):
@@ -141,23 +158,37 @@ class StructuralHasher:
             return _bigint_hash(value)
         if index in (TI.kTVMFFIStr, TI.kTVMFFIBytes):
             return _string_hash(value)
-        with self.depth.level():
+        return None
+
+    def frame(self, value: abi.TVMFFIAny) -> Frame:
+        """The frame hashing a container, shape, tensor or object."""
+        index, address = value.type_index, value.v_ptr
+        if address in self.active:
+            raise FFIError("ValueError", CYCLE_MESSAGE)
+        self.active.add(address)
+        try:
             if index in SEQUENCES:
-                result = stable_hash_combine(type_key_hash(index), len(seq_items(value.v_ptr)))
-                for item in seq_items(value.v_ptr):
-                    result = stable_hash_combine(result, self.hash(item))
+                items = seq_items(address)
+                result = stable_hash_combine(type_key_hash(index), len(items))
+                for item in items:
+                    item_hash = self.leaf(item)
+                    if item_hash is None:
+                        item_hash = yield self.frame(item)
+                    result = stable_hash_combine(result, item_hash)
                 return result
             if index in MAPS:
-                return self.hash_map(value.v_ptr, index)
+                return (yield from self.map_frame(address, index))
             if index == TI.kTVMFFIShape:
-                dims = shape_dims(value.v_ptr)
+                dims = shape_dims(address)
                 result = stable_hash_combine(type_key_hash(index), len(dims))
                 for dim in dims:
                     result = stable_hash_combine(result, dim & MASK64)
                 return result
             if index == TI.kTVMFFITensor:
-                return self.hash_tensor(value.v_ptr)
-            return self.hash_object(value.v_ptr)
+                return self.hash_tensor(address)
+            return (yield from self.object_frame(address))
+        finally:
+            self.active.discard(address)
 
     def order_independent_hash(self, key: abi.TVMFFIAny) -> Optional[int]:
         """A map key's hash that cannot depend on the order entries are visited in, or None."""
@@ -172,7 +203,7 @@ class StructuralHasher:
             return _bigint_hash(key)
         return self.memo.get(key.v_ptr)
 
-    def hash_map(self, address: int, index: int) -> int:
+    def map_frame(self, address: int, index: int) -> Frame:
         entries = map_items(address)
         result = stable_hash_combine(type_key_hash(index), len(entries))
         keyed: List[Tuple[int, abi.TVMFFIAny]] = []
@@ -188,7 +219,10 @@ class StructuralHasher:
                 run_end += 1
             result = stable_hash_combine(result, keyed[i][0])
             if run_end == i + 1:
-                result = stable_hash_combine(result, self.hash(keyed[i][1]))
+                value_hash = self.leaf(keyed[i][1])
+                if value_hash is None:
+                    value_hash = yield self.frame(keyed[i][1])
+                result = stable_hash_combine(result, value_hash)
             i = run_end
         return result
 
@@ -211,13 +245,13 @@ class StructuralHasher:
             result = stable_hash_combine(result, stable_hash_bytes(content))
         return result
 
-    def hash_object(self, address: int) -> int:
+    def object_frame(self, address: int) -> Frame:
         type_index = memory.type_index_of(address)
         kind = seq_hash_kind(type_index)
         if address in self.memo:
             return self.memo[address]
         if kind != KIND.kTVMFFISEqHashKindFreeVar:
-            result = self.hash_fields(address, type_index)
+            result = yield from self.fields_frame(address, type_index)
         else:
             # A free variable: its fields are uses even in a Simple region, and they
             # are walked even when the result is the address (they may count variables).
@@ -225,7 +259,7 @@ class StructuralHasher:
             if region == REGION.kTVMFFIDefRegionKindSimple:
                 self.region = REGION.kTVMFFIDefRegionKindNone
             try:
-                result = self.hash_fields(address, type_index)
+                result = yield from self.fields_frame(address, type_index)
             finally:
                 self.region = region
             if region != REGION.kTVMFFIDefRegionKindNone:
@@ -248,7 +282,7 @@ class StructuralHasher:
         finally:
             self.region = saved
 
-    def hash_fields(self, address: int, type_index: int) -> int:
+    def fields_frame(self, address: int, type_index: int) -> Frame:
         """The type's ``__s_hash__`` hook, or its fields folded into its type key hash."""
         result = type_key_hash(type_index)
         hook = find_hook(S_HASH_ATTR, type_index)
@@ -258,11 +292,21 @@ class StructuralHasher:
             returned = call_hook(hook, [object_view(address), init,
                                         object_view(self.hook_callback())])
             return hook_int(returned, "int") & MASK64
-        for field in reflected_fields(type_index, IGNORE):
+        fields = self.fields.get(type_index)
+        if fields is None:
+            fields = self.fields[type_index] = reflected_fields(type_index, IGNORE)
+        for field in fields:
             value = read_field(address, field)
             try:
-                result = stable_hash_combine(
-                    result, self.in_region(field_region(field.flags, self.region), value))
+                leaf = self.leaf(value)
+                if leaf is None:
+                    saved = self.region
+                    self.region = field_region(field.flags, saved)
+                    try:
+                        leaf = yield self.frame(value)
+                    finally:
+                        self.region = saved
+                result = stable_hash_combine(result, leaf)
             finally:
                 anyvalue.dec_ref_any(value)
         return result
@@ -286,8 +330,7 @@ def structural_hash(value: abi.TVMFFIAny, map_free_vars: bool = False,
     """The structural hash of ``value`` as uint64 (StructuralKey caches it)."""
     hasher = StructuralHasher(map_free_vars, skip_tensor_content)
     try:
-        with deep_recursion():
-            return hasher.hash(value)
+        return hasher.hash(value)
     finally:
         hasher.close()
 

@@ -34,11 +34,13 @@ A type may replace the field walk with a hook, a Function in a type attribute
 column: ``__s_equal__(lhs, rhs, eq_cb) -> bool`` and
 ``__s_hash__(obj, init_hash, hash_cb) -> int`` (details in each module).
 
-All four operations recurse into the value graph the way upstream's C++ does,
-so the reference writes them as plain recursion (:func:`deep_recursion` lifts
-Python's limit while one runs). A graph with a cycle through objects never
-ends there: upstream overflows its stack and dies, these runtimes stop at
-:data:`MAX_DEPTH` nested values with a ``ValueError``.
+Equality and hashing walk the value graph depth first, as upstream's C++
+recursion does, but over an explicit work list (``run_frames``): any depth
+costs heap only, and a cycle (a value met again inside itself) is a
+``ValueError`` naming it, where upstream overflows its stack and dies. Visiting
+and mutation still recurse in Python (:func:`deep_recursion` lifts Python's
+limit while one runs) and stop at :data:`MAX_DEPTH` nested values with a
+``ValueError``.
 """
 
 from __future__ import annotations
@@ -60,9 +62,11 @@ KIND = abi.TVMFFISEqHashKind
 REGION = abi.TVMFFIDefRegionKind
 
 #: Fields structural operations skip, and the two flags that open a definition region.
-IGNORE = FLAGS.kTVMFFIFieldFlagBitMaskSEqHashIgnore
-DEF_PATTERN = FLAGS.kTVMFFIFieldFlagBitMaskSEqHashDefPattern
-DEF_SIMPLE = FLAGS.kTVMFFIFieldFlagBitMaskSEqHashDefSimple
+#: (Plain ints: a flag test runs once per field of every object walked, and IntFlag's
+#: operators are Python functions.)
+IGNORE = int(FLAGS.kTVMFFIFieldFlagBitMaskSEqHashIgnore)
+DEF_PATTERN = int(FLAGS.kTVMFFIFieldFlagBitMaskSEqHashDefPattern)
+DEF_SIMPLE = int(FLAGS.kTVMFFIFieldFlagBitMaskSEqHashDefSimple)
 
 #: The hook columns of structural equality and hashing (created at load, as upstream).
 S_EQUAL_ATTR = b"__s_equal__"

@@ -232,24 +232,7 @@ def tensor_from_dlpack_versioned(managed, require_alignment, require_contiguous,
 # ------------------------------------------------------ exporting to DLPack
 
 
-#: managed tensor address -> versioned, for every export whose deleter has not run (CPython).
-_live_exports: Dict[int, bool] = {}
-
-
-def _abandon_exports() -> None:
-    # at exit (memory.at_exit): a deleter run by the interpreter's last collection must not be
-    # a Python callback
-    abandon = ctypes.cast(LIB.tvm_ffi_runtime_abandon_dlpack, ctypes.c_void_p).value
-    for managed, versioned in list(_live_exports.items()):
-        ctypes.c_void_p.from_address(managed + _DELETER_OFFSET[versioned]).value = abandon
-    _live_exports.clear()
-
-
-memory.at_exit.append(_abandon_exports)
-
-
 def _drop_exported(managed: int, versioned: bool) -> None:
-    _live_exports.pop(managed, None)
     tensor = ctypes.c_void_p.from_address(managed + _MANAGER_CTX_OFFSET[versioned]).value
     memory.free(managed)
     if tensor:
@@ -264,25 +247,21 @@ def _report_deleter_failure() -> None:  # pragma: no cover - only on runtime bug
     traceback.print_exc()
 
 
-@_VoidCallback
-def _exported_deleter(managed):
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int)
+def _exported_deleter(managed, versioned):
+    # through libtvm_ffi.so's host DLPack deleters: never once the interpreter exits
+    # (interpreter_exit.py); a release then is dropped
     try:
-        _drop_exported(managed, versioned=False)
+        _drop_exported(managed, versioned=bool(versioned))
     except BaseException:  # noqa: BLE001 - nothing may cross into C
         _report_deleter_failure()
 
 
-@_VoidCallback
-def _exported_versioned_deleter(managed):
-    try:
-        _drop_exported(managed, versioned=True)
-    except BaseException:  # noqa: BLE001 - nothing may cross into C
-        _report_deleter_failure()
-
-
+LIB.tvm_ffi_runtime_set_host_dlpack_deleter(ctypes.cast(_exported_deleter, ctypes.c_void_p))
+#: What an export's ``deleter`` names (CPython): libtvm_ffi.so's host DLPack deleters.
 _EXPORTED_DELETER = {
-    False: ctypes.cast(_exported_deleter, ctypes.c_void_p).value,
-    True: ctypes.cast(_exported_versioned_deleter, ctypes.c_void_p).value,
+    False: ctypes.cast(LIB.tvm_ffi_runtime_host_dlpack_deleter, ctypes.c_void_p).value,
+    True: ctypes.cast(LIB.tvm_ffi_runtime_host_dlpack_versioned_deleter, ctypes.c_void_p).value,
 }
 
 #: Whether exported tensors get the deferring deleter: on PyPy a NumPy array (or a capsule)
@@ -338,8 +317,6 @@ def to_managed(tensor: int, versioned: bool) -> int:
     ctypes.c_void_p.from_address(managed + _MANAGER_CTX_OFFSET[versioned]).value = tensor
     if DEFER_EXPORT_DELETERS:
         _deferred_exports[managed] = versioned
-    else:
-        _live_exports[managed] = versioned
     ctypes.c_void_p.from_address(managed + _DELETER_OFFSET[versioned]).value = \
         pycapi.DEFERRED_DELETER if DEFER_EXPORT_DELETERS else _EXPORTED_DELETER[versioned]
     memory.inc_ref(tensor)

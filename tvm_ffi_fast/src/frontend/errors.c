@@ -85,6 +85,34 @@ PyObject* fx_raise_last_error(void) {
   return NULL;
 }
 
+PyObject* fx_crossing_threads = NULL;
+static PyObject* crossing_settle = NULL;
+
+/* watch_crossings(threads, settle): error_crossing's set and function (see frontend.h) */
+PyObject* fx_py_watch_crossings(PyObject* self, PyObject* args) {
+  PyObject *threads, *settle;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "O!O:watch_crossings", &PySet_Type, &threads, &settle)) return NULL;
+  if (!PyCallable_Check(settle)) {
+    PyErr_SetString(PyExc_TypeError, "watch_crossings: settle must be callable");
+    return NULL;
+  }
+  Py_INCREF(threads);
+  Py_INCREF(settle);
+  Py_XSETREF(fx_crossing_threads, threads);
+  Py_XSETREF(crossing_settle, settle);
+  Py_RETURN_NONE;
+}
+
+int fx_settle_crossings(void) {
+  PyObject* done;
+  if (!fx_crossings_remembered() || crossing_settle == NULL) return 0;
+  done = PyObject_CallNoArgs(crossing_settle);
+  if (done == NULL) return -1;
+  Py_DECREF(done);
+  return 0;
+}
+
 PyObject* fx_raise_status(int status) {
   if (status == -1) return fx_raise_last_error();
   if (status == -2) {

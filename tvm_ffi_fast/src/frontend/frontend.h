@@ -372,6 +372,14 @@ FX_HIDDEN PyObject* fx_raise_last_error(void);
 FX_HIDDEN PyObject* fx_take_last_error(void);
 /* Raises the exception for a failed status of a function we called ourselves. */
 FX_HIDDEN PyObject* fx_raise_status(int status);
+/* error_crossing.threads_remembering (a set; NULL before watch_crossings) and its settle():
+ * after a call returns, an Error C++ caught and dropped lets its exception go (errors.c). */
+FX_HIDDEN extern PyObject* fx_crossing_threads;
+FX_HIDDEN int fx_settle_crossings(void);
+FX_HIDDEN PyObject* fx_py_watch_crossings(PyObject* self, PyObject* args);
+static inline int fx_crossings_remembered(void) {
+  return fx_crossing_threads != NULL && PySet_GET_SIZE(fx_crossing_threads) != 0;
+}
 /* Moves the pending Python exception into the thread's raised error (a callback failed). */
 FX_HIDDEN void fx_error_to_raised(void);
 

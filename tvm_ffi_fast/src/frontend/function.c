@@ -20,10 +20,17 @@
 
 PyObject* fx_finish_call(int status, TVMFFIAny* result, const DLPackExchangeAPI* api) {
   if (FX_LIKELY(status == 0)) {
+    PyObject* value;
     if (FX_UNLIKELY(fx_check_result(result) < 0)) return NULL;
-    return api == NULL ? fx_decode_owned(result) : fx_decode_owned_api(result, api, 0);
+    value = api == NULL ? fx_decode_owned(result) : fx_decode_owned_api(result, api, 0);
+    /* an Error the kernel caught and dropped: its exception goes now (error_crossing.py) */
+    if (FX_UNLIKELY(fx_crossings_remembered()) && value != NULL && fx_settle_crossings() < 0) {
+      Py_DECREF(value);
+      return NULL;
+    }
+    return value;
   }
-  return fx_raise_status(status);
+  return fx_raise_status(status); /* py_error settles (error.py) */
 }
 
 static PyObject* reject_keywords(PyObject* kwnames) {

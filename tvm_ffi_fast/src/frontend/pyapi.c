@@ -472,6 +472,9 @@ PyMethodDef fx_module_methods[] = {
     {"set_object_metaclass", fx_py_set_object_metaclass, METH_O,
      "set_object_metaclass(meta): Object, Function and TensorBase take the metaclass meta "
      "(before any Python subclass of them is made)."},
+    {"watch_crossings", fx_py_watch_crossings, METH_VARARGS,
+     "watch_crossings(threads, settle): after a call returns, settle() runs while the set "
+     "threads is not empty (error_crossing.py)."},
     {"incref", incref, METH_O, "Adds a strong reference to the object at handle."},
     {"decref", decref, METH_O, "Drops a strong reference to the object at handle."},
     {"set_arg", FASTCALL(set_arg),

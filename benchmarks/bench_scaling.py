@@ -1,0 +1,296 @@
+"""Times container and structural work at growing sizes under upstream tvm_ffi, tvm_ffi_fast
+and tvm_ffi_ref, side by side, with the ratios to upstream and how each scales.
+
+    python benchmarks/bench_scaling.py [--quick] [--sizes N ...] [--depths N ...]
+                                       [--timeout S] [--repeat R] [--only TEXT ...]
+                                       [--frontends ...] [--json FILE]
+
+Two groups of rows:
+
+* **wide**: Map built from N keys then every key looked up, Dict filled key by key then looked
+  up, List appended N times, structural hash of an Array of N small Arrays, structural equality
+  of two such values, a JSON graph round trip of one, and ``copy.deepcopy`` of one; at 1e2, 1e4
+  and 1e6 elements (``--quick``: 1e2, 1e3, 1e4).
+* **deep**: a chain of py_class objects each holding the next, and Arrays nested in Arrays, D
+  levels deep (1e4 and 1e6; ``--quick``: 1e3 and 1e4), each released, structurally hashed,
+  JSON round-tripped, deep-copied and printed (``repr``).
+
+Every (front end, row, size) runs in a fresh interpreter with a deadline (``--timeout``), so a
+crash or a stack overflow shows as ``crash`` and a slow case as ``>Ns`` rather than ending the
+run. Building the value is not timed (its time is shown apart for the wide rows whose building
+is not the row itself). A size is skipped (``skip``) for a front end when the size before it,
+scaled linearly, would already take past three deadlines. The table gives seconds, the ratio to
+upstream, and microseconds per element; the last table gives each front end's slope from the
+second size to the last (log of the time ratio over log of the size ratio: 1.0 is linear, 2.0
+quadratic). Machines here are shared and noisy: compare within one run, and use ``--repeat``
+(each case built and timed R times in its process, the best kept) where sizes are small.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+from typing import Any, Dict, List, Optional
+
+FRONTENDS = {"upstream": "tvm_ffi", "fast": "tvm_ffi_fast", "ref": "tvm_ffi_ref"}
+
+#: Wide rows: name -> (build code, timed code). ``api`` is the front end's module, ``N`` the
+#: size; the build code's names are visible to the timed code.
+_ARRAY_OF_ARRAYS = "value = api.Array([api.Array([i, 'k%d' % i]) for i in range(N)])\n"
+WIDE = {
+    "Map: build from N str keys": (
+        "keys = {'key-%d' % i: i for i in range(N)}\n",
+        "m = api.Map(keys)\n"),
+    "Map: look up every key": (
+        "keys = ['key-%d' % i for i in range(N)]\nm = api.Map(dict.fromkeys(keys, 1))\n",
+        "for k in keys:\n    m[k]\n"),
+    "Dict: insert N str keys": (
+        "keys = ['key-%d' % i for i in range(N)]\n",
+        "d = api.Dict()\nfor i, k in enumerate(keys):\n    d[k] = i\n"),
+    "Dict: look up every key": (
+        "keys = ['key-%d' % i for i in range(N)]\nd = api.Dict(dict.fromkeys(keys, 1))\n",
+        "for k in keys:\n    d[k]\n"),
+    "List: append N ints": (
+        "",
+        "lst = api.List()\nfor i in range(N):\n    lst.append(i)\n"),
+    "structural_hash: Array of N Arrays": (
+        _ARRAY_OF_ARRAYS,
+        "api.structural_hash(value)\n"),
+    "structural_equal: two Arrays of N Arrays": (
+        _ARRAY_OF_ARRAYS + "twin = api.Array([api.Array([i, 'k%d' % i]) for i in range(N)])\n",
+        "assert api.structural_equal(value, twin)\n"),
+    "JSON graph round trip: Array of N Arrays": (
+        _ARRAY_OF_ARRAYS,
+        "api.serialization.from_json_graph_str(api.serialization.to_json_graph_str(value))\n"),
+    "deepcopy: Array of N Arrays": (
+        _ARRAY_OF_ARRAYS,
+        "copy.deepcopy(value)\n"),
+}
+
+#: Deep values: name -> build code leaving the outermost level in ``head``.
+DEEP_VALUES = {
+    "py_class chain": (
+        "from typing import Optional\n"
+        "if 'Link' not in globals():  # once per process (--repeat builds again)\n"
+        "    @api.dataclasses.py_class('bench.ScalingLink')\n"
+        "    class Link(api.Object):\n"
+        "        next: Optional[api.Object]\n"
+        "head = None\n"
+        "for _ in range(N):\n"
+        "    head = Link(head)\n"),
+    "nested Array": (
+        "head = api.Array([])\n"
+        "for _ in range(N - 1):\n"
+        "    head = api.Array([head])\n"),
+}
+DEEP_OPS = {
+    "release": "del head\n",
+    "structural_hash": "api.structural_hash(head)\n",
+    "JSON round trip": "api.serialization.from_json_graph_str("
+                       "api.serialization.to_json_graph_str(head))\n",
+    "deepcopy": "copy.deepcopy(head)\n",
+    "repr": "repr(head)\n",
+}
+
+SIZES, QUICK_SIZES = [100, 10_000, 1_000_000], [100, 1_000, 10_000]
+DEPTHS, QUICK_DEPTHS = [10_000, 1_000_000], [1_000, 10_000]
+
+
+def rows(sizes: List[int], depths: List[int]) -> List[Dict[str, Any]]:
+    """Every row of the run: name, sizes, build code and timed code."""
+    out = [{"row": name, "sizes": sizes, "build": build, "timed": timed}
+           for name, (build, timed) in WIDE.items()]
+    for value, build in DEEP_VALUES.items():
+        for op, timed in DEEP_OPS.items():
+            out.append({"row": f"deep {value}: {op}", "sizes": depths, "build": build,
+                        "timed": timed})
+    return out
+
+
+# ------------------------------------------------------------------ worker
+
+_WORKER = """
+import copy, gc, json, sys, time
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
+import {module} as api
+N = {size}
+best = None
+for _ in range({repeat}):
+    start = time.perf_counter()
+{build}
+    built = time.perf_counter() - start
+    gc.collect()
+    start = time.perf_counter()
+{timed}
+    seconds = time.perf_counter() - start
+    best = seconds if best is None else min(best, seconds)
+print(json.dumps({{"seconds": best, "build": built}}))
+sys.stdout.flush()
+"""
+
+
+def _indent(code: str) -> str:
+    return "".join("    " + line + "\n" for line in code.splitlines())
+
+
+def run_case(frontend: str, row: Dict[str, Any], size: int, timeout: float,
+             repeat: int = 1) -> Dict[str, Any]:
+    """One row at one size under one front end, in a fresh interpreter: {"seconds", "build"}
+    (the best of ``repeat`` builds and timings), or {"error": "crash" | "timeout" | message}."""
+    code = _WORKER.format(module=FRONTENDS[frontend], size=size, repeat=repeat,
+                          build=_indent(row["build"]), timed=_indent(row["timed"]))
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": "timeout"}
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        last = lines[-1] if lines else ""
+        if done.returncode < 0 or not last:
+            return {"error": "crash"}
+        return {"error": last[:120]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# ------------------------------------------------------------------ driver
+
+
+def measure(frontends: List[str], all_rows: List[Dict[str, Any]], timeout: float,
+            repeat: int = 1, log=print) -> Dict[str, Dict[str, Dict[int, Dict[str, Any]]]]:
+    """row -> front end -> size -> result, the front ends taking turns at each size (so a
+    change of load weighs on all of them)."""
+    results: Dict[str, Dict[str, Dict[int, Dict[str, Any]]]] = {}
+    for row in all_rows:
+        by_frontend = results.setdefault(row["row"], {f: {} for f in frontends})
+        previous: Dict[str, Optional[tuple]] = {f: None for f in frontends}
+        for size in row["sizes"]:
+            for f in frontends:
+                before = previous[f]
+                if before is not None:
+                    prev_size, prev_result = before
+                    if "error" in prev_result:
+                        got = {"error": "skip"}
+                        by_frontend[f][size] = got
+                        previous[f] = (size, got)
+                        continue
+                    if prev_result["seconds"] * size / prev_size > 3 * timeout:
+                        got = {"error": "skip"}
+                        by_frontend[f][size] = got
+                        previous[f] = (size, got)
+                        continue
+                got = run_case(f, row, size, timeout, repeat)
+                by_frontend[f][size] = got
+                previous[f] = (size, got)
+                log(f"  {row['row']} N={size} {f}: "
+                    + (got["error"] if "error" in got else f"{got['seconds']:.4f} s"),
+                    file=sys.stderr)
+    return results
+
+
+def _cell(result: Optional[Dict[str, Any]], timeout: float) -> str:
+    if result is None:
+        return "n/a"
+    if "error" in result:
+        return f">{timeout:.0f}s" if result["error"] == "timeout" else result["error"][:10]
+    return f"{result['seconds']:.4f}"
+
+
+def slope(by_size: Dict[int, Dict[str, Any]]) -> Optional[float]:
+    """log(t_last / t_second) / log(n_last / n_second) over the sizes measured, or None."""
+    sizes = [n for n in sorted(by_size) if "error" not in by_size[n]]
+    if len(sizes) < 2:
+        return None
+    lo = sizes[1] if len(sizes) > 2 else sizes[0]
+    hi = sizes[-1]
+    t_lo, t_hi = by_size[lo]["seconds"], by_size[hi]["seconds"]
+    if t_lo <= 0 or t_hi <= 0 or hi == lo:
+        return None
+    return math.log(t_hi / t_lo) / math.log(hi / lo)
+
+
+def print_report(results, frontends: List[str], timeout: float) -> None:
+    """The tables: seconds, ratio to upstream and microseconds per element; then slopes."""
+    others = [f for f in frontends if f != "upstream"]
+    head = (["row", "N"] + [f"{f} s" for f in frontends]
+            + [f"{f}/up" for f in others if "upstream" in frontends]
+            + [f"{f} us/el" for f in frontends])
+    lines = [head]
+    for name, by_frontend in results.items():
+        sizes = sorted({n for f in frontends for n in by_frontend[f]})
+        for size in sizes:
+            line = [name, f"{size:.0e}".replace("e+0", "e")]
+            for f in frontends:
+                line.append(_cell(by_frontend[f].get(size), timeout))
+            base = by_frontend.get("upstream", {}).get(size)
+            for f in others:
+                if "upstream" not in frontends:
+                    continue
+                mine = by_frontend[f].get(size)
+                if base and mine and "error" not in base and "error" not in mine \
+                        and base["seconds"] > 0:
+                    line.append(f"{mine['seconds'] / base['seconds']:.1f}")
+                else:
+                    line.append("-")
+            for f in frontends:
+                got = by_frontend[f].get(size)
+                line.append(f"{got['seconds'] / size * 1e6:.3f}"
+                            if got and "error" not in got else "-")
+            lines.append(line)
+    _print_columns(lines)
+    print()
+    slopes = [["row (slope, 1.0 = linear)"] + frontends]
+    for name, by_frontend in results.items():
+        cells = []
+        for f in frontends:
+            s = slope(by_frontend[f])
+            cells.append("-" if s is None else f"{s:.2f}")
+        slopes.append([name] + cells)
+    _print_columns(slopes)
+
+
+def _print_columns(lines: List[List[str]]) -> None:
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    for line in lines:
+        print("  ".join(cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i])
+                        for i, cell in enumerate(line)))
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point: measures every row under every front end and prints the tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="sizes 1e2, 1e3, 1e4 and depths 1e3, 1e4 (a minute or two)")
+    parser.add_argument("--sizes", type=int, nargs="+", help="the wide rows' sizes")
+    parser.add_argument("--depths", type=int, nargs="+", help="the deep rows' depths")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="seconds one case may take (default 300; --quick: 60)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="build and time each case this many times in its process, keep "
+                             "the best (the deadline covers them all)")
+    parser.add_argument("--only", nargs="+", metavar="TEXT",
+                        help="run only the rows whose name contains one of these")
+    parser.add_argument("--frontends", nargs="+", choices=list(FRONTENDS),
+                        default=list(FRONTENDS))
+    parser.add_argument("--json", help="also write the results as JSON to this file")
+    args = parser.parse_args(argv)
+    sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
+    depths = args.depths or (QUICK_DEPTHS if args.quick else DEPTHS)
+    timeout = args.timeout or (60.0 if args.quick else 300.0)
+    selected = [r for r in rows(sizes, depths)
+                if not args.only or any(part in r["row"] for part in args.only)]
+    results = measure(args.frontends, selected, timeout, args.repeat)
+    print_report(results, args.frontends, timeout)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({row: {fe: {str(n): r for n, r in by.items()} for fe, by in fe_map.items()}
+                       for row, fe_map in results.items()}, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""Deep values are hashed, compared, deep-copied and saved to / loaded from JSON graphs without
+recursion on the C stack.
+
+Upstream recurses once per level in each of these walks and its process dies (stack overflow)
+somewhere between 3,000 and 30,000 levels (``ffi.DeepCopy`` gets further); the fast runtime
+keeps each walk's frames in heap memory, so the depth of a value costs it no stack and it has
+no depth limit: a cycle, which a limit used to stop, is found and named instead. Each case runs
+in a fresh interpreter (a crash must fail the test, not the session). Shapes: Arrays nested in
+Arrays, Maps in Maps, Dicts in Dicts, a chain of py_class objects each holding the next, and a
+DAG whose every level holds the level below twice (2**depth paths: sharing must be kept by
+deep copy and JSON, and memoized by hashing, or the walk never ends).
+
+``FRONTENDS`` lists the runtimes the depth cases run under: the reference runtime's walks are
+still recursive (limit 16384, ``tvm_ffi_ref/runtime``), so it joins once they are not.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from subprocess_utils import IMPORTS, run_python
+
+#: Runtimes whose structural walks take any depth (see the module docstring).
+FRONTENDS = ["fast"]
+#: Levels for containers (each op takes well under a second at this depth under fast) and for
+#: the py_class chain (whose field setter converts through Python: slower per level).
+DEPTH = 100_000
+CHAIN_DEPTH = 30_000
+
+BUILDERS = """
+from typing import Optional
+HASH = api.get_global_func("ffi.StructuralHash")
+EQUAL = api.get_global_func("ffi.StructuralEqual")
+COPY = api.get_global_func("ffi.DeepCopy")
+SAVE = api.get_global_func("ffi.ToJSONGraphString")
+LOAD = api.get_global_func("ffi.FromJSONGraphString")
+
+@api.dataclasses.py_class("deep_walks.Link")
+class Link(api.Object):
+    next: Optional[api.Object]
+    v: int = 0
+
+@api.dataclasses.py_class("deep_walks.Pair")
+class Pair(api.Object):
+    a: Optional[api.Object]
+    b: Optional[api.Object]
+
+def build(shape, depth, bottom=0):
+    # `depth` levels around a bottom value; the bottom differs between calls given another one
+    if shape == "chain":
+        value = Link(None, bottom)
+        for i in range(depth):
+            value = Link(value, i % 7)
+        return value
+    value = None if shape == "dag" else bottom
+    for i in range(depth):
+        if shape == "arrays":
+            value = api.Array([value, i % 7])
+        elif shape == "maps":
+            value = api.Map({"k": value, "i": i % 7})
+        elif shape == "dicts":
+            value = api.Dict({"k": value, "i": i % 7})
+        elif shape == "lists":
+            value = api.List([value, i % 7])
+        elif shape == "dag":
+            value = Pair(value, value)
+    return value
+
+def first(value):
+    # the next level down
+    if isinstance(value, Link):
+        return value.next
+    if isinstance(value, Pair):
+        return value.a
+    if isinstance(value, (api.Map, api.Dict)):
+        return value["k"]
+    return value[0]
+
+def bottom_of(value, depth):
+    for _ in range(depth):
+        value = first(value)
+    return value.v if isinstance(value, Link) else value
+"""
+
+
+def _run(frontend: str, body: str, timeout: float = 300) -> str:
+    return run_python(IMPORTS[frontend] + "\n" + BUILDERS + body, timeout=timeout)
+
+
+def _depth(shape: str) -> int:
+    return CHAIN_DEPTH if shape == "chain" else DEPTH
+
+
+@pytest.mark.parametrize("frontend", FRONTENDS)
+@pytest.mark.parametrize("shape", ["arrays", "maps", "dicts", "lists", "chain"])
+def test_deep_values_hash_compare_copy_and_round_trip(frontend, shape):
+    out = _run(frontend, f"""
+N = {_depth(shape)}
+a, b, other = build({shape!r}, N), build({shape!r}, N), build({shape!r}, N, bottom=1)
+print("hash equal", HASH(a, False, False) == HASH(b, False, False))
+print("hash differs", HASH(a, False, False) != HASH(other, False, False))
+print("equal", EQUAL(a, b, False, False), EQUAL(a, other, False, False))
+copied = COPY(a)
+print("copy equal", EQUAL(copied, a, False, False), copied.same_as(a))
+# immutable levels may be kept when nothing below them changed; mutable ones must not be
+print("copy bottom", bottom_of(copied, N) == 0,
+      {shape!r} not in ("dicts", "lists", "chain") or not first(copied).same_as(first(a)))
+text = SAVE(a, None)
+back = LOAD(text)
+print("json round trip", EQUAL(back, a, False, False), SAVE(back, None) == text)
+""")
+    assert out.splitlines() == [
+        "hash equal True", "hash differs True", "equal True False", "copy equal True False",
+        "copy bottom True True", "json round trip True True"], out
+
+
+@pytest.mark.parametrize("frontend", FRONTENDS)
+def test_deep_dag_keeps_its_sharing(frontend):
+    # every level (a py_class Pair) holds the level below twice: 2**N paths over N objects,
+    # so the hash must be memoized and deep copy and JSON must keep the sharing, or they would
+    # never end. (Structural equality of two such DAGs is exponential upstream as well: objects
+    # of the default kind are trees, so it is not asked for.)
+    out = _run(frontend, f"""
+N = {DEPTH}
+dag = build("dag", N)
+print("hash", HASH(dag, False, False) == HASH(build("dag", N), False, False))
+copied = COPY(dag)
+level, shared = copied, True
+for _ in range(N - 1):
+    shared = shared and level.a.same_as(level.b) and not level.a.same_as(dag.a)
+    level = level.a
+print("copy shares", shared, level.a is None)
+import json
+text = SAVE(dag, None)
+print("json nodes", len(json.loads(text)["nodes"]))
+back = LOAD(text)
+print("loaded shares", back.a.same_as(back.b), SAVE(back, None) == text)
+""")
+    # the nodes: N Pairs and one None
+    assert out.splitlines() == ["hash True", "copy shares True True", f"json nodes {DEPTH + 1}",
+                                "loaded shares True True"], out
+
+
+@pytest.mark.parametrize("frontend", FRONTENDS)
+def test_cycles_below_the_old_limit_are_named(frontend):
+    # a List holding itself 20,000 levels down: the walks that would go round it forever say
+    # so (checked when their stack reaches a power of two); deep copy keeps the cycle
+    out = _run(frontend, """
+ring = api.List([])
+value = ring
+for _ in range(20000):
+    value = api.List([value])
+ring.append(value)
+for name, call in [("hash", lambda: HASH(value, False, False)),
+                   ("equal", lambda: EQUAL(value, value, False, False)),
+                   ("json", lambda: SAVE(value, None))]:
+    try:
+        call()
+        print(name, "returned")
+    except ValueError as err:
+        print(name, str(err))
+copied = COPY(value)
+print("copy keeps the cycle", bottom_of(copied, 20001).same_as(copied))
+ring.pop()  # break the cycle so the values can be freed
+""")
+    assert out.splitlines() == [
+        "hash StructuralHash: the value graph has a cycle (a value contains itself)",
+        "equal StructuralEqual: the value graph has a cycle (a value contains itself)",
+        "json Cycle detected during serialization: a List contains itself",
+        "copy keeps the cycle True"], out
+
+
+@pytest.mark.parametrize("frontend", FRONTENDS)
+def test_a_json_graph_with_a_cycle_is_refused(frontend):
+    # node 0's Array holds node 0: upstream recurses until its stack overflows
+    out = _run(frontend, """
+text = '{"root_index": 0, "nodes": [{"type": "ffi.Array", "data": [0]}]}'
+try:
+    LOAD(text)
+except ValueError as err:
+    print(err)
+""")
+    assert out.strip() == "Invalid JSON Object Graph: node 0 contains itself (a cycle)", out
+
+
+SHALLOW = """
+for shape in ["arrays", "maps", "dicts", "lists", "chain", "dag"]:
+    value = build(shape, 300)
+    text = SAVE(value, None)
+    print(shape, HASH(value, False, False), HASH(value, True, False), len(text),
+          __import__("hashlib").sha256(text.encode()).hexdigest()[:16],
+          SAVE(LOAD(text), None) == text, SAVE(COPY(value), None) == text,
+          shape == "dag" or EQUAL(COPY(value), value, False, False))
+"""
+
+
+def test_moderately_deep_values_match_upstream_bit_for_bit():
+    # 300 levels: deep enough to cross many frames, shallow enough for upstream's recursion
+    expected = run_python(IMPORTS["upstream"] + "\n" + BUILDERS + SHALLOW)
+    for frontend in FRONTENDS:
+        assert _run(frontend, SHALLOW) == expected, frontend
