@@ -81,7 +81,7 @@ from .structural_rules import (
     hook_region,
     seq_hash_kind,
 )
-from .tensors import data_size, is_contiguous, shape_of, tensor_dltensor
+from .tensor import data_size, is_contiguous, shape_of, tensor_dltensor
 
 TI = abi.TVMFFITypeIndex
 OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin
