@@ -12,12 +12,15 @@
 #
 # Python itself is not instrumented, so libasan is preloaded into every process the tests start
 # (the environment carries LD_PRELOAD, the options and PYTHONPATH to the copy into subprocesses).
-# SANITIZE_DIR moves the build, SANITIZE_NICE (default 10) sets its priority.
+# SANITIZE_DIR moves the build, SANITIZE_NICE (default 10) sets its priority; SANITIZE_RUN=NAME
+# keeps this run's logs, pytest output and summary in build/sanitize/runs/NAME (runs made one
+# after another, in chunks, each keep theirs; by default a run replaces the last one's).
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${SANITIZE_DIR:-$ROOT/build/sanitize}"
 SRC="$OUT/src"
-LOGS="$OUT/logs"
+RUN="$OUT${SANITIZE_RUN:+/runs/$SANITIZE_RUN}"
+LOGS="$RUN/logs"
 PYTHON="${PYTHON:-python}"
 FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -g"
 
@@ -67,13 +70,13 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=0:log_path=$LOGS/ubsan"
 export TVM_FFI_KERNEL_DIR="$OUT/test-kernels" CONFORMANCE_KERNEL_DIR="$OUT/conformance-kernels"
 unset CORPUS_UPSTREAM_RESULTS
 (cd "$SRC" && nice -n "${SANITIZE_NICE:-10}" "$PYTHON" -m pytest -p no:cacheprovider "$@" \
-    2>&1 | tee "$OUT/pytest.log")
+    2>&1 | tee "$RUN/pytest.log")
 tests_status=${PIPESTATUS[0]}
 unset LD_PRELOAD
 
 # 4. The reports, by kind and by where their top frame is.
 "$PYTHON" "$ROOT/tools/sanitize_report.py" "$LOGS" --project "$OUT" \
-    --suppressions "$ROOT/tools/sanitize_suppressions.txt" --json "$OUT/summary.json"
+    --suppressions "$ROOT/tools/sanitize_suppressions.txt" --json "$RUN/summary.json"
 report_status=$?
 echo "sanitize: pytest exit status $tests_status; reports: $([ $report_status = 0 ] && echo clean || echo FAILED)"
 [ "$report_status" = 0 ] && [ "${SANITIZE_TESTS_MUST_PASS:-0}" = 0 -o "$tests_status" = 0 ]
