@@ -7,6 +7,7 @@ and then only loaded from the cache.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import subprocess
@@ -219,7 +220,10 @@ def test_load_inline_cpp_runs_on_our_runtime_and_is_cached(frontend, cpp_cache_d
     assert lines[3] == "3 0.5 made 5.0"
     assert lines[4] == "error: Check failed: (x.ndim() == 1) is false: x must be a 1D tensor"
     assert lines[5] == "ours True upstream False"
-    assert float(lines[6].split()[1]) < 50  # a cached load_inline: hashing, a lock, some stats
+    # A cached load_inline: hashing, a lock, some stats. Under AddressSanitizer (tools/sanitize.sh,
+    # every allocation through its allocator) the bound is three times as loose.
+    slowdown = 3 if hasattr(ctypes.CDLL(None), "__asan_init") else 1
+    assert float(lines[6].split()[1]) < 50 * slowdown
 
 
 def test_plans_for_gpu_sources_objects_and_embedded_cubins(tmp_path):

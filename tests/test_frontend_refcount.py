@@ -11,11 +11,20 @@ of an object, a wrapper or a buffer exceeds it).
 
 A control run under upstream keeps every result alive on purpose and must be
 caught by the same checks, so the checks are known to be able to fail.
+
+Under AddressSanitizer (tools/sanitize.sh) freed blocks wait in a quarantine (256 MB by
+default) before they are reused, so the resident set grows with every free and says nothing
+about leaks. There the runs bound the quarantine to ``ASAN_QUARANTINE_MB`` (the most recently
+freed blocks are still checked for use after free), which makes the resident set meaningful
+again, and also compare ASan's own count of live heap bytes
+(``__sanitizer_get_current_allocated_bytes``, which leaves quarantined blocks out).
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -27,6 +36,13 @@ CALLS = 100_000
 CALLS_PER_ITERATION = 5
 #: Allowed growth of the resident set over the measured phase.
 RSS_SLACK_BYTES = 4 * 1024 * 1024
+#: The quarantine of freed blocks under AddressSanitizer, bounded well below ``RSS_SLACK_BYTES``.
+ASAN_QUARANTINE_MB = 1
+
+
+def under_asan() -> bool:
+    """Whether AddressSanitizer's runtime is in this process (and so in the runs it starts)."""
+    return hasattr(ctypes.CDLL(None), "__asan_init")
 
 LOOP = r'''
 import gc
@@ -41,6 +57,16 @@ kept = []
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def heap():
+    """ASan's live heap bytes (quarantined blocks left out), or None without ASan."""
+    import ctypes
+    process = ctypes.CDLL(None)
+    if not hasattr(process, "__sanitizer_get_current_allocated_bytes"):
+        return None
+    process.__sanitizer_get_current_allocated_bytes.restype = ctypes.c_size_t
+    return process.__sanitizer_get_current_allocated_bytes()
 
 
 array = api.convert([1, "a long string value", 2.5, None])
@@ -79,14 +105,15 @@ def run(iterations):
 
 run(2000)
 gc.collect()
-before = (ffi_counts(), python_counts(), rss())
+before = (ffi_counts(), python_counts(), rss(), heap())
 run({iterations})
 gc.collect()
-after = (ffi_counts(), python_counts(), rss())
+after = (ffi_counts(), python_counts(), rss(), heap())
 result = json.dumps({{
     "ffi_before": before[0], "ffi_after": after[0],
     "python_before": before[1], "python_after": after[1],
     "rss_growth": after[2] - before[2],
+    "heap_growth": None if after[3] is None else after[3] - before[3],
     "last_values": [str(x) for x in tensors.tensor_values(tensor)][:3],
 }})
 '''
@@ -110,8 +137,12 @@ def refcount_reports(kernels):
         result = run_frontend(frontend, [("loop", _loop(keep))], libs=libs, introspect="introspect")["loop"]
         return json.loads(result[1]) if result[0] == "str" else result
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip(runs, pool.map(run, runs.values())))
+    with pytest.MonkeyPatch.context() as patch:
+        if under_asan():  # later options override earlier ones
+            patch.setenv("ASAN_OPTIONS", os.environ.get("ASAN_OPTIONS", "")
+                         + f":quarantine_size_mb={ASAN_QUARANTINE_MB}:thread_local_quarantine_size_kb=64")
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            return dict(zip(runs, pool.map(run, runs.values())))
 
 
 def _problems(report):
@@ -125,6 +156,8 @@ def _problems(report):
         problems.append(f"Python refcounts changed: {report['python_before']} -> {report['python_after']}")
     if report["rss_growth"] > RSS_SLACK_BYTES:
         problems.append(f"resident set grew by {report['rss_growth']} bytes over {CALLS} calls")
+    if (report["heap_growth"] or 0) > RSS_SLACK_BYTES:
+        problems.append(f"live heap (ASan's count) grew by {report['heap_growth']} bytes over {CALLS} calls")
     return problems
 
 
@@ -134,6 +167,8 @@ def test_control_run_is_caught(refcount_reports):
     assert any("strong counts changed" in p for p in problems), problems
     assert any("Python refcounts changed" in p for p in problems), problems
     assert any("resident set grew" in p for p in problems), problems
+    if under_asan():
+        assert any("live heap" in p for p in problems), problems
 
 
 @pytest.mark.parametrize("frontend", ["upstream"] + [f for f in FRONTENDS_UNDER_TEST if f != "upstream"])

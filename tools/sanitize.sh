@@ -6,18 +6,21 @@
 # project's code (tools/sanitize_report.py; reports elsewhere are suppressed by name in
 # tools/sanitize_suppressions.txt, or fail too).
 #
-#   tools/sanitize.sh             the whole suite (tests/ and conformance_tests/, PyPy's tests aside)
+#   tools/sanitize.sh             the whole suite (tests/ and conformance_tests/; the PyPy runs skip)
 #   tools/sanitize.sh --ci        the CI subset (SUBSET below; a few minutes on two cores)
 #   tools/sanitize.sh PATHS...    those tests (pytest arguments)
 #
 # Python itself is not instrumented, so libasan is preloaded into every process the tests start
 # (the environment carries LD_PRELOAD, the options and PYTHONPATH to the copy into subprocesses).
-# SANITIZE_DIR moves the build, SANITIZE_NICE (default 10) sets its priority.
+# SANITIZE_DIR moves the build, SANITIZE_NICE (default 10) sets its priority; SANITIZE_RUN=NAME
+# keeps this run's logs, pytest output and summary in build/sanitize/runs/NAME (runs made one
+# after another, in chunks, each keep theirs; by default a run replaces the last one's).
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${SANITIZE_DIR:-$ROOT/build/sanitize}"
 SRC="$OUT/src"
-LOGS="$OUT/logs"
+RUN="$OUT${SANITIZE_RUN:+/runs/$SANITIZE_RUN}"
+LOGS="$RUN/logs"
 PYTHON="${PYTHON:-python}"
 FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -g"
 
@@ -31,7 +34,7 @@ if [ "${1:-}" = "--ci" ]; then
     shift
     set -- "${SUBSET[@]}" "$@"
 elif [ $# = 0 ]; then
-    set -- tests conformance_tests --deselect tests/test_pypy_support.py
+    set -- tests conformance_tests
 fi
 
 # 1. A copy of the tree as it is (tracked and untracked files, build products excluded);
@@ -66,14 +69,18 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=0:log_path=$LOGS/ubsan"
 # Test kernels compiled at test time are instrumented too, and cached apart from the normal ones.
 export TVM_FFI_KERNEL_DIR="$OUT/test-kernels" CONFORMANCE_KERNEL_DIR="$OUT/conformance-kernels"
 unset CORPUS_UPSTREAM_RESULTS
+# PyPy's own runs (test_pypy_support's, with $TVM_FFI_PYPY) are left to the PyPy job: its cffi
+# core's C is what CPython runs here too (TVM_FFI_FAST_CORE=cffi), and PyPy under the
+# preloaded runtime was never tried.
+unset TVM_FFI_PYPY
 (cd "$SRC" && nice -n "${SANITIZE_NICE:-10}" "$PYTHON" -m pytest -p no:cacheprovider "$@" \
-    2>&1 | tee "$OUT/pytest.log")
+    2>&1 | tee "$RUN/pytest.log")
 tests_status=${PIPESTATUS[0]}
 unset LD_PRELOAD
 
 # 4. The reports, by kind and by where their top frame is.
 "$PYTHON" "$ROOT/tools/sanitize_report.py" "$LOGS" --project "$OUT" \
-    --suppressions "$ROOT/tools/sanitize_suppressions.txt" --json "$OUT/summary.json"
+    --suppressions "$ROOT/tools/sanitize_suppressions.txt" --json "$RUN/summary.json"
 report_status=$?
 echo "sanitize: pytest exit status $tests_status; reports: $([ $report_status = 0 ] && echo clean || echo FAILED)"
 [ "$report_status" = 0 ] && [ "${SANITIZE_TESTS_MUST_PASS:-0}" = 0 -o "$tests_status" = 0 ]
