@@ -1,7 +1,7 @@
 """Every path a document or comment writes in backticks names a file or folder that exists.
 
 Docs (``docs/``, ``spec/``'s prose, every ``README.md``) and source comments
-cite files of this tree as `` `tvm_ffi_fast/src/map.c` `` or, inside a folder, by
+cite files of this tree as `` `tvm_ffi_fast/src/maps.c` `` or, inside a folder, by
 a shorter tail (`` `frontend/rules.c` ``, `` `fields.c` ``). A rename leaves such
 a citation pointing nowhere; this test finds it. A path counts as ours when it
 starts with one of the tree's top-level names: it must exist from the root (or,

@@ -42,11 +42,11 @@ SOURCES = [
     "reflection_make_object",  # field setters, empty objects, ffi.MakeObjectFromPackedArgs
     "convert_attrs",  # __ffi_convert__ of the built-in types
     "functions",  # Function objects, typed built-ins
-    "globals",  # the global function table and its ffi.* functions
+    "global_functions",  # the global function table and its ffi.* functions
     "containers",  # Array, List, Shape objects; ffi.Shape and the container ffi.* functions' order
     "sequence_globals",  # ffi.Array* and ffi.List*
     "any_hash",  # AnyHash / AnyEqual: how Map and Dict hash and compare keys
-    "map",  # Map and Dict: the small layout and the map interface
+    "maps",  # Map and Dict: the small layout and the map interface
     "map_dense",  # Map and Dict: the dense layout (blocks, probe chains, insertion list)
     "map_globals",  # ffi.Map* and ffi.Dict*, the forward-iteration functor
     "walk",  # what the object-graph walks share: address tables, fields, hooks

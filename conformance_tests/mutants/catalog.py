@@ -145,10 +145,10 @@ MUTANTS: List[Mutant] = [
        "torch tensors through the exchange API must be contiguous (DLPack fields)",
        T_VALUES + "test_ndarray_encoding"),
     # ------------------------------------------------------------ fast C runtime
-    _m("fast-small-map-max", FAST + "map.c", r"^#define SMALL_MAX_SLOTS 4$",
+    _m("fast-small-map-max", FAST + "maps.c", r"^#define SMALL_MAX_SLOTS 4$",
        "#define SMALL_MAX_SLOTS 8", "maps of 5 to 8 entries stay small (form threshold)",
        T_VALUES + "test_container_encoding"),
-    _m("fast-small-erase-swap", FAST + "map.c",
+    _m("fast-small-erase-swap", FAST + "maps.c",
        r"memmove\(&kv\[index\], &kv\[index \+ 1\], \(m->size - index - 1\) \* sizeof\(FrKV\)\);",
        "kv[index] = kv[m->size - 1];",
        "erasing from a small map moves the last pair into the hole (order)", T_CONTAINERS),

@@ -1,5 +1,5 @@
 /*
- * globals.c -- the global function table and its ffi.* functions.
+ * global_functions.c -- the global function table and its ffi.* functions.
  *
  * Its twin in the reference runtime: tvm_ffi_ref/runtime/global_functions.py.
  *

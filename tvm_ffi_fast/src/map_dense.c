@@ -3,7 +3,7 @@
  * 16 slots with one metadata byte each (empty, protected, or a chain head/tail
  * bit and a probe jump), chains walked by upstream's probe distances, the
  * insertion-order list through the items, growth by rehashing into a table
- * twice as large at 99% load. Separate from map.c: the small layout and the
+ * twice as large at 99% load. Separate from maps.c: the small layout and the
  * map interface do not depend on how a dense table probes.
  *
  * Its twin in the reference runtime: tvm_ffi_ref/runtime/map_dense.py.

@@ -1,5 +1,5 @@
 /*
- * map_dense.h -- what map.c and map_dense.c share: the dense layout's storage
+ * map_dense.h -- what maps.c and map_dense.c share: the dense layout's storage
  * (blocks of 16 metadata bytes then 16 items) read inline by the map
  * interface, the dense operations it calls, and the map object's deleter.
  */
@@ -38,7 +38,7 @@ static inline void fr_map_release_kv(FrKV* kv) {
   fr_any_release(&kv->value);
 }
 
-/* map.c: the deleter of every Map and Dict object (either layout). */
+/* maps.c: the deleter of every Map and Dict object (either layout). */
 FR_HIDDEN void fr_map_deleter(void* self, int flags);
 
 /* map_dense.c: DenseMapBaseObj's operations, step for step as upstream's. */

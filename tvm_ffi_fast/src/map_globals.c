@@ -2,7 +2,7 @@
  * map_globals.c -- the ffi.Map* and ffi.Dict* global functions: construction
  * from key/value arguments, lookups (KeyError or the MISSING marker), counts,
  * the Dict's in-place edits, and the forward-iteration functor that stays safe
- * when the map changes under it. Separate from map.c, which lays the maps out.
+ * when the map changes under it. Separate from maps.c, which lays the maps out.
  *
  * Its twin in the reference runtime: tvm_ffi_ref/runtime/maps.py.
  */

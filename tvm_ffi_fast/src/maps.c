@@ -1,5 +1,5 @@
 /*
- * map.c -- Map and Dict: key hashing and equality, the small layout (a flat
+ * maps.c -- Map and Dict: key hashing and equality, the small layout (a flat
  * array of up to four entries) and the dense layout (blocks of 16 slots with
  * one metadata byte each, probing chains and an insertion-order list).
  *

@@ -1,6 +1,6 @@
 """The ``ffi.*`` functions about functions, the global table and the type registry.
 
-Its twin in C: ``tvm_ffi_fast/src/globals.c``.
+Its twin in C: ``tvm_ffi_fast/src/global_functions.c``.
 
 All are typed, so their argument errors and their metadata are upstream's
 (see ``signatures.py``):

@@ -1,6 +1,6 @@
 """The bytes of a Map or Dict: its fields, the small form's pairs, the dense form's blocks.
 
-Its twin in C: ``tvm_ffi_fast/src/map.c``.
+Its twin in C: ``tvm_ffi_fast/src/maps.c``.
 
 C++ compiled from upstream's headers reads these bytes inline, so every offset
 and every value of a metadata byte here is ABI (the whole layout is described

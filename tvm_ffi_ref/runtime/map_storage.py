@@ -1,6 +1,6 @@
 """A Map or Dict object in its two forms, and how it moves from one to the other.
 
-Its twin in C: ``tvm_ffi_fast/src/map.c``.
+Its twin in C: ``tvm_ffi_fast/src/maps.c``.
 
 Making small and dense objects; inserting into either form (a full small map
 grows into a bigger or a dense one, a full dense table is rebuilt at twice the

@@ -1,6 +1,6 @@
 """Map and Dict: one hash-map object layout in two forms, mutated in place by either side.
 
-Its twin in C: ``tvm_ffi_fast/src/map.c``.
+Its twin in C: ``tvm_ffi_fast/src/maps.c``.
 
 Map (type index 72) is immutable to its users: C++ ``Map::Set`` copies the
 object unless it holds the only reference. Dict (76) is mutated in place by
