@@ -251,10 +251,74 @@ void* fx_new_map(PyObject* const* flat, Py_ssize_t n_flat, int mutable_, FxScope
   return fx_construct(mutable_ ? FX_G_DICT : FX_G_MAP, flat, n_flat, parent);
 }
 
+/*
+ * The short flat sequences most calls pass (a shape, a list of ints or floats) skip the
+ * level walk above, whose snapshot, level and path allocations cost more than their items.
+ * Only plain scalars qualify: an exact int within int64, float, bool or None, whose
+ * encodings own nothing and run no Python code, so the list cannot change while it is read
+ * and no snapshot is needed. Any other item (nested, a big int, a subclass, a tensor) sends
+ * the whole sequence back to the walk, which then converts it from its first item.
+ */
+#define FX_FLAT_MAX 16
+
+static int encode_plain_scalar(PyObject* item, TVMFFIAny* out) {
+  PyTypeObject* type = Py_TYPE(item);
+  fx_any_clear(out);
+  if (type == &PyLong_Type) {
+    int overflow;
+    long long x = PyLong_AsLongLongAndOverflow(item, &overflow);
+    if (overflow != 0 || (x == -1 && PyErr_Occurred())) {
+      PyErr_Clear(); /* not plain: the walk converts it (a BigInt) */
+      return 0;
+    }
+    out->type_index = kTVMFFIInt;
+    out->v_int64 = x;
+    return 1;
+  }
+  if (type == &PyFloat_Type) {
+    out->type_index = kTVMFFIFloat;
+    out->v_float64 = PyFloat_AS_DOUBLE(item);
+    return 1;
+  }
+  if (type == &PyBool_Type) {
+    out->type_index = kTVMFFIBool;
+    out->v_int64 = item == Py_True;
+    return 1;
+  }
+  return item == Py_None; /* None: the cleared value */
+}
+
+/* 1 with *handle made (or NULL and an exception), 0 when the sequence is not flat and plain. */
+static int new_flat_array(PyObject* const* items, Py_ssize_t n, void** handle) {
+  TVMFFIAny args[FX_FLAT_MAX], result;
+  void* func;
+  Py_ssize_t i;
+  *handle = NULL;
+  if (n > FX_FLAT_MAX) return 0;
+  for (i = 0; i < n; ++i) {
+    if (!encode_plain_scalar(items[i], &args[i])) return 0;
+  }
+  func = fx_global(FX_G_ARRAY);
+  if (func == NULL) return 1;
+  fx_any_clear(&result);
+  if (fx_call_runtime(func, args, (int32_t)n, &result) < 0) return 1;
+  if (result.type_index < kTVMFFIStaticObjectBegin) {
+    PyErr_SetString(PyExc_RuntimeError, "a container constructor returned no object");
+    return 1;
+  }
+  *handle = result.v_ptr;
+  return 1;
+}
+
 /* tuple/list: an Array of list(value) (a snapshot: converting may run Python code). */
 int fx_encode_sequence(PyObject* value, TVMFFIAny* out, FxScope* scope) {
   PyObject* items;
   void* handle;
+  if (PyTuple_CheckExact(value) || PyList_CheckExact(value)) {
+    if (new_flat_array(PySequence_Fast_ITEMS(value), PySequence_Fast_GET_SIZE(value), &handle)) {
+      return fx_encode_made(handle, out, scope);
+    }
+  }
   if (PyTuple_CheckExact(value)) {
     items = value;
     Py_INCREF(items);
