@@ -5,7 +5,7 @@ it saw; the three outputs must be equal:
 
 * registering a type key that exists (a built-in such as ``ffi.Array``, whose class ours
   makes on first use, or one registered earlier) raises ``ValueError: Type key '...' is
-  already registered``;
+  already registered``, except a key whose registration failed (a retry takes it);
 * a List iterates the length it had when iteration started: items appended meanwhile are
   not visited, and a List cleared meanwhile raises upstream's ``IndexError``;
 * ``remove_global_func`` returns None, whether or not the name was registered;
@@ -34,6 +34,17 @@ for key in ["ffi.Array", "ffi.Map", "ffi.Function", "ffi.Object", "fuzz.Twice", 
         print(key, "registered")
     except Exception as error:
         print(key, type(error).__name__, error)
+""",
+    "type key after a failed registration": r"""
+# a decoration that fails (an annotation no converter takes) leaves its key free for a retry
+# under the same parent; the key is then taken again
+for attempt, annotation in [("bad", object), ("good", int), ("again", int)]:
+    try:
+        api.dataclasses.py_class("fuzz.Retried")(
+            type("Retried", (api.Object,), {"__annotations__": {"x": annotation}}))
+        print(attempt, "registered")
+    except Exception as error:
+        print(attempt, type(error).__name__, str(error).splitlines()[0][:60])
 """,
     "list iteration": r"""
 grown = api.List([1, 2, 3])

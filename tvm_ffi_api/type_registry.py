@@ -312,8 +312,12 @@ def _register_py_class(parent_type_info: TypeInfo, type_key: str, type_cls: type
     one a Python class was registered for, or one the runtime knows (a built-in such as
     ``ffi.Array``, whose class is made on first use, or a type C++ registered), since
     allocating under a taken key would hand back that type's index."""
-    if type_key in TYPE_KEY_TO_INFO or _object_type_key_to_index(type_key) is not None:
+    known_index = _object_type_key_to_index(type_key)
+    retried = known_index is not None and _ROLLED_BACK.get(type_key) == (
+        known_index, parent_type_info.type_index)
+    if type_key in TYPE_KEY_TO_INFO or (known_index is not None and not retried):
         raise ValueError(f"Type key '{type_key}' is already registered")
+    _ROLLED_BACK.pop(type_key, None)
     key = _byte_array(type_key)
     depth = len(parent_type_info.type_ancestors) + 1
     type_index = LIB.TVMFFITypeGetOrAllocIndex(ctypes.byref(key), -1, depth, 0, 1,
@@ -328,9 +332,16 @@ def _register_py_class(parent_type_info: TypeInfo, type_key: str, type_cls: type
     return info
 
 
+#: Keys whose py_class registration failed and was rolled back: key -> (type index, parent's
+#: index). The runtime cannot free a type index, so a retry under the same parent takes the
+#: index back (``TVMFFITypeGetOrAllocIndex`` returns it) instead of finding the key taken.
+_ROLLED_BACK: Dict[str, tuple] = {}
+
+
 def _rollback_py_class(type_info: TypeInfo) -> None:
     """Forgets a :func:`_register_py_class` on the Python side (the index stays allocated), so
     the key may be registered again."""
+    _ROLLED_BACK[type_info.type_key] = (type_info.type_index, type_info.type_ancestors[-1])
     TYPE_KEY_TO_INFO.pop(type_info.type_key, None)
     if type_info.type_cls is not None:
         TYPE_CLS_TO_INFO.pop(type_info.type_cls, None)
