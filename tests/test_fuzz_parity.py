@@ -19,7 +19,6 @@ Where ours deliberately differs (a Dict changed during iteration raises Python's
 from __future__ import annotations
 
 import pytest
-
 from subprocess_utils import run_python
 
 MODULES = {"upstream": "tvm_ffi", "fast": "tvm_ffi_fast", "ref": "tvm_ffi_ref"}
