@@ -147,8 +147,9 @@ def _update_registry(type_index: int, type_key: str, info: TypeInfo,
 def _register_object_by_index(type_index: int, type_cls: type) -> TypeInfo:
     """Makes ``type_cls`` the class of ``type_index`` and returns the type's fresh info."""
     existing = TYPE_CLASSES.get(type_index)
+    # PyPy's classes have no __basicsize__ (no C layout to outgrow): the check is CPython's.
     if (existing is not None and type_cls is not None and existing is not type_cls
-            and type_cls.__basicsize__ > existing.__basicsize__):
+            and getattr(type_cls, "__basicsize__", 0) > getattr(existing, "__basicsize__", 0)):
         raise ValueError(
             f"Type '{type_index_to_key(type_index)}' already has a registered class "
             f"({existing!r}); re-registering it with the larger wrapper class {type_cls!r} is "
