@@ -172,37 +172,54 @@ KERNEL(good_raise) {
   return raise_error("ValueError", "good_raise() always raises");
 }
 
-/* A cached object, handed out with a reference for each caller: not a leak. */
+/* A cached object, handed out with a reference for each caller: not a leak. Threads that
+ * race on the first call each make one; a compare-and-swap keeps the first and the others
+ * release theirs (the string is longer than a small string, so it is an object). */
 METADATA(good_cached, FUNCTION_SCHEMA(T("ffi.String"), ""))
 KERNEL(good_cached) {
-  static TVMFFIAny cached; /* type_index 0 (None) until the first call */
+  static TVMFFIObjectHandle cached; /* NULL until the first call */
+  TVMFFIObjectHandle shared;
   (void)self, (void)args;
   if (want_args("good_cached", n, 0)) return -1;
-  if (cached.type_index == kTVMFFINone) {
+  shared = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+  if (shared == NULL) {
+    TVMFFIAny made;
     TVMFFIByteArray text;
     text.data = "a string made once and shared";
     text.size = strlen(text.data);
-    if (TVMFFIStringFromByteArray(&text, &cached) != 0) return -1;
+    if (TVMFFIStringFromByteArray(&text, &made) != 0) return -1;
+    /* on failure the exchange writes the object another thread kept into shared */
+    if (__atomic_compare_exchange_n(&cached, &shared, made.v_obj, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+      shared = made.v_obj;
+    } else {
+      TVMFFIObjectDecRef(made.v_obj);
+    }
   }
-  TVMFFIObjectIncRef(cached.v_obj); /* the caller's own reference */
-  *result = cached;
+  TVMFFIObjectIncRef(shared); /* the caller's own reference */
+  result->type_index = kTVMFFIStr;
+  result->zero_padding = 0;
+  result->v_obj = shared;
   return 0;
 }
 
 /* A registry: keeps the object it is given (a reference of its own), replacing the one
  * it kept before. Allowed: the checker notes the kept reference, and --leaks sees no
- * growth with the number of calls. */
+ * growth with the number of calls. The swap is one atomic exchange (the GCC and Clang
+ * builtin, as this file is C99): with a plain read then write, two threads could both
+ * release the same old object, which the checker's thread phase reports as thread-safety. */
 METADATA(good_registry, FUNCTION_SCHEMA(T("None"), "{\"type\":\"ffi.Array\",\"args\":[" T("int") "]}"))
 KERNEL(good_registry) {
   static TVMFFIObjectHandle registered;
+  TVMFFIObjectHandle previous;
   (void)self;
   if (want_args("good_registry", n, 1)) return -1;
   if (args[0].type_index < kTVMFFIStaticObjectBegin) {
     return raise_error("TypeError", "good_registry(): expected an Array");
   }
   TVMFFIObjectIncRef(args[0].v_obj);
-  if (registered != NULL) TVMFFIObjectDecRef(registered);
-  registered = args[0].v_obj;
+  previous = __atomic_exchange_n(&registered, args[0].v_obj, __ATOMIC_ACQ_REL);
+  if (previous != NULL) TVMFFIObjectDecRef(previous);
   result->type_index = kTVMFFINone;
   result->zero_padding = 0;
   result->v_int64 = 0;
