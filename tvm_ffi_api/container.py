@@ -192,10 +192,11 @@ class List(_SeqBase, MutableSequence):
         # as upstream iterates: the length when iteration starts, by index, so items appended
         # meanwhile are not visited and a List shrunk meanwhile raises IndexError
         for i in range(len(self)):
-            size = len(self)
-            if i >= size:  # upstream reads through ffi.ListGetItem, whose message this is
-                raise IndexError(f"Index {i} out of bounds {size}")
-            yield self._item(i)
+            try:
+                item = self._item(i)  # checks the index with the List held
+            except IndexError:  # upstream reads through ffi.ListGetItem, whose message this is
+                raise IndexError(f"Index {i} out of bounds {len(self)}") from None
+            yield item
 
     def __setitem__(self, index, value) -> None:
         replacement = list(value) if isinstance(index, slice) else None
