@@ -17,6 +17,8 @@ A ``@py_class`` ``__init__`` does nothing when the object already exists, so
 ``super().__init__()`` from a subclass is harmless; a user-written
 ``__init__`` is wrapped so that the object is allocated (``__ffi_new__``)
 before it runs. A ``@c_class`` ``__init__`` refuses to run for a subclass.
+:func:`_install_init` gives a class registered without the decorators the same
+``__init__`` (or one saying it cannot be constructed).
 """
 
 from __future__ import annotations
@@ -258,3 +260,14 @@ def _install_dataclass_dunders(cls: type, *, init: bool, repr: bool, eq: bool, o
         cls.__replace__ = _make_replace(type_info)
     if match_args:
         _set_match_args(cls, type_info)
+
+
+def _install_init(cls: type, type_info: TypeInfo) -> None:
+    """Gives ``cls`` an ``__init__`` calling the type's constructor (unless the body has one)."""
+    if "__init__" in cls.__dict__:
+        return
+    ffi_init = _ffi_init_of(type_info)
+    if ffi_init is not None:
+        cls.__init__ = _make_init(cls, type_info, ffi_init=ffi_init)
+    else:
+        cls.__init__ = _cannot_construct(cls)

@@ -3,9 +3,9 @@
 :func:`_add_class_attrs` gives a class its type's reflected fields (as
 :class:`~.type_records.FFIProperty`) and methods, and ``__ffi_init__`` when
 the type has a constructor (a ``__ffi_init__`` method, or the attribute a
-generated one is registered as). :func:`_install_init` makes ``__init__``
-call that constructor; a type without one gets an ``__init__`` that says it
-cannot be constructed directly.
+generated one is registered as). ``_dunder._install_init`` makes ``__init__``
+call that constructor (it lives there, beside the ``__init__`` it builds); a type
+without one gets an ``__init__`` that says it cannot be constructed directly.
 """
 
 from __future__ import annotations
@@ -98,19 +98,6 @@ def _cannot_construct(cls: type) -> Any:
 
     _set_names(__init__, cls, "__init__")
     return __init__
-
-
-def _install_init(cls: type, type_info: TypeInfo) -> None:
-    """Gives ``cls`` an ``__init__`` calling the type's constructor (unless the body has one)."""
-    if "__init__" in cls.__dict__:
-        return
-    ffi_init = _ffi_init_of(type_info)
-    if ffi_init is not None:
-        from ._dunder import _make_init
-
-        cls.__init__ = _make_init(cls, type_info, ffi_init=ffi_init)
-    else:
-        cls.__init__ = _cannot_construct(cls)
 
 
 def _warn_missing_field_annotations(cls: type, type_info: TypeInfo, *, stacklevel: int) -> None:

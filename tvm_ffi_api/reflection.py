@@ -8,7 +8,7 @@ method (a Function). Python reads them into a
 each field becomes a property calling the getter on ``handle + offset`` (and
 the setter, when the field is writable), each method a Python method, and the
 type's constructor (``__ffi_init__``) the class's ``__init__``
-(:mod:`.class_attrs`). This module is the short way in for a class a core
+(:mod:`.class_attrs`, :mod:`._dunder`). This module is the short way in for a class a core
 module registers.
 """
 
@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import List
 
-from .class_attrs import _add_class_attrs, _install_init
+from ._dunder import _install_init
+from .class_attrs import _add_class_attrs
 from .object import type_info
 from .type_records import TypeField, TypeMethod, read_fields, read_methods
 from .type_registry import _lookup_type_attr as lookup_type_attr, _register_object_by_index

@@ -19,11 +19,11 @@ from typing import Any, Callable, List, Optional, Sequence, TypeVar, Union
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
+from ._dunder import _install_init
 from .class_attrs import (  # noqa: F401
     _add_class_attrs,
     _add_type_attr_class_attrs,
     _install_ffi_init_attr,
-    _install_init,
     _warn_missing_field_annotations,
 )
 from .function import convert_to_function, get_global_func, raise_last_error

@@ -75,6 +75,7 @@ from .arg_setters import (
 )
 from .device import Device
 from .object import Object, type_index_of, wrap_owned
+from .pyobject import unwrap_pyobject
 from .string import Bytes, String  # noqa: F401 - kept for its load order (string.py's classes)
 
 #: The class devices are returned as (``set_device_class`` replaces it).
@@ -463,8 +464,6 @@ def to_python(value: abi.TVMFFIAny, exchange_api: int = 0, strict: bool = False)
         finally:
             LIB.TVMFFIObjectDecRef(handle)
     if index == TI.kTVMFFIOpaquePyObject:
-        from .pyobject import unwrap_pyobject
-
         try:
             return unwrap_pyobject(handle)
         finally:

@@ -23,6 +23,8 @@ from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
 
 from . import error, runtime
+from .error import exception_to_error_raised
+from .object import Object
 from .runtime import containers, maps, strings, tensor
 from .runtime.slots import FFIError
 
@@ -118,8 +120,6 @@ def map_lookup(container: Any, key: Any, missing: Any, mutable: bool) -> Any:
     """
     handle, exchange_api = container._handle, container._dlpack_exchange_api
     if not ENABLED:
-        from .object import Object
-
         value = _global("ffi.DictGetItemOrMissing" if mutable else
                         "ffi.MapGetItemOrMissing")(container, key)
         sentinel = _global("ffi.GetInvalidObject")()
@@ -368,7 +368,6 @@ def field_set(setter: int, flags: int, offset: int, obj: Any, value: Any) -> Non
                   ctypes.POINTER(abi.TVMFFIAny))
 def _field_convert(converter, value, result):
     from .convert import borrowed_to_python, to_owned_any
-    from .error import exception_to_error_raised
 
     try:
         convert = pycapi.object_at(converter)

@@ -24,6 +24,8 @@ from typing import Dict, List, Optional, Tuple
 
 from tvm_ffi_common import libinfo
 
+from .build_cache import cache_root, content_hash
+
 #: The distribution whose headers C++ sources need, pinned to the ABI we implement.
 UPSTREAM_DISTRIBUTION = "apache-tvm-ffi==0.1.15.post2"
 
@@ -130,7 +132,6 @@ def cxx_include_dir() -> Optional[str]:
         upstream = require_upstream_cxx_include("a C++ include path")
     except RuntimeError:
         return None
-    from .build_cache import cache_root
 
     key = (cache_root(),) + tuple(_stamp(root) for root in [upstream] + our_include_paths())
     known = _MERGED.get(key)
@@ -162,7 +163,6 @@ def _make_cxx_include_dir(upstream: str) -> str:
     links = _header_files(upstream)
     for ours in reversed(our_include_paths()):  # the first of our directories wins
         links.update(_header_files(ours))
-    from .build_cache import cache_root, content_hash  # (hashlib: only when asked)
 
     target = os.path.join(cache_root(), "include", content_hash(sorted(links.items())))
     if os.path.isdir(target):

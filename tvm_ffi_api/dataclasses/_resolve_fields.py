@@ -17,7 +17,9 @@ from __future__ import annotations
 import sys
 import typing
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from tvm_ffi_common.installed_later import installed_later
 
 from .. import type_registry
 from ..class_annotations import own_annotations
@@ -26,6 +28,12 @@ from ..type_registry import _register_py_class, _rollback_py_class
 from .field import KW_ONLY
 
 ResolvedFields = Tuple[List[type], Dict[type, Dict[str, Any]]]
+
+#: Phase 2's end, given a type and its resolved annotations: ``py_class.on_fields_resolved``,
+#: installed here by ``py_class`` when it loads (it sits above this module, and only a
+#: ``@py_class`` puts a class through phase 2).
+on_fields_resolved: Callable[[TypeInfo, ResolvedFields], None] = installed_later(
+    "_resolve_fields.on_fields_resolved", "dataclasses.py_class")
 
 
 @dataclass
@@ -152,8 +160,6 @@ def resolve_type_hints_by_owner(cls: type, globalns: Dict[str, Any]) -> Optional
         resolved_parent = resolve_type_hints_by_owner(parent.type_cls, globalns)
         if resolved_parent is None:
             return None
-        from .py_class import on_fields_resolved
-
         on_fields_resolved(parent, resolved_parent)
         _remove_from_pending(parent.type_cls)
     owners = _field_owner_classes(cls)
@@ -167,8 +173,6 @@ def resolve_type_hints_by_owner(cls: type, globalns: Dict[str, Any]) -> Optional
 
 def flush_pending() -> None:
     """Retries the waiting classes until no more of them resolve."""
-    from .py_class import on_fields_resolved
-
     progress = True
     while progress:
         progress = False
@@ -209,8 +213,6 @@ def _make_temporary_init(cls: type, type_info: TypeInfo, globalns: Dict[str, Any
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         if type_info.fields is None:
             try:
-                from .py_class import on_fields_resolved
-
                 resolved = resolve_type_hints_by_owner(cls, globalns)
                 if resolved is None:
                     raise _unresolved_error(cls, globalns)

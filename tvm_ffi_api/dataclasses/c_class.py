@@ -16,6 +16,7 @@ from .._dunder import _install_dataclass_dunders
 from ..class_attrs import _add_type_attr_class_attrs, _warn_missing_field_annotations
 from ..registry import register_object
 from .field import Field, _field_converter, field
+from .py_methods import _FFI_TYPE_ATTR_NAMES
 from .transform import dataclass_transform
 
 
@@ -56,8 +57,6 @@ def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: boo
     still writes); ``match_args``: the positional init fields. A dunder the
     class body defines is kept.
     """
-    from .py_methods import _FFI_TYPE_ATTR_NAMES
-
     def decorator(cls: type) -> type:
         for name, value in list(cls.__dict__.items()):
             if isinstance(value, Field):

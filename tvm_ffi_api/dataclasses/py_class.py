@@ -169,6 +169,9 @@ def on_fields_resolved(type_info: TypeInfo,
                                match_args=params["match_args"], py_class_mode=True)
 
 
+_resolve_fields.on_fields_resolved = on_fields_resolved  # phase 2's end, for the waiting list
+
+
 @dataclass_transform(eq_default=False, order_default=False, field_specifiers=(Field, field))
 def py_class(cls_or_type_key: Union[type, str, None] = None, /, *,
              type_key: Optional[str] = None, frozen: bool = False, init: bool = True,

@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..type_records import TypeInfo
 from ..type_registry import _lookup_type_attr
 from ..type_schema import TypeSchema
+from ._resolve_fields import _build_localns
 
 #: Names registered as type attributes (C++ dispatch columns), not as methods.
 _FFI_TYPE_ATTR_NAMES: frozenset = frozenset({
@@ -99,8 +100,6 @@ def _callable_type_schema_json() -> str:
 
 
 def _resolved_hints(cls: type, func: Any, globalns: Dict[str, Any]) -> Optional[dict]:
-    from ._resolve_fields import _build_localns
-
     kwargs: Dict[str, Any] = {"globalns": globalns}
     if sys.version_info >= (3, 11):
         kwargs["include_extras"] = True

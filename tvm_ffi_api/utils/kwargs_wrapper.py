@@ -17,6 +17,8 @@ import inspect
 import keyword
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from .unpack_dataclass import unpack_dataclass_to_tuple
+
 #: Names the generated code uses for itself; user parameters may not take them.
 _TARGET = "__i_target_func"
 _MISSING = "__i_MISSING"
@@ -125,8 +127,6 @@ def make_kwargs_wrapper(target_func: Callable, arg_names: List[str], arg_default
     source, looked_up = _generate(params, len(arg_names) if kwonly_names else -1, unpacked)
     scope: Dict[str, Any] = {_TARGET: target_func, _MISSING: _NOT_GIVEN, _DEFAULTS: looked_up}
     if unpacked:
-        from .unpack_dataclass import unpack_dataclass_to_tuple
-
         scope[_UNPACK] = unpack_dataclass_to_tuple
     made: Dict[str, Any] = {}
     exec(compile(source, "<kwargs_wrapper>", "exec"), scope, made)  # noqa: S102 - our own text

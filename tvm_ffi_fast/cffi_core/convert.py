@@ -27,6 +27,7 @@ from ._core import ffi, lib
 from .arg_setters import PYTHON_SETTERS, argument_kind
 from .device import Device
 from .object import Object, decref, incref, type_index_of, wrap_owned
+from .pyobject import unwrap_pyobject
 
 TI = abi.TVMFFITypeIndex
 _OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)
@@ -417,8 +418,6 @@ def _object_value(handle: int, index: int, exchange_api: int, strict: bool) -> A
         finally:
             decref(handle)
     if index == _OPAQUE_PYOBJECT:
-        from .pyobject import unwrap_pyobject
-
         try:
             return unwrap_pyobject(handle)
         finally:

@@ -29,6 +29,7 @@ from .convert import (
     take_out,
 )
 from .dlpack import export_capsule, from_dlpack, import_capsule  # noqa: F401 - the interface
+from .error import exception_to_error_raised
 from .function import call_packed, get_global_func, raise_last_error
 from .object import decref, wrap_owned
 
@@ -361,8 +362,6 @@ _CONVERTERS: Dict[int, Any] = {}
 @ffi.def_extern()
 def tvm_ffi_cffi_field_convert(converter, value, result):
     """The ``f_convert`` of ``ffi.MakeFieldSetter``: the Python converter's result, stored."""
-    from .error import exception_to_error_raised
-
     try:
         encode_owned(ffi.from_handle(converter)(decode_borrowed(value)), result)
         return 0
