@@ -31,6 +31,7 @@ import types
 import typing
 from typing import Any, Tuple
 
+from . import upcalls
 from .device import Device
 from .object import Object
 from .object_meta import CObject
@@ -146,3 +147,4 @@ def _class(cls: type) -> TypeSchema:
         return TypeSchema("Tensor")
     raise TypeError(f"Cannot convert {cls!r} to TypeSchema")
 
+upcalls.install("annotation_schema", schema_of_annotation=schema_of_annotation)

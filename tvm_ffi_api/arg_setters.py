@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
-from . import dlpack_exchange
+from . import dlpack_exchange, upcalls
 from .c_integers import as_c_int, narrow
 from .device import Device
 from .error import exception_to_error
@@ -79,9 +79,6 @@ class CallScope:
 
 def argument_kind(value: Any) -> str:
     """The name of the encoding ``value`` gets as an argument (upstream's order)."""
-    from .dtype import DataType, dtype
-    from .tensor import Shape
-
     cls = type(value)
     if value is None:
         return "none"
@@ -113,9 +110,9 @@ def argument_kind(value: Any) -> str:
         return "int"
     if isinstance(value, numbers.Real):
         return "float"
-    if isinstance(value, DataType):
+    if isinstance(value, upcalls.DataType):
         return "data_type"
-    if isinstance(value, dtype):
+    if isinstance(value, upcalls.dtype):
         return "dtype"
     if isinstance(value, Device):
         return "device"
@@ -123,7 +120,7 @@ def argument_kind(value: Any) -> str:
         return "native_str"
     if isinstance(value, Bytes):
         return "native_bytes"
-    if isinstance(value, Shape):
+    if isinstance(value, upcalls.Shape):
         return "native_shape"
     if isinstance(value, str):
         return "str"
@@ -200,9 +197,7 @@ def set_object_kind_arg(out, value, scope):
 
 def dlpack_argument(value: Any, scope: "CallScope") -> Any:
     """The Tensor a DLPack producer argument becomes (``from_dlpack``), made for the call."""
-    from .tensor import from_dlpack
-
-    tensor = from_dlpack(value)
+    tensor = upcalls.from_dlpack(value)
     note_producer_device(scope, value, *tensor.__dlpack_device__())
     return tensor
 
@@ -265,11 +260,10 @@ def _set_cuda_driver_stream(out, value, scope):
 def _set_torch_fallback(out, value, scope):
     # A torch build publishing no exchange table: DLPack through Python, and results come
     # back through torch.from_dlpack (dlpack_exchange's fallback table).
-    from .tensor import from_dlpack
 
     torch = sys.modules["torch"]
     is_cuda = value.is_cuda
-    tensor = from_dlpack(torch.utils.dlpack.to_dlpack(value))
+    tensor = upcalls.from_dlpack(torch.utils.dlpack.to_dlpack(value))
     device = tensor.device
     set_made_object(out, tensor, scope)
     scope.exchange_api = dlpack_exchange.TORCH_FALLBACK_ADDRESS
@@ -279,9 +273,7 @@ def _set_torch_fallback(out, value, scope):
 
 
 def _set_torch_dtype(out, value, scope):
-    from .dtype import torch_dtype_table
-
-    triple = torch_dtype_table().get(value)
+    triple = upcalls.torch_dtype_table().get(value)
     if triple is None:
         raise ValueError("Unsupported torch dtype: ", value)
     out.type_index = TI.kTVMFFIDataType
@@ -306,10 +298,8 @@ def _set_opaque_ptr_handler(out, value, scope):
 
 
 def _set_numpy_dtype(out, value, scope):
-    from .dtype import numpy_dtype_triple
-
     # upstream's table only: numpy.dtype('bool'), complex, '>i4', ... raise ValueError
-    code, bits, lanes = numpy_dtype_triple(value)
+    code, bits, lanes = upcalls.numpy_dtype_triple(value)
     out.type_index = TI.kTVMFFIDataType
     out.v_dtype = abi.DLDataType(code, bits, lanes)
 
@@ -347,25 +337,19 @@ def _set_dlpack_device(out, value, scope):
 
 
 def _set_int_protocol(out, value, scope):
-    from .convert import set_arg
-
     result = value.__tvm_ffi_int__()
     if not isinstance(result, int):
         raise TypeError(f"__tvm_ffi_int__ of {type(value).__name__} returned "
                         f"{type(result).__name__}, expected int")
-    set_arg(out, int(result), scope)  # int(): a bool result still travels as an int
+    upcalls.set_arg(out, int(result), scope)  # int(): a bool result still travels as an int
 
 
 def _set_float_protocol(out, value, scope):
-    from .convert import set_arg
-
-    set_arg(out, float(value.__tvm_ffi_float__()), scope)
+    upcalls.set_arg(out, float(value.__tvm_ffi_float__()), scope)
 
 
 def _set_value_protocol(out, value, scope):
-    from .convert import set_arg
-
-    set_arg(out, value.__tvm_ffi_value__(), scope)
+    upcalls.set_arg(out, value.__tvm_ffi_value__(), scope)
 
 
 def _set_exception(out, value, scope):

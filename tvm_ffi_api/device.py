@@ -11,6 +11,7 @@ from typing import Any, Optional, Union
 
 from tvm_ffi_common.abi import DLDeviceType  # the same enum users import from the package
 
+from . import upcalls
 from .c_integers import narrow
 
 
@@ -126,9 +127,8 @@ def set_device_class(cls: type) -> None:
     global DEVICE_CLASS
     if not (isinstance(cls, type) and issubclass(cls, Device)):
         raise TypeError(f"the device class must be Device or a subclass of it, got {cls!r}")
-    from .convert import set_device_class as set_core_device_class
 
-    set_core_device_class(cls)
+    upcalls.set_device_class(cls)
     DEVICE_CLASS = cls
 
 

@@ -32,7 +32,7 @@ from typing import Any
 from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
 
-from . import dlpack_exchange, releases
+from . import dlpack_exchange, releases, upcalls
 from .object import wrap_owned
 
 TI = abi.TVMFFITypeIndex
@@ -64,15 +64,13 @@ def import_tensor(ext_tensor: Any, require_alignment: int = 0,
                   require_contiguous: bool = False) -> int:
     """What :func:`from_dlpack` does, giving the owned Tensor handle rather than a wrapper (a
     call's argument needs no wrapper, whose finalizer PyPy's GC would have to run)."""
-    from . import shortcuts
-
     address = _published_table(type(ext_tensor))
     if address is not None:
         api = dlpack_exchange.table(address)
         try:
             managed = api.managed_from(ext_tensor)
             try:
-                handle = shortcuts.import_managed_tensor(managed, True, require_alignment,
+                handle = upcalls.import_managed_tensor(managed, True, require_alignment,
                                                          require_contiguous)
             except Exception:  # noqa: BLE001 - upstream turns every refusal into BufferError
                 dlpack_exchange.release_managed(managed)
@@ -107,12 +105,10 @@ def _published_table(cls: type):
 def _import_named(capsule: Any, versioned: bool, require_alignment: int,
                   require_contiguous: bool):
     """The Tensor handle made from ``capsule`` if it is a live capsule of that form, else None."""
-    from . import shortcuts
-
     managed = pycapi.capsule_pointer(capsule, _DLTENSOR_VERSIONED if versioned else _DLTENSOR)
     if managed is None:
         return None
-    handle = shortcuts.import_managed_tensor(managed, versioned, require_alignment,
+    handle = upcalls.import_managed_tensor(managed, versioned, require_alignment,
                                              require_contiguous)
     # The runtime owns the managed tensor now: the capsule is renamed and must not release it.
     pycapi.capsule_mark_used(capsule, _USED_NAME[versioned])
@@ -140,9 +136,7 @@ def export_capsule(handle: int, versioned: bool) -> Any:
         out = ctypes.POINTER(abi.DLManagedTensor)()
         status = LIB.TVMFFITensorToDLPack(handle, ctypes.byref(out))
     if status:
-        from .function import raise_last_error
-
-        raise_last_error()
+        upcalls.raise_last_error()
     # Until a consumer takes it (and renames it), the capsule owns the managed tensor: its
     # destructor calls the managed tensor's deleter.
     address = ctypes.cast(out, ctypes.c_void_p).value

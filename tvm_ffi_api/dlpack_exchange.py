@@ -46,6 +46,7 @@ from typing import Any, Dict, Optional
 from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
 
+from . import upcalls
 from .object import Object, wrap_owned
 
 #: The class attribute a framework publishes its table under.
@@ -176,25 +177,22 @@ def note_container(scope, address: int, container_handle: int) -> None:
     api = table(address)
     if scope.device_type != -1 or api.work_stream is None:
         return
-    from .function import get_global_func
 
     container = Object._adopt(container_handle)
     LIB.TVMFFIObjectIncRef(container_handle)  # the temporary wrapper owns a reference of its own
-    device = get_global_func("ffi.ContainerFindFirstNonCPUDevice")(container)
+    device = upcalls.get_global_func("ffi.ContainerFindFirstNonCPUDevice")(container)
     if device is not None and device.dlpack_device_type() != _KDL_CPU:
         note_tensor_device(scope, api, abi.DLDevice(device.dlpack_device_type(), device.index))
 
 
 def tensor_argument(address: int, value: Any, scope) -> int:
     """A Tensor handle (owned by ``scope``) made from a framework tensor through its table."""
-    from . import shortcuts
-
     api = table(address)
     scope.exchange_api = address
     managed = api.managed_from(value)
     note_tensor_device(scope, api, abi.DLManagedTensorVersioned.from_address(managed).dl_tensor.device)
     try:
-        handle = shortcuts.import_managed_tensor(managed, True, 0, False)
+        handle = upcalls.import_managed_tensor(managed, True, 0, False)
     except Exception:  # noqa: BLE001 - upstream reports every failure as this BufferError
         release_managed(managed)
         raise BufferError("Failed to convert DLManagedTensorVersioned to ffi.Tensor") from None
@@ -220,9 +218,7 @@ def framework_tensor_of(address: int, handle: int) -> Any:
         return None
     out = ctypes.POINTER(abi.DLManagedTensorVersioned)()
     if LIB.TVMFFITensorToDLPackVersioned(handle, ctypes.byref(out)) != 0:
-        from .function import take_last_error
-
-        take_last_error()
+        upcalls.take_last_error()
         return None
     managed = ctypes.cast(out, ctypes.c_void_p).value
     try:
@@ -273,15 +269,11 @@ class CallEnvironment:
 
 
 def _raise_last() -> None:
-    from .function import raise_last_error
-
-    raise_last_error()
+    upcalls.raise_last_error()
 
 
 def _drop_last() -> None:
-    from .function import take_last_error
-
-    take_last_error()
+    upcalls.take_last_error()
 
 
 # ------------------------------------------------------------------ torch without a table
@@ -298,9 +290,7 @@ def _torch_tensor_through_capsule(managed, out):
     # The table upstream uses for torch builds that publish none: import the managed
     # tensor as our Tensor, then torch.from_dlpack of it.
     try:
-        from . import shortcuts
-
-        handle = shortcuts.import_managed_tensor(ctypes.cast(managed, ctypes.c_void_p).value,
+        handle = upcalls.import_managed_tensor(ctypes.cast(managed, ctypes.c_void_p).value,
                                                  True, 0, False)
         ours = wrap_owned(handle, abi.TVMFFITypeIndex.kTVMFFITensor)
         tensor = sys.modules["torch"].from_dlpack(ours)

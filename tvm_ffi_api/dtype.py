@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Dict, Tuple
 
 from tvm_ffi_common import abi
 
-from . import shortcuts
+from . import shortcuts, upcalls
 from .c_integers import narrow
 
 TI = abi.TVMFFITypeIndex
@@ -312,3 +312,6 @@ DTYPE_NAMES = (
 #: Each of :data:`DTYPE_NAMES` as a dtype (``DTYPE_CONSTANTS["float32"]``), which
 #: the packages export as attributes (``tvm_ffi.float32``), as upstream does.
 DTYPE_CONSTANTS: Dict[str, dtype] = {name: dtype(name) for name in DTYPE_NAMES}
+
+upcalls.install("dtype", DataType=DataType, dtype=dtype, dtype_from_tuple=dtype_from_tuple,
+                torch_dtype_table=torch_dtype_table, numpy_dtype_triple=numpy_dtype_triple)

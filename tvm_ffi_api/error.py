@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, Optional, Union
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
-from . import error_crossing
+from . import error_crossing, upcalls
 from .backtrace import parse_backtrace, traceback_to_backtrace, with_backtrace  # noqa: F401 - re-exported
 from .object import Object, register_class, type_index_of, wrap_owned
 from .object_methods import new_object
@@ -203,9 +203,7 @@ def raise_taken_error(err: Optional[Error]) -> None:
 
         raise missing_error_violation()
     if err.kind == "EnvErrorAlreadySet":
-        from .shortcuts import take_pending_signal_error
-
-        pending = take_pending_signal_error()
+        pending = upcalls.take_pending_signal_error()
         if pending is not None:
             raise pending
     raise _exception_of(err)  # made by a function: no local of this frame holds it (a cycle)

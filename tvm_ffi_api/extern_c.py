@@ -15,13 +15,13 @@ from typing import Any
 from tvm_ffi_common import pycapi
 from tvm_ffi_common.capi import LIB
 
+from . import upcalls
+
 
 def _adopt_function(status: int, handle: ctypes.c_void_p) -> Any:
-    from .function import Function, raise_last_error
-
     if status:
-        raise_last_error()
-    return Function._adopt(handle.value)
+        upcalls.raise_last_error()
+    return upcalls.Function._adopt(handle.value)
 
 
 def _entry_address(value: Any, what: str) -> int:

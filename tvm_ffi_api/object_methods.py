@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any, Dict, Optional
 
+from . import upcalls
 from .object_protocols import ObjectRValueRef
 from .type_info import type_key
 
@@ -28,9 +29,7 @@ def new_object(cls: type) -> Any:
 
 
 def _json_graph_function(name: str) -> Any:
-    from .function import get_global_func
-
-    func = get_global_func(name, allow_missing=True)
+    func = upcalls.get_global_func(name, allow_missing=True)
     if func is None:
         raise RuntimeError(f"{name} is not registered: this runtime cannot copy or pickle "
                            "objects by value")
@@ -55,9 +54,7 @@ class ObjectMethods:
         if not self._handle:
             return f"{type(self).__name__}(chandle=None)"
         try:
-            from .function import get_global_func
-
-            return str(get_global_func("ffi.ReprPrint")(self))
+            return str(upcalls.get_global_func("ffi.ReprPrint")(self))
         except Exception:  # noqa: BLE001 - repr must never raise
             return f"{type(self).__name__}({self._handle})"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from . import releases
+from . import releases, upcalls
 from .object_meta import ObjectMeta
 from .object_methods import ObjectMethods
 
@@ -115,9 +115,7 @@ class Object(ObjectMethods, metaclass=ObjectMeta):
     @property
     def type_index(self) -> int:
         """The runtime type index of the object."""
-        from .object import type_index_of  # the core's
-
-        return type_index_of(self._handle)
+        return upcalls.type_index_of(self._handle)
 
     def same_as(self, other: object) -> bool:
         """Whether ``other`` wraps the very same object."""

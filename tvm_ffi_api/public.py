@@ -106,3 +106,6 @@ __all__ += ["dataclasses", "method"]
 from . import cpp  # noqa: E402,F401
 
 __all__ += ["cpp"]
+
+# ---- the annotation reader: it installs ``TypeSchema.from_annotation``'s callee (upcalls) ----
+from . import annotation_schema  # noqa: E402,F401

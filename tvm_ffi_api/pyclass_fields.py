@@ -29,11 +29,12 @@ from typing import Any, Dict, List, Optional
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
-from . import shortcuts
+from . import shortcuts, upcalls
 from .convert import CallScope, set_arg
 from .converter_base import ConvertError
 from .function import get_global_func, raise_last_error
 from .sentinels import MISSING
+from .type_converter import dispatch
 from .type_records import FieldGetter, FieldSetter, TypeField, TypeInfo
 
 TI = abi.TVMFFITypeIndex
@@ -52,8 +53,6 @@ OBJECT_LAYOUT = (8, 8, TI.kTVMFFIObject)
 
 def _field_converter(converter: Any) -> Any:
     """The callable a field's setter calls back: the value converted, or ``TypeError``."""
-    from .type_converter import dispatch
-
     def convert(value: Any) -> Any:
         try:
             return dispatch(converter, value)[0]
@@ -203,3 +202,6 @@ def register_py_methods(type_index: int, py_methods: List[tuple],
                 _check(LIB.TVMFFITypeRegisterMethod(type_index, ctypes.byref(info)))
         finally:
             scope.close()
+
+upcalls.install("pyclass_fields", register_fields=register_fields,
+                register_py_methods=register_py_methods)

@@ -16,6 +16,7 @@ from typing import Any
 from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
 
+from . import upcalls
 from .object import Object, register_class
 
 TI = abi.TVMFFITypeIndex
@@ -46,9 +47,8 @@ def wrap_pyobject(value: Any) -> OpaquePyObject:
     if LIB.TVMFFIObjectCreateOpaque(address, TI.kTVMFFIOpaquePyObject, release_pyobject,
                                     ctypes.byref(handle)):
         pycapi.py_decref(address)
-        from .function import raise_last_error
 
-        raise_last_error()
+        upcalls.raise_last_error()
     return OpaquePyObject._adopt(handle.value)
 
 

@@ -11,8 +11,11 @@ the one ``container`` made).
 
 from __future__ import annotations
 
+from . import upcalls
 from .container import MISSING  # noqa: F401 - re-exported: the "no value" marker object (``ffi.GetInvalidObject()``)
 from .function import get_global_func
 
 #: The "keyword arguments follow" marker object (``ffi.GetKwargsObject()``).
 KWARGS = get_global_func("ffi.GetKwargsObject")()
+
+upcalls.install("sentinels", missing=lambda: MISSING)

@@ -23,7 +23,7 @@ from typing import Any, Optional, Tuple
 
 from tvm_ffi_common import abi
 
-from . import device as device_module, releases, shortcuts
+from . import device as device_module, releases, shortcuts, upcalls
 from .device import Device
 from .dtype import dtype_from_tuple
 from .object import Object, TensorBase, class_for_type_index, register_class
@@ -228,3 +228,5 @@ class Shape(tuple, PyNativeObject):
 
 
 register_class(TI.kTVMFFIShape, Shape)
+
+upcalls.install("tensor", Shape=Shape, from_dlpack=from_dlpack, tensor_class=tensor_class)

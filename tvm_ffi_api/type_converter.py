@@ -30,7 +30,7 @@ from typing import Any, Optional
 
 from tvm_ffi_common import abi
 
-from . import scalar_converters as scalars
+from . import scalar_converters as scalars, upcalls
 from .cany import CAny, to_py_class_value as _to_py_class_value
 from .container import Array, Dict, List, Map
 from .converter_base import (
@@ -365,3 +365,5 @@ def build_converter(schema: Any) -> Converter:
     if index is not None:
         return _object_converter(index, origin)
     raise TypeError(f"unknown TypeSchema origin: {origin!r}")
+
+upcalls.install("type_converter", build_converter=build_converter, run_converter=run_converter)

@@ -16,6 +16,8 @@ from typing import Dict, Optional
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
+from . import upcalls
+
 #: The Python class of each type index.
 TYPE_CLASSES: Dict[int, type] = {}
 
@@ -50,6 +52,4 @@ def class_for_type_index(type_index: int) -> type:
 
 
 def _fallback_class(type_index: int) -> type:
-    from .type_registry import make_fallback_class
-
-    return make_fallback_class(type_index)
+    return upcalls.make_fallback_class(type_index)

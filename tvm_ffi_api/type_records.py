@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
-from . import shortcuts
+from . import shortcuts, upcalls
 from .cany import to_py_class_value as _to_py_class_value
 from .convert import to_python
 from .function import raise_last_error
@@ -40,9 +40,7 @@ _OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)
 
 
 def _missing() -> Any:
-    from .type_registry import MISSING
-
-    return MISSING
+    return upcalls.missing()
 
 
 #: Whether ``functools.partial`` is compiled (CPython's), and so the quickest callable for a
@@ -145,9 +143,8 @@ class TypeField:
         """Whether the field holds a registered IntEnum/StrEnum (given by payload too)."""
         if self.ty is None or self.ty.origin_type_index < _OBJECT_BEGIN:
             return False
-        from .type_registry import class_of_type_index
 
-        cls = class_of_type_index(self.ty.origin_type_index)
+        cls = upcalls.class_of_type_index(self.ty.origin_type_index)
         return getattr(cls, "__tvm_ffi_payload_enum__", None) is not None
 
     def normalize_value(self, value: Any) -> Any:
@@ -293,10 +290,9 @@ class TypeInfo:
                 f"{self.type_key!r}; TypeInfo.fields must only contain the type's own fields")
         if not self.type_ancestors:
             return
-        from .type_registry import _lookup_or_register_type_info_from_type_key, type_index_to_key
 
-        self.parent_type_info = _lookup_or_register_type_info_from_type_key(
-            type_index_to_key(self.type_ancestors[-1]))
+        self.parent_type_info = upcalls.lookup_or_register_type_info_from_type_key(
+            upcalls.type_index_to_key(self.type_ancestors[-1]))
         if self.fields and self.parent_type_info is not None:
             inherited = set()
             ancestor = self.parent_type_info
@@ -330,18 +326,15 @@ class TypeInfo:
     def _register_fields(self, fields: List[Any], structure_kind: Optional[int] = None) -> None:
         """Registers the fields of a Python-defined type (once), then re-reads its methods."""
         assert self.fields is None, f"_register_fields already called for {self.type_key!r}"
-        from .pyclass_fields import register_fields
 
-        self.fields = register_fields(self, fields, structure_kind)
+        self.fields = upcalls.register_fields(self, fields, structure_kind)
         self._read_back_methods()
 
     def _register_py_methods(self, py_methods: Optional[List[tuple]] = None,
                              type_attr_names: frozenset = frozenset()) -> None:
         """Registers Python methods and type attributes, then re-reads the method table."""
         if py_methods:
-            from .pyclass_fields import register_py_methods
-
-            register_py_methods(self.type_index, py_methods, type_attr_names)
+            upcalls.register_py_methods(self.type_index, py_methods, type_attr_names)
         self._read_back_methods()
 
     def _read_back_methods(self) -> None:

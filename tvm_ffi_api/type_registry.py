@@ -25,6 +25,7 @@ from typing import Any, Dict, Optional
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
+from . import upcalls
 from .convert import CallScope, borrowed_to_python, set_arg
 from .device import Device
 from .dtype import dtype
@@ -351,3 +352,10 @@ def _rollback_py_class(type_info: TypeInfo) -> None:
 
 
 _register_value_classes()
+
+upcalls.install("type_registry", make_fallback_class=make_fallback_class,
+                class_of_type_index=class_of_type_index, type_index_to_key=type_index_to_key,
+                object_type_key_to_index=_object_type_key_to_index,
+                lookup_type_attr=_lookup_type_attr, type_index_to_type_info=_type_index_to_type_info,
+                lookup_or_register_type_info_from_type_key=(
+                    _lookup_or_register_type_info_from_type_key))

@@ -22,6 +22,8 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 from tvm_ffi_common import abi
 
+from . import upcalls
+
 TI = abi.TVMFFITypeIndex
 _OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)
 
@@ -75,12 +77,6 @@ CONVERT_TYPE_SCHEMA_ATTR = "__ffi_convert_type_schema__"
 
 _SEQUENCE_ORIGINS = ("list", "Array", "List")
 _MAPPING_ORIGINS = ("dict", "Map", "Dict")
-
-
-def _type_registry():
-    from . import type_registry
-
-    return type_registry
 
 
 def _check_named_args(named_args: Any) -> Dict[str, Tuple["TypeSchema", ...]]:
@@ -167,14 +163,13 @@ class TypeSchema:
             return STRUCTURAL_TYPE_INDEX
         if self.origin in ORIGIN_TYPE_INDEX:
             return int(ORIGIN_TYPE_INDEX[self.origin])
-        index = _type_registry()._object_type_key_to_index(self.origin)
+        index = upcalls.object_type_key_to_index(self.origin)
         return UNKNOWN_TYPE_INDEX if index is None else index
 
     # ------------------------------------------------------------ relations
 
     def is_subtype_of(self, target_cls: type) -> bool:
         """Whether this schema's origin is ``target_cls``'s object type or one derived from it."""
-        records = _type_registry()
         target_info = getattr(target_cls, "__tvm_ffi_type_info__", None)
         if target_info is None:
             try:
@@ -186,7 +181,7 @@ class TypeSchema:
             return False
         if self.origin_type_index == target_info.type_index:
             return True
-        source_info = records._type_index_to_type_info(self.origin_type_index)
+        source_info = upcalls.type_index_to_type_info(self.origin_type_index)
         return source_info is not None and target_info.type_index in source_info.type_ancestors
 
     # ------------------------------------------------------- checking values
@@ -194,21 +189,16 @@ class TypeSchema:
     @cached_property
     def _converter(self) -> Any:
         # Built on first use, when every type it may name has been registered.
-        from .type_converter import build_converter
 
-        return build_converter(self)
+        return upcalls.build_converter(self)
 
     def check_value(self, value: object) -> None:
         """Raises ``TypeError`` naming the mismatch if ``value`` does not fit this type."""
-        from .type_converter import run_converter
-
-        run_converter(self, value, "type check failed")
+        upcalls.run_converter(self, value, "type check failed")
 
     def convert(self, value: object) -> Any:
         """``value`` converted to this type as a :class:`~.cany.CAny` (``TypeError`` if it cannot be)."""
-        from .type_converter import run_converter
-
-        return run_converter(self, value, "type conversion failed")
+        return upcalls.run_converter(self, value, "type conversion failed")
 
     # ------------------------------------------------------------------ JSON
 
@@ -282,16 +272,14 @@ class TypeSchema:
         """The schema of a registered type index (with optional type arguments)."""
         origin = INDEX_ORIGIN.get(type_index)
         if origin is None:
-            origin = _type_registry().type_index_to_key(type_index)
+            origin = upcalls.type_index_to_key(type_index)
         return TypeSchema(origin, args, origin_type_index=type_index,
                           type_key=RETAINED_TYPE_KEYS.get(type_index))
 
     @staticmethod
     def from_annotation(annotation: object) -> "TypeSchema":
         """The schema of a Python annotation (``int``, ``list[int]``, ``Optional[X]``, a class...)."""
-        from .annotation_schema import schema_of_annotation
-
-        return schema_of_annotation(annotation)
+        return upcalls.schema_of_annotation(annotation)
 
     # -------------------------------------------------------------- printing
 
@@ -319,8 +307,8 @@ class TypeSchema:
             return self.fallback._render(ty_map, input_mode, expanded)
         if input_mode and self.origin_type_index >= _OBJECT_BEGIN \
                 and self.origin_type_index not in expanded:
-            accepted = _type_registry()._lookup_type_attr(self.origin_type_index,
-                                                          CONVERT_TYPE_SCHEMA_ATTR)
+            accepted = upcalls.lookup_type_attr(self.origin_type_index,
+                                                CONVERT_TYPE_SCHEMA_ATTR)
             if accepted is not None:
                 return TypeSchema._from_maybe_json(accepted)._render(
                     ty_map, True, expanded | {self.origin_type_index})

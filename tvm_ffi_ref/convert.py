@@ -61,7 +61,7 @@ from typing import Any, Callable, Dict, List, Optional
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
-from . import dlpack_exchange, shortcuts
+from . import dlpack_exchange, shortcuts, upcalls
 from .arg_setters import (
     PYTHON_SETTERS,
     CallScope,
@@ -88,9 +88,7 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 def _check(status: int) -> None:
     if status != 0:
-        from .function import raise_last_error
-
-        raise_last_error()
+        upcalls.raise_last_error()
 
 
 def _byte_array(data: bytes, scope: CallScope) -> abi.TVMFFIByteArray:
@@ -283,9 +281,7 @@ def _set_void_p(out, value, scope):
 
 
 def _set_callable(out, value, scope):
-    from .function import convert_to_function
-
-    set_made_object(out, convert_to_function(value), scope)
+    set_made_object(out, upcalls.convert_to_function(value), scope)
 
 
 #: The reference's setter of each argument kind (:func:`arg_setters.argument_kind`).
@@ -391,16 +387,12 @@ def pod_to_python(value: abi.TVMFFIAny) -> Any:
     if index == TI.kTVMFFIOpaquePtr:
         return ctypes.c_void_p(value.v_ptr)
     if index == TI.kTVMFFIDataType:
-        from .dtype import dtype_from_tuple
-
         dt = value.v_dtype
-        return dtype_from_tuple(dt.code, dt.bits, dt.lanes)
+        return upcalls.dtype_from_tuple(dt.code, dt.bits, dt.lanes)
     if index == TI.kTVMFFIDevice:
         return _device_class._from_pair(value.v_device.device_type, value.v_device.device_id)
     if index == TI.kTVMFFIDLTensorPtr:
-        from .tensor import tensor_class
-
-        return tensor_class()._view_of_dltensor(value.v_ptr)
+        return upcalls.tensor_class()._view_of_dltensor(value.v_ptr)
     if index in (TI.kTVMFFIRawStr, TI.kTVMFFIByteArrayPtr, TI.kTVMFFIObjectRValueRef):
         name = TI(index).name[len("kTVMFFI"):]
         raise ValueError(f"Return value cannot be {name}")
@@ -513,3 +505,8 @@ def release_any(value: abi.TVMFFIAny) -> None:
 def optional_handle(value: Optional[Object]) -> Optional[int]:
     """The handle of an optional object argument."""
     return None if value is None else value._handle
+
+upcalls.install("convert", set_arg=set_arg, set_device_class=set_device_class)
+# shortcuts sits below this module and calls these (see its slots)
+shortcuts._construct_nested, shortcuts._borrowed_to_python = construct_nested, borrowed_to_python
+shortcuts._to_python, shortcuts._to_owned_any = to_python, to_owned_any

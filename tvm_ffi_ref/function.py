@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
-from . import dlpack_exchange, error_crossing, releases, rules
+from . import dlpack_exchange, error_crossing, releases, rules, upcalls
 from .convert import CallScope, borrowed_to_python, pack_args, to_owned_any, to_python
 from .error import Error, exception_to_error_raised, raise_taken_error
 from .error_crossing import reserve_callback_headroom
@@ -246,3 +246,7 @@ def get_global_func(name: str, allow_missing: bool = False) -> Optional[Function
             return None
         raise ValueError(f"Cannot find global function {name}")
     return Function._adopt(handle.value)
+
+upcalls.install("function", Function=Function, get_global_func=get_global_func,
+                raise_last_error=raise_last_error, take_last_error=take_last_error,
+                convert_to_function=convert_to_function)

@@ -17,7 +17,7 @@ from typing import Any, Optional
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
-from . import releases
+from . import releases, upcalls
 from .object_protocols import ObjectConvertible, ObjectRValueRef  # noqa: F401 - the core contract (tvm_ffi_api/object.pyi)
 from .object_wrapper import Object, TensorBase  # noqa: F401 - the interface
 from .type_info import TYPE_CLASSES, class_for_type_index, type_info, type_key_to_index  # noqa: F401 - the core contract
@@ -53,3 +53,5 @@ def wrap_owned(handle: int, type_index: Optional[int] = None) -> Any:
 
 register_class(TI.kTVMFFIObject, Object)
 releases.configure(LIB.TVMFFIObjectDecRef)
+
+upcalls.install("object", type_index_of=type_index_of)

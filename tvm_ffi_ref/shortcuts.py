@@ -21,12 +21,21 @@ from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
+from tvm_ffi_common.installed_later import installed_later
 
-from . import error, runtime
+from . import error, runtime, upcalls
+from .arg_setters import CallScope
 from .error import exception_to_error_raised
 from .object import Object
-from .runtime import containers, maps, strings, tensor
+from .runtime import containers, env, maps, strings, tensor
 from .runtime.slots import FFIError
+
+# ``convert``'s functions this module calls: convert sits above it (it imports this module)
+# and binds them here when it loads (its last lines).
+_construct_nested = installed_later("shortcuts.construct_nested", "convert")
+_borrowed_to_python = installed_later("shortcuts.borrowed_to_python", "convert")
+_to_python = installed_later("shortcuts.to_python", "convert")
+_to_owned_any = installed_later("shortcuts.to_owned_any", "convert")
 
 #: Whether the reference runtime serves the C API in this process.
 ENABLED = runtime.installed()
@@ -37,9 +46,7 @@ def _raise(exc: FFIError) -> None:
 
 
 def _global(name: str):
-    from .function import get_global_func
-
-    return get_global_func(name)
+    return upcalls.get_global_func(name)
 
 
 def store_str_or_bytes(out: abi.TVMFFIAny, data: bytes, is_str: bool, scope) -> None:
@@ -55,9 +62,7 @@ def store_str_or_bytes(out: abi.TVMFFIAny, data: bytes, is_str: bool, scope) -> 
         array = abi.TVMFFIByteArray(ctypes.cast(buffer, ctypes.c_void_p), len(data))
         make = LIB.TVMFFIStringFromByteArray if is_str else LIB.TVMFFIBytesFromByteArray
         if make(ctypes.byref(array), ctypes.byref(out)):
-            from .function import raise_last_error
-
-            raise_last_error()
+            upcalls.raise_last_error()
     if out.type_index >= abi.TVMFFITypeIndex.kTVMFFIStaticObjectBegin:
         scope.owned.append(out.v_ptr)
 
@@ -86,9 +91,7 @@ def construct_packed(name: str, packed: "ctypes.Array[abi.TVMFFIAny]") -> int:
     func = _global(name)
     result = abi.TVMFFIAny()
     if func._safe_call(func._handle, packed, len(packed), ctypes.byref(result)):
-        from .function import raise_last_error
-
-        raise_last_error()
+        upcalls.raise_last_error()
     return result.v_ptr
 
 
@@ -99,17 +102,13 @@ def new_array_handle(values: Sequence[Any], context=None) -> int:
     call a list argument is converted for. Nested lists, tuples and dicts
     convert without recursion (``convert.construct_nested``).
     """
-    from .convert import construct_nested
-
-    return construct_nested("ffi.Array", values, context)
+    return _construct_nested("ffi.Array", values, context)
 
 
 def new_map_handle(items: List[Tuple[Any, Any]], mutable: bool, context=None) -> int:
     """An owned Map (or, when ``mutable``, Dict) handle holding ``items``."""
-    from .convert import construct_nested
-
     flat = [x for kv in items for x in kv]
-    return construct_nested("ffi.Dict" if mutable else "ffi.Map", flat, context)
+    return _construct_nested("ffi.Dict" if mutable else "ffi.Map", flat, context)
 
 
 def map_lookup(container: Any, key: Any, missing: Any, mutable: bool) -> Any:
@@ -124,16 +123,14 @@ def map_lookup(container: Any, key: Any, missing: Any, mutable: bool) -> Any:
                         "ffi.MapGetItemOrMissing")(container, key)
         sentinel = _global("ffi.GetInvalidObject")()
         return missing if isinstance(value, Object) and value.same_as(sentinel) else value
-    from .convert import CallScope, borrowed_to_python, set_arg
-
     scope = CallScope()
     held = False
     try:
         view = abi.TVMFFIAny()
-        set_arg(view, key, scope)
+        upcalls.set_arg(view, key, scope)
         held = mutable and hold(container)  # as the runtime's own DictGetItem holds it
         value = maps.map_lookup(handle, view)
-        return missing if value is None else borrowed_to_python(value, exchange_api)
+        return missing if value is None else _borrowed_to_python(value, exchange_api)
     except FFIError as exc:
         _raise(exc)
     finally:
@@ -158,15 +155,13 @@ def seq_item(container: Any, index: int) -> Any:
     A List is held meanwhile (another thread may pop the element): an index the
     List no longer has is an ``IndexError``.
     """
-    from .convert import borrowed_to_python
-
     handle = container._handle
     held = hold(container)
     try:
         cell = abi.TVMFFISeqCell.from_address(handle + _CELL_OFFSET)
         if not 0 <= index < cell.size:
             raise IndexError(f"Index out of range. size: {cell.size}, got index {index}")
-        return borrowed_to_python(abi.TVMFFIAny.from_address(cell.data + index * _ANY_SIZE),
+        return _borrowed_to_python(abi.TVMFFIAny.from_address(cell.data + index * _ANY_SIZE),
                                   container._dlpack_exchange_api)
     finally:
         if held:
@@ -217,9 +212,7 @@ def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,
         status = LIB.TVMFFITensorFromDLPack(pointer, require_alignment, int(require_contiguous),
                                             ctypes.byref(out))
     if status != 0:
-        from .function import raise_last_error
-
-        raise_last_error()
+        upcalls.raise_last_error()
     return out.value
 
 
@@ -232,8 +225,6 @@ def take_pending_signal_error():
     interpreter, where a ctypes call that checks for errors picks it up.
     """
     if ENABLED:
-        from .runtime import env
-
         return env.take_pending_signal_error()
     try:
         pycapi.err_occurred()
@@ -295,23 +286,17 @@ def dtype_from_string(text: str) -> Tuple[int, int, int]:
     array = abi.TVMFFIByteArray(ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p), len(data))
     out = abi.DLDataType()
     if LIB.TVMFFIDataTypeFromString(ctypes.byref(array), ctypes.byref(out)):
-        from .function import raise_last_error
-
-        raise_last_error()
+        upcalls.raise_last_error()
     return (out.code, out.bits, out.lanes)
 
 
 def dtype_to_string(code: int, bits: int, lanes: int) -> str:
     """The runtime's spelling of ``(code, bits, lanes)`` (``TVMFFIDataTypeToString``)."""
-    from .convert import to_python
-
     result = abi.TVMFFIAny()
     if LIB.TVMFFIDataTypeToString(ctypes.byref(abi.DLDataType(code, bits, lanes)),
                                   ctypes.byref(result)):
-        from .function import raise_last_error
-
-        raise_last_error()
-    return str(to_python(result))
+        upcalls.raise_last_error()
+    return str(_to_python(result))
 
 
 # ------------------------------------------------------------ reflected fields
@@ -327,24 +312,17 @@ def _field_address(obj: Any, offset: int) -> int:
 def field_get(getter: int, offset: int, obj: Any) -> Any:
     """A reflected field's value, through its ``TVMFFIFieldGetter`` (an address) at ``obj``'s
     handle + ``offset``."""
-    from .convert import to_python
-
     if not getter:
         raise TypeError("the field has no getter")
     result = abi.TVMFFIAny()
     if abi.TVMFFIFieldGetter(getter)(_field_address(obj, offset), ctypes.byref(result)) != 0:
-        from .function import raise_last_error
-
-        raise_last_error()
-    return to_python(result)
+        upcalls.raise_last_error()
+    return _to_python(result)
 
 
 def field_set(setter: int, flags: int, offset: int, obj: Any, value: Any) -> None:
     """Writes a reflected field through its setter: a C setter's address, or (``flags`` with
     ``kTVMFFIFieldFlagBitSetterIsFunctionObj``) a Function handle called ``(address, value)``."""
-    from .convert import CallScope, set_arg
-    from .function import raise_last_error
-
     address = _field_address(obj, offset)
     if not setter:
         raise AttributeError("the field has no setter")
@@ -352,7 +330,7 @@ def field_set(setter: int, flags: int, offset: int, obj: Any, value: Any) -> Non
     try:
         args = (abi.TVMFFIAny * 2)()
         args[0].type_index, args[0].v_ptr = abi.TVMFFITypeIndex.kTVMFFIOpaquePtr, address
-        set_arg(args[1], value, scope)
+        upcalls.set_arg(args[1], value, scope)
         if flags & abi.TVMFFIFieldFlagBitMask.kTVMFFIFieldFlagBitSetterIsFunctionObj:
             result = abi.TVMFFIAny()
             status = LIB.TVMFFIFunctionCall(setter, args, 2, ctypes.byref(result))
@@ -361,17 +339,15 @@ def field_set(setter: int, flags: int, offset: int, obj: Any, value: Any) -> Non
     finally:
         scope.close()
     if status != 0:
-        raise_last_error()
+        upcalls.raise_last_error()
 
 
 @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(abi.TVMFFIAny),
                   ctypes.POINTER(abi.TVMFFIAny))
 def _field_convert(converter, value, result):
-    from .convert import borrowed_to_python, to_owned_any
-
     try:
         convert = pycapi.object_at(converter)
-        to_owned_any(convert(borrowed_to_python(value.contents)), result.contents)
+        _to_owned_any(convert(_borrowed_to_python(value.contents)), result.contents)
         return 0
     except Exception as err:  # noqa: BLE001 - must not cross into C
         exception_to_error_raised(err)
@@ -388,3 +364,6 @@ def converter_address(convert: Any) -> int:
     """What ``ffi.MakeFieldSetter`` is given as the ``converter`` of :data:`FIELD_CONVERT_CALLBACK`:
     a ``PyObject*`` of ``convert``, kept for the process (a registered type is never dropped)."""
     return pycapi.new_reference(convert)
+
+upcalls.install("shortcuts", import_managed_tensor=import_managed_tensor,
+                take_pending_signal_error=take_pending_signal_error)

@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from tvm_ffi_common import abi, pycapi
 
-from . import arg_setters, dlpack, dlpack_exchange, rules
+from . import arg_setters, dlpack, dlpack_exchange, rules, upcalls
 from ._core import ffi, lib
 from .arg_setters import PYTHON_SETTERS, argument_kind
 from .device import Device
@@ -368,15 +368,11 @@ def _pod_value(p: Any, index: int) -> Any:
     if index == _OPAQUE_PTR:
         return ctypes.c_void_p(p.v_uint64 or None)
     if index == _DTYPE:
-        from .dtype import dtype_from_tuple
-
-        return dtype_from_tuple(p.v_dtype.code, p.v_dtype.bits, p.v_dtype.lanes)
+        return upcalls.dtype_from_tuple(p.v_dtype.code, p.v_dtype.bits, p.v_dtype.lanes)
     if index == _DEVICE:
         return _device_class._from_pair(device_type_of(p.v_device), p.v_device.device_id)
     if index == _DLTENSOR_PTR:
-        from .tensor import tensor_class
-
-        return tensor_class()._view_of_dltensor(p.v_int64)
+        return upcalls.tensor_class()._view_of_dltensor(p.v_int64)
     if index in (_RAW_STR, _BYTE_ARRAY_PTR, _RVALUE_REF):
         raise ValueError(f"Return value cannot be {TI(index).name[len('kTVMFFI'):]}")
     raise ValueError(f"Unhandled type index {index}")
@@ -568,6 +564,10 @@ def set_device_class(cls: type) -> None:
     _device_class = cls
 
 
-# Imported last, as modules (their names looked up per call): they import this one. A
-# function-level import costs PyPy an importlib lookup with module locks on every call.
-from . import function as _function, shortcuts as _shortcuts  # noqa: E402
+# The function and shortcuts modules, which sit above this one (they import it): each binds
+# itself here when it loads (see their last lines), and calls look their names up per call.
+# (A function-level import would cost PyPy an importlib lookup with module locks per call.)
+_function: Any = None
+_shortcuts: Any = None
+
+upcalls.install("convert", set_arg=set_arg, set_device_class=set_device_class)

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from tvm_ffi_common import abi
 
-from . import dlpack_exchange, error_crossing, releases, rules
+from . import convert as _convert_module, dlpack_exchange, error_crossing, releases, rules, upcalls
 from ._core import ffi, lib
 from .convert import (
     CallScope,
@@ -406,3 +407,8 @@ def get_global_func(name: str, allow_missing: bool = False) -> Optional[Function
 #: name -> the Function :func:`get_global_func` last made for it, where collection is not
 #: prompt (a lookup that finds the name missing forgets it).
 _LOOKED_UP: Dict[str, Function] = {}
+
+upcalls.install("function", Function=Function, get_global_func=get_global_func,
+                raise_last_error=raise_last_error, take_last_error=take_last_error,
+                convert_to_function=convert_to_function)
+_convert_module._function = sys.modules[__name__]  # convert calls this module's functions

@@ -26,7 +26,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from tvm_ffi_common import abi
 
-from . import releases
+from . import releases, upcalls
 from ._core import ffi, lib
 from .object_protocols import ObjectConvertible, ObjectRValueRef  # noqa: F401 - the interface
 from .object_wrapper import Object, TensorBase  # noqa: F401 - the interface
@@ -150,3 +150,5 @@ def wrap_owned(handle: int, type_index: Optional[int] = None) -> Any:
 _new_object = object.__new__  # a wrapper of a class in MODE_PLAIN: no __init__, no __new__
 register_class(TI.kTVMFFIObject, Object)
 releases.configure(decref)
+
+upcalls.install("object", type_index_of=type_index_of)

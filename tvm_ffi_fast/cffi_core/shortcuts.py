@@ -10,12 +10,13 @@ whichever runtime serves the process, through the C ABI alone.
 
 from __future__ import annotations
 
+import sys
 from numbers import Integral
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from tvm_ffi_common import abi, pycapi
 
-from . import releases
+from . import convert as _convert_module, releases, upcalls
 from ._core import ffi, lib
 from .convert import (
     CallScope,
@@ -382,3 +383,7 @@ def converter_address(convert: Any) -> int:
     address = address_of(handle)
     _CONVERTERS[address] = handle
     return address
+
+upcalls.install("shortcuts", import_managed_tensor=import_managed_tensor,
+                take_pending_signal_error=take_pending_signal_error)
+_convert_module._shortcuts = sys.modules[__name__]  # convert calls this module's functions

@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, Optional, Union
 
 from tvm_ffi_common import abi, pycapi
 
-from . import _frontend, dlpack_exchange
+from . import _frontend, dlpack_exchange, upcalls
 from .arg_setters import PYTHON_SETTERS, CallScope, argument_kind
 from .object import Object
 
@@ -118,3 +118,5 @@ def optional_handle(value: Optional[Object]) -> Optional[int]:
 def set_device_class(cls: type) -> None:
     """Makes ``cls`` (Device or a subclass) the class of devices returned from calls."""
     _frontend.set_device_class(cls)
+
+upcalls.install("convert", set_arg=set_arg, set_device_class=set_device_class)

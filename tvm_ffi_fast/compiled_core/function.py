@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 from tvm_ffi_common import abi
 
-from . import _frontend, error_crossing
+from . import _frontend, error_crossing, upcalls
 from ._frontend import Function, convert_to_function, get_global_func, wrap_callable
 from .error import Error
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
@@ -51,3 +51,7 @@ Function.__from_extern_c__ = staticmethod(from_extern_c)
 Function.__from_mlir_packed_safe_call__ = staticmethod(from_mlir_packed_safe_call)
 register_class(TI.kTVMFFIFunction, Function)
 _frontend.watch_crossings(error_crossing.threads_remembering, error_crossing.settle)
+
+upcalls.install("function", Function=Function, get_global_func=get_global_func,
+                raise_last_error=raise_last_error, take_last_error=take_last_error,
+                convert_to_function=convert_to_function)

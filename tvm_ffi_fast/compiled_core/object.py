@@ -19,7 +19,7 @@ from typing import Any, Optional
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB  # noqa: F401 - kept for its load order (the bound library)
 
-from . import _frontend, object_methods, releases
+from . import _frontend, object_methods, releases, upcalls
 from ._frontend import Object, TensorBase  # noqa: F401 - TensorBase: tensor.py's base
 from .object_meta import ObjectMeta
 from .object_protocols import ObjectConvertible, ObjectRValueRef  # noqa: F401 - the core contract (tvm_ffi_api/object.pyi)
@@ -89,3 +89,5 @@ def wrap_owned(handle: int, type_index: Optional[int] = None) -> Any:
 
 
 register_class(TI.kTVMFFIObject, Object)
+
+upcalls.install("object", type_index_of=type_index_of)

@@ -15,7 +15,7 @@ import ctypes
 
 from tvm_ffi_common import abi, pycapi
 
-from . import _frontend
+from . import _frontend, upcalls
 
 
 def store_str_or_bytes(out: abi.TVMFFIAny, data: bytes, is_str: bool, scope) -> None:
@@ -105,3 +105,5 @@ FIELD_CONVERT_CALLBACK = _frontend.field_convert_callback()
 #: ``converter_address(convert)``: the ``PyObject*`` of ``convert`` (a new reference, kept for
 #: the process) that ``ffi.MakeFieldSetter`` is given with :data:`FIELD_CONVERT_CALLBACK`.
 converter_address = pycapi.new_reference
+
+upcalls.install("shortcuts", import_managed_tensor=import_managed_tensor)
