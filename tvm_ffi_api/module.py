@@ -14,6 +14,7 @@ from typing import Any, List, Optional, Union
 
 from tvm_ffi_common import abi
 
+from .elf_symbols import read_dynamic_symbols
 from .function import Function, get_global_func
 from .object import Object, register_class
 from .reflection import install_reflection
@@ -165,7 +166,6 @@ def _refuse_non_tvm_ffi_library(path: str) -> None:
     # Loading a shared library that is no kernel library (libm, say) would
     # succeed and then find no function at all: say so at once, with the path.
     # Deliberately stricter than upstream (an empty Module): see docs/runtimes.md.
-    from .elf_symbols import read_dynamic_symbols
 
     try:
         symbols = read_dynamic_symbols(path)

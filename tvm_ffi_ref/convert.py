@@ -76,6 +76,7 @@ from .arg_setters import (
 from .device import Device
 from .object import Object, type_index_of, wrap_owned
 from .pyobject import unwrap_pyobject
+from .runtime.strings import int_to_words
 from .string import Bytes, String  # noqa: F401 - kept for its load order (string.py's classes)
 
 #: The class devices are returned as (``set_device_class`` replaces it).
@@ -133,7 +134,6 @@ def _set_int(out, value, scope):
         out.type_index = TI.kTVMFFIInt
         out.v_int64 = value
         return
-    from .runtime.strings import int_to_words  # pure arithmetic, no runtime state
 
     words = int_to_words(value)
     _check(LIB.TVMFFIBigIntFromByteArray(ctypes.byref(_byte_array(words, scope)),

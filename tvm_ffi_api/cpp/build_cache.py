@@ -24,6 +24,8 @@ from typing import Any, Iterator, Optional
 
 from tvm_ffi_common import __version__
 
+from ..utils.lockfile import FileLock
+
 #: Environment variable naming the cache root.
 CACHE_DIR_ENV = "TVM_FFI_CACHE_DIR"
 DEFAULT_CACHE_DIR = os.path.join("~", ".cache", "tvm-ffi")
@@ -105,8 +107,6 @@ def exclusive(directory: str, what: str) -> Iterator[None]:
     When another process holds it for more than a moment, one line on stderr
     says who is waited for, so a slow wait is never silent.
     """
-    from ..utils.lockfile import FileLock  # the package's lock, loaded when a build starts
-
     path = os.path.join(directory, LOCK_FILE)
     lock = FileLock(path)
     if not lock.acquire():

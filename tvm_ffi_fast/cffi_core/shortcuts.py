@@ -10,6 +10,7 @@ whichever runtime serves the process, through the C ABI alone.
 
 from __future__ import annotations
 
+import ctypes
 import sys
 from numbers import Integral
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
@@ -49,8 +50,6 @@ def _global(name: str) -> Any:
 def store_str_or_bytes(out: abi.TVMFFIAny, data: bytes, is_str: bool, scope) -> None:
     """Writes ``data`` into ``out`` as an owned str/bytes value (inline when at most 7 bytes);
     an object made for it is added to ``scope.owned``."""
-    import ctypes
-
     p = _cast("TVMFFIAny*", ctypes.addressof(out))
     if lib.tvm_ffi_cffi_str_or_bytes(data, len(data), 1 if is_str else 0, p):
         raise_last_error()
