@@ -30,7 +30,7 @@ int tvm_ffi_fast_install(void);
 
 #: The runtime, one concept per file (tvm_ffi_fast/src/<name>.c).
 SOURCES = [
-    "fast_runtime",  # the table installed behind libtvm_ffi.so
+    "slots",  # the table installed behind libtvm_ffi.so
     "objects",  # allocation, opaque objects, errors, buffers, type key hash
     "strmap",  # private string-keyed hash tables
     "strings",  # String, Bytes, BigInt, AnyView -> Any
@@ -113,7 +113,7 @@ ffibuilder.cdef(CDEF + ("int tvm_ffi_fast_frontend_init(void);\n" if COMPILED_CO
 ffibuilder.cdef(CFFI_CORE_CDEF)
 ffibuilder.set_source(
     "tvm_ffi_fast._core",
-    '#include "fast_runtime.h"\n#include "cffi_helpers.h"\n'
+    '#include "slots.h"\n#include "cffi_helpers.h"\n'
     + ("int tvm_ffi_fast_frontend_init(void);\n" if COMPILED_CORE else ""),
     sources=[f"tvm_ffi_fast/src/{name}.c" for name in SOURCES]
     + [os.path.join(CFFI_FRONT, "cffi_helpers.c")]

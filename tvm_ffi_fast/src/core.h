@@ -4,7 +4,7 @@
  * Object headers and reference counts, TVMFFIAny helpers, raising errors and
  * the small dynamic buffers the registries are built from. Everything here is
  * internal to the cffi extension; the ABI surface is the TVMFFIRuntimeTable the
- * runtime installs (fast_runtime.c).
+ * runtime installs (slots.c).
  */
 #ifndef TVM_FFI_FAST_CORE_H_
 #define TVM_FFI_FAST_CORE_H_

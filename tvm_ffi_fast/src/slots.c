@@ -1,7 +1,8 @@
 /*
- * fast_runtime.c -- the table tvm_ffi_fast installs behind libtvm_ffi.so.
+ * slots.c -- the table tvm_ffi_fast installs behind libtvm_ffi.so.
  *
- * Its twin in the reference runtime: tvm_ffi_ref/runtime/__init__.py.
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/slots.py (the table and its
+ * install), with tvm_ffi_ref/runtime/__init__.py (the order the runtime is set up in).
  *
  * The runtime's state (type registry, global functions, ...) is set up once,
  * in the order upstream's library sets up its own at load, so that the same
@@ -11,7 +12,7 @@
  * error slot and Error objects, the custom allocator slot, one-time handle
  * initialisation and backtraces.
  */
-#include "fast_runtime.h"
+#include "slots.h"
 
 #include "core.h"
 #include "containers.h"

@@ -1,6 +1,7 @@
 """The reference runtime: the C API of TVM FFI implemented in Python.
 
-Its twin in C: ``tvm_ffi_fast/src/fast_runtime.c``.
+Its twin in C: ``tvm_ffi_fast/src/slots.c`` (its ``init_runtime``: the order the runtime is
+set up in).
 
 Each module implements one concept and marks its C API functions with
 ``@implements``; importing this package registers them all, and
@@ -51,7 +52,7 @@ del _name
 
 #: The ffi.* globals in the order the runtime lists them (``ffi.FunctionListGlobalNamesFunctor``
 #: walks the table in registration order): the order the fast runtime registers them in
-#: (``tvm_ffi_fast/src/fast_runtime.c``'s ``init_runtime``, then each file's own order).
+#: (``tvm_ffi_fast/src/slots.c``'s ``init_runtime``, then each file's own order).
 #: Stated here rather than left to import order, so that sorting imports cannot change
 #: it; ``tests/test_paired_runtimes.py`` checks that both runtimes list the same names
 #: in the same order.

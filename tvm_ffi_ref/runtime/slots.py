@@ -1,6 +1,6 @@
 """How Python functions become the C API: the slot table and its install.
 
-Its twin in C: ``tvm_ffi_fast/src/fast_runtime.c``.
+Its twin in C: ``tvm_ffi_fast/src/slots.c``.
 
 Each runtime module marks its implementations with ``@implements("TVMFFI...")``.
 :func:`install` wraps every one in the ``CFUNCTYPE`` of its slot
