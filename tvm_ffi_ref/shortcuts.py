@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ctypes
 from numbers import Integral
-from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, List, Sequence, Tuple
 
 from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
@@ -27,6 +27,7 @@ from . import error, runtime, upcalls
 from .arg_setters import CallScope
 from .error import exception_to_error_raised
 from .object import Object
+from .python_core import DLTensorFields, field_address as _field_address, interpreter_pending_error
 from .runtime import containers, env, maps, strings, tensor
 from .runtime.slots import FFIError
 
@@ -226,27 +227,10 @@ def take_pending_signal_error():
     """
     if ENABLED:
         return env.take_pending_signal_error()
-    try:
-        pycapi.err_occurred()
-    except BaseException as pending:  # noqa: BLE001 - it is what we are looking for
-        return pending
-    return None
+    return interpreter_pending_error()
 
 
 # --------------------------------------------------------------- tensors and DLPack
-
-
-class DLTensorFields(NamedTuple):
-    """A snapshot of the ``DLTensor`` fields a Tensor reports."""
-
-    data: int  # 0 for NULL
-    device_type: int
-    device_id: int
-    ndim: int
-    dtype: Tuple[int, int, int]  # (code, bits, lanes)
-    shape: Tuple[int, ...]
-    strides: Optional[Tuple[int, ...]]  # None when the DLTensor stores none (compact)
-    byte_offset: int
 
 
 def dltensor(address: int) -> DLTensorFields:
@@ -300,13 +284,6 @@ def dtype_to_string(code: int, bits: int, lanes: int) -> str:
 
 
 # ------------------------------------------------------------ reflected fields
-
-
-def _field_address(obj: Any, offset: int) -> int:
-    handle = obj._handle
-    if not handle:
-        raise ValueError(f"cannot access a field of an empty {type(obj).__name__} (no object)")
-    return handle + offset
 
 
 def field_get(getter: int, offset: int, obj: Any) -> Any:

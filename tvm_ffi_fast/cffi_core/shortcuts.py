@@ -13,9 +13,9 @@ from __future__ import annotations
 import ctypes
 import sys
 from numbers import Integral
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from tvm_ffi_common import abi, pycapi
+from tvm_ffi_common import abi
 
 from . import convert as _convert_module, releases, upcalls
 from ._core import ffi, lib
@@ -34,6 +34,7 @@ from .dlpack import export_capsule, from_dlpack, import_capsule  # noqa: F401 - 
 from .error import exception_to_error_raised
 from .function import call_packed, get_global_func, raise_last_error
 from .object import decref, wrap_owned
+from .python_core import DLTensorFields, field_address as _field_address, interpreter_pending_error
 
 _cast = ffi.cast
 _CELL = 24  # sizeof(TVMFFIObject): where an object's cell starts
@@ -221,27 +222,10 @@ def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,
 def take_pending_signal_error():
     """The Python exception a failed ``TVMFFIEnvCheckSignals`` left pending in the interpreter
     (the registered ``PyErr_CheckSignals`` ran a handler that raised), or None."""
-    try:
-        pycapi.err_occurred()
-    except BaseException as pending:  # noqa: BLE001 - it is what we are looking for
-        return pending
-    return None
+    return interpreter_pending_error()
 
 
 # --------------------------------------------------------------- tensors
-
-
-class DLTensorFields(NamedTuple):
-    """A snapshot of the ``DLTensor`` fields a Tensor reports."""
-
-    data: int  # 0 for NULL
-    device_type: int
-    device_id: int
-    ndim: int
-    dtype: Tuple[int, int, int]  # (code, bits, lanes)
-    shape: Tuple[int, ...]
-    strides: Optional[Tuple[int, ...]]  # None when the DLTensor stores none (compact)
-    byte_offset: int
 
 
 def dltensor(address: int) -> DLTensorFields:
@@ -291,13 +275,6 @@ def dtype_to_string(code: int, bits: int, lanes: int) -> str:
 
 
 # ------------------------------------------------------------ reflected fields
-
-
-def _field_address(obj: Any, offset: int) -> int:
-    handle = obj._handle
-    if not handle:
-        raise ValueError(f"cannot access a field of an empty {type(obj).__name__} (no object)")
-    return handle + offset
 
 
 #: The C types a field access casts to, parsed once: a type given as a string is parsed
