@@ -8,7 +8,8 @@ them in C (``tvm_ffi_fast/src/frontend``).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional, Tuple
+from numbers import Integral
+from typing import Any, Callable, NamedTuple, Optional, Tuple
 
 from tvm_ffi_common import pycapi
 
@@ -42,3 +43,16 @@ def interpreter_pending_error() -> Optional[BaseException]:
     except BaseException as pending:  # noqa: BLE001 - it is what we are looking for
         return pending
     return None
+
+
+def new_shape(cls: type, content: Any, global_function: Callable[[str], Any]) -> Any:
+    """``tensor.Shape(content)``: a tuple (of ``cls``) of the integers ``content`` holds,
+    remembering the Shape object ``ffi.Shape`` makes of them (``ValueError`` for a
+    non-integer); ``global_function`` is the core's lookup of a global function."""
+    content = tuple(content)
+    for x in content:
+        if not isinstance(x, Integral):
+            raise ValueError("Shape must be a tuple of integers")
+    self = tuple.__new__(cls, content)
+    self._tvm_ffi_cached_object = global_function("ffi.Shape")(*content)._tvm_ffi_cached_object
+    return self

@@ -16,14 +16,13 @@ reference front end, each operation has two ways:
 from __future__ import annotations
 
 import ctypes
-from numbers import Integral
 from typing import Any, List, Sequence, Tuple
 
 from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
 from tvm_ffi_common.installed_later import installed_later
 
-from . import error, runtime, upcalls
+from . import error, python_core, runtime, upcalls
 from .arg_setters import CallScope
 from .error import exception_to_error_raised
 from .object import Object
@@ -251,14 +250,8 @@ from .dlpack import export_capsule, from_dlpack, import_capsule  # noqa: E402,F4
 
 
 def new_shape(cls: type, content: Any) -> Any:
-    """``tensor.Shape(content)``: a tuple (of ``cls``) of the integers ``content`` holds,
-    remembering the Shape object ``ffi.Shape`` makes of them (``ValueError`` for a non-integer)."""
-    content = tuple(content)
-    if any(not isinstance(x, Integral) for x in content):
-        raise ValueError("Shape must be a tuple of integers")
-    self = tuple.__new__(cls, content)
-    self._tvm_ffi_cached_object = _global("ffi.Shape")(*content)._tvm_ffi_cached_object
-    return self
+    """``tensor.Shape(content)`` (see ``python_core.new_shape``)."""
+    return python_core.new_shape(cls, content, _global)
 
 
 # --------------------------------------------------------------- dtype strings

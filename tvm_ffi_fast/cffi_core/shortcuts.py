@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import ctypes
 import sys
-from numbers import Integral
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from tvm_ffi_common import abi
 
-from . import convert as _convert_module, releases, upcalls
+from . import convert as _convert_module, python_core, releases, upcalls
 from ._core import ffi, lib
 from .convert import (
     CallScope,
@@ -243,15 +242,8 @@ def dltensor(address: int) -> DLTensorFields:
 
 
 def new_shape(cls: type, content: Any) -> Any:
-    """``tensor.Shape(content)``: a tuple (of ``cls``) of the integers ``content`` holds,
-    remembering the Shape object ``ffi.Shape`` makes of them."""
-    content = tuple(content)
-    for x in content:
-        if not isinstance(x, Integral):
-            raise ValueError("Shape must be a tuple of integers")
-    self = tuple.__new__(cls, content)
-    self._tvm_ffi_cached_object = _global("ffi.Shape")(*content)._tvm_ffi_cached_object
-    return self
+    """``tensor.Shape(content)`` (see ``python_core.new_shape``)."""
+    return python_core.new_shape(cls, content, _global)
 
 
 # --------------------------------------------------------------- dtype strings
