@@ -1,8 +1,8 @@
 /*
  * slots.h -- the C runtime of tvm_ffi_fast, installed behind libtvm_ffi.so.
  */
-#ifndef TVM_FFI_FAST_SLOTS_H_
-#define TVM_FFI_FAST_SLOTS_H_
+#ifndef TVM_FFI_FAST_SLOTS_INSTALL_H_
+#define TVM_FFI_FAST_SLOTS_INSTALL_H_
 
 #include <tvm_ffi_runtime.h>
 
@@ -13,4 +13,4 @@
  */
 int tvm_ffi_fast_install(void);
 
-#endif /* TVM_FFI_FAST_SLOTS_H_ */
+#endif /* TVM_FFI_FAST_SLOTS_INSTALL_H_ */
