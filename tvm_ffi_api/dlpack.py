@@ -71,7 +71,7 @@ def import_tensor(ext_tensor: Any, require_alignment: int = 0,
             managed = api.managed_from(ext_tensor)
             try:
                 handle = upcalls.import_managed_tensor(managed, True, require_alignment,
-                                                         require_contiguous)
+                                                       require_contiguous)
             except Exception:  # noqa: BLE001 - upstream turns every refusal into BufferError
                 dlpack_exchange.release_managed(managed)
                 raise BufferError("Failed to convert DLManagedTensorVersioned to ffi.Tensor") \
@@ -109,7 +109,7 @@ def _import_named(capsule: Any, versioned: bool, require_alignment: int,
     if managed is None:
         return None
     handle = upcalls.import_managed_tensor(managed, versioned, require_alignment,
-                                             require_contiguous)
+                                           require_contiguous)
     # The runtime owns the managed tensor now: the capsule is renamed and must not release it.
     pycapi.capsule_mark_used(capsule, _USED_NAME[versioned])
     return handle

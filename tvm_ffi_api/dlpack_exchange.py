@@ -291,7 +291,7 @@ def _torch_tensor_through_capsule(managed, out):
     # tensor as our Tensor, then torch.from_dlpack of it.
     try:
         handle = upcalls.import_managed_tensor(ctypes.cast(managed, ctypes.c_void_p).value,
-                                                 True, 0, False)
+                                               True, 0, False)
         ours = wrap_owned(handle, abi.TVMFFITypeIndex.kTVMFFITensor)
         tensor = sys.modules["torch"].from_dlpack(ours)
         out[0] = pycapi.new_reference(tensor)  # the reference handed to the caller
