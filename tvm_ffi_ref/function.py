@@ -37,6 +37,7 @@ from .runtime import interrupts, tensor
 
 TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
+_LOCKED_CONTAINER_TYPES = abi.LOCKED_CONTAINER_TYPES
 
 
 def take_last_error() -> Optional[Error]:
@@ -142,8 +143,9 @@ def _hold_containers(packed: "ctypes.Array[abi.TVMFFIAny]") -> List[int]:
     operation of the runtime's is (``tvm_ffi_runtime.h``, container locks). ctypes
     releases the GIL while a lock is waited for.
     """
-    handles = sorted({value.v_ptr for value in packed
-                      if value.type_index in abi.LOCKED_CONTAINER_TYPES})
+    handles = [value.v_ptr for value in packed if value.type_index in _LOCKED_CONTAINER_TYPES]
+    if len(handles) > 1:  # the same container may be passed twice: held once
+        handles = sorted(set(handles))
     for i, handle in enumerate(handles):
         if LIB.tvm_ffi_runtime_object_lock(handle) != 0:
             for taken in reversed(handles[:i]):
