@@ -200,3 +200,90 @@ def test_moderately_deep_values_match_upstream_bit_for_bit():
     expected = run_python(IMPORTS["upstream"] + "\n" + BUILDERS + SHALLOW)
     for frontend in FRONTENDS:
         assert _run(frontend, SHALLOW) == expected, frontend
+
+
+# ---------------------------------------------------------------- traversals and JSON text
+#
+# Structural walk / visit and JSON text used to stop at 16,384 levels (a ValueError) in both
+# runtimes; they now run over work lists too. 20,000 levels is past that limit and small
+# enough for the reference runtime in CI; ``benchmarks/deep_traversals.py`` times 1e6.
+#: Levels for the traversal cases (just past the old 16,384 limit).
+TRAVERSAL_DEPTH = 20_000
+#: Runtimes whose structural walk / visit have no depth limit.
+TRAVERSAL_FRONTENDS = ["fast", "ref"]
+#: Runtimes whose JSON text Parse / Stringify have no depth limit (ref's still recurse).
+JSON_TEXT_FRONTENDS = ["fast"]
+
+WALKS = """
+from typing import Optional
+N = {depth}
+def count_ints(order, skip_links=False):
+    seen = []
+    def on_int(x):
+        seen.append(x)
+    def on_link(x):
+        return api.WalkResult.SKIP if skip_links else None
+    api.structural_walk(value, [(Link, on_link), (int, on_int)], order=order)
+    return len(seen), seen[:1]
+for shape in ["chain", "arrays"]:
+    value = build(shape, N, bottom=99)
+    print(shape, "post", count_ints("post"))
+    print(shape, "pre", count_ints("pre"))
+    stop = api.structural_walk(value, [(int, lambda x: api.VisitInterrupt(x) if x == 99 else None)])
+    print(shape, "interrupt", stop.value)
+    def boom(x):
+        if x == 99:
+            raise KeyError("bottom")
+    try:
+        api.structural_walk(value, [(int, boom)])
+        print(shape, "error", "none")
+    except KeyError as err:
+        print(shape, "error", err)
+    visited = []
+    api.structural_visit(value, [(int, lambda x, visitor: visited.append(x))])
+    print(shape, "visit", len(visited), visited[-1] if shape == "chain" else visited[0])
+value = build("chain", N, bottom=99)
+print("chain skip", count_ints("pre", skip_links=True))
+"""
+
+
+@pytest.mark.parametrize("frontend", TRAVERSAL_FRONTENDS)
+def test_structural_walk_and_visit_past_the_old_limit(frontend):
+    # a py_class chain and nested Arrays 20,000 deep: every int is met (post and pre order),
+    # an interrupt and an error at the bottom come back out, a skip stops the descent
+    out = _run(frontend, WALKS.format(depth=TRAVERSAL_DEPTH), timeout=600)
+    n = TRAVERSAL_DEPTH
+    # the ints: each Link's v (n + 1 Links), or n levels' i % 7 and the bottom; the level below
+    # comes first in each value, so the bottom is met first in either order; the chain's
+    # visit ends at the root's v
+    assert out.splitlines() == [
+        f"chain post ({n + 1}, [99])", f"chain pre ({n + 1}, [99])",
+        "chain interrupt 99", "chain error \"'bottom'\"", f"chain visit {n + 1} {(n - 1) % 7}",
+        f"arrays post ({n + 1}, [99])", f"arrays pre ({n + 1}, [99])",
+        "arrays interrupt 99", "arrays error \"'bottom'\"", f"arrays visit {n + 1} 99",
+        "chain skip (0, [])"], out
+
+
+@pytest.mark.parametrize("frontend", JSON_TEXT_FRONTENDS)
+def test_json_text_past_the_old_limit(frontend):
+    # Parse and Stringify of arrays and objects 20,000 deep round-trip exactly; a syntax
+    # error at the bottom is reported where it is
+    out = _run(frontend, f"""
+PARSE = api.get_global_func("ffi.json.Parse")
+STRINGIFY = api.get_global_func("ffi.json.Stringify")
+N = {TRAVERSAL_DEPTH}
+for text in ["[" * N + "1" + "]" * N, '{{"a":' * N + '[true,null,"x"]' + "}}" * N]:
+    value = PARSE(text)
+    print(STRINGIFY(value, None) == text)
+try:
+    PARSE("[" * N + "1,]" + "]" * (N - 1))
+except ValueError as err:
+    print(err)
+deep = api.List([])
+for _ in range(N):
+    deep = api.List([deep])
+print(len(STRINGIFY(deep, None)) == 2 * (N + 1))
+""")
+    assert out.splitlines() == ["True", "True",
+                                f"Expecting value: line 1 column {TRAVERSAL_DEPTH + 3} "
+                                f"(char {TRAVERSAL_DEPTH + 2})", "True"], out
