@@ -211,8 +211,8 @@ def test_moderately_deep_values_match_upstream_bit_for_bit():
 TRAVERSAL_DEPTH = 20_000
 #: Runtimes whose structural walk / visit have no depth limit.
 TRAVERSAL_FRONTENDS = ["fast", "ref"]
-#: Runtimes whose JSON text Parse / Stringify have no depth limit (ref's still recurse).
-JSON_TEXT_FRONTENDS = ["fast"]
+#: Runtimes whose JSON text Parse / Stringify have no depth limit.
+JSON_TEXT_FRONTENDS = ["fast", "ref"]
 
 WALKS = """
 from typing import Optional
