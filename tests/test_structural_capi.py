@@ -300,3 +300,43 @@ def test_errors_record_where_in_the_graph_they_happened(structural_kernel):
                               "ffi.StructuralMap 1"]):
         assert out.splitlines()[4 * i:4 * i + 4] == [f"{head} b'seven' True", "   S:()", paths,
                                                      "   S:()"]
+
+
+def test_errors_deep_in_the_graph_are_found(structural_kernel):
+    # The same as above 20,000 levels down (past the 16,384 levels the walk and the search
+    # used to stop at; upstream's walk overflows its stack long before): a chain of stk.Node
+    # whose bottom holds 7. The walk's error context records every Node on the way, and
+    # FindAccessPaths finds the one path <root>.b.b...b from the root to the failing Node.
+    depth = 20_000
+    body = HELPERS + rf"""
+@abi.TVMFFISafeCallType
+def fail_on_seven(handle, args, num_args, result):
+    if args[0].type_index == TI.kTVMFFIInt and args[0].v_int64 == 7:
+        lib.TVMFFIErrorSetRaisedFromCStr(b"ValueError", b"seven")
+        return -1
+    result[0] = abi.TVMFFIAny()
+    return 0
+h = ctypes.c_void_p()
+assert lib.TVMFFIFunctionCreate(None, fail_on_seven, None, ctypes.byref(h)) == 0
+callback = abi.TVMFFIAny(type_index=TI.kTVMFFIFunction); callback.v_ptr = h.value
+entries = ok("ffi.Array", ok("ffi.Array", mk_int(TI.kTVMFFIInt), callback))
+root = mk("stk.Node", a=mk_int(7), b=NONE_ANY)
+for _ in range({depth}):
+    root = mk("stk.Node", a=mk_int(1), b=root)
+packed = (abi.TVMFFIAny * 4)(root, entries, ok("ffi.Array"), mk_int(1))
+fn = ctypes.c_void_p(); lib.TVMFFIFunctionGetGlobal(byte_array("ffi.StructuralWalk"), ctypes.byref(fn))
+out = abi.TVMFFIAny()
+assert lib.TVMFFIFunctionCall(fn, packed, 4, ctypes.byref(out)) != 0
+error = ctypes.c_void_p(); lib.TVMFFIErrorMoveFromRaised(ctypes.byref(error))
+cell = abi.TVMFFIErrorCell.from_address(error.value + ctypes.sizeof(abi.TVMFFIObject))
+view = abi.TVMFFIAny(); view.type_index = abi.TVMFFIObject.from_address(cell.extra_context).type_index
+view.v_ptr = cell.extra_context
+text = R(ok("ffi.VisitErrorContext.FindAccessPaths", root, view, mk_bool(False)))
+print(ctypes.string_at(cell.message.data, cell.message.size), text.count("<root>"),
+      text.count(".b"), text[-12:])
+lib.TVMFFIObjectDecRef(error)
+"""
+    outputs = each_runtime(RUNTIMES, lambda rt: run_capi(rt, body, timeout=600,
+                                                         KERNEL_PATH=structural_kernel))
+    for runtime in RUNTIMES:
+        assert outputs[runtime].strip() == f"b'seven' 1 {depth} .b.b.b.b.b,)", runtime
