@@ -287,3 +287,38 @@ print(len(STRINGIFY(deep, None)) == 2 * (N + 1))
     assert out.splitlines() == ["True", "True",
                                 f"Expecting value: line 1 column {TRAVERSAL_DEPTH + 3} "
                                 f"(char {TRAVERSAL_DEPTH + 2})", "True"], out
+
+
+#: Runtimes whose structural map / mutate have no depth limit (fast's still recurse: 16,384).
+MUTATE_FRONTENDS = ["ref"]
+
+
+@pytest.mark.parametrize("frontend", MUTATE_FRONTENDS)
+def test_structural_map_and_mutate_past_the_old_limit(frontend):
+    # every int of a chain and of nested Arrays 20,000 deep rebuilt (+1), pre and post order;
+    # a mutate callback owning the ints (the Links get the default mutation, as frames); an
+    # error at the bottom comes back out (a callback that itself descends, through
+    # mutator.default_mutate, nests calls as upstream's does: not asked for here)
+    out = _run(frontend, f"""
+N = {TRAVERSAL_DEPTH}
+for shape in ["chain", "arrays"]:
+    value = build(shape, N, bottom=99)
+    for order in ["post", "pre"]:
+        mapped = api.structural_map(value, [(int, lambda x: x + 1)], order=order)
+        print(shape, order, bottom_of(mapped, N), not first(mapped).same_as(first(value)))
+    def fail_at_bottom(x):
+        if x == 99:
+            raise ValueError("bottom")
+        return x
+    try:
+        api.structural_map(value, [(int, fail_at_bottom)])
+    except ValueError as err:
+        print(shape, "error", err)
+value = build("chain", N, bottom=99)
+mutated = api.structural_mutate(value, [(int, lambda x, mutator: x - 94)])
+print("mutate", bottom_of(mutated, N))
+""", timeout=600)
+    assert out.splitlines() == [
+        "chain post 100 True", "chain pre 100 True", "chain error bottom",
+        "arrays post 100 True", "arrays pre 100 True", "arrays error bottom",
+        "mutate 5"], out
