@@ -289,8 +289,8 @@ print(len(STRINGIFY(deep, None)) == 2 * (N + 1))
                                 f"(char {TRAVERSAL_DEPTH + 2})", "True"], out
 
 
-#: Runtimes whose structural map / mutate have no depth limit (fast's still recurse: 16,384).
-MUTATE_FRONTENDS = ["ref"]
+#: Runtimes whose structural map / mutate have no depth limit.
+MUTATE_FRONTENDS = ["fast", "ref"]
 
 
 @pytest.mark.parametrize("frontend", MUTATE_FRONTENDS)
