@@ -9,7 +9,9 @@ common one; cffi (ABI mode, ``ffi.dlopen``) and ctypes call a plain C function
 (``limits/plain.c``) with no calling convention on top. The shapes: a no-op call, two ints,
 two floats, a short string echoed (ctypes and cffi pass and get back ``bytes``: neither
 converts ``str``). The TVM FFI rows call ``bench_kernels.cc``'s kernels, built as
-bench_calls.py builds them.
+bench_calls.py builds them. A TVM FFI call releases the GIL around the kernel (as ctypes and
+cffi do; nanobind and pybind11 keep it): "upstream-held" and "fast-held" are the same calls
+with ``Function.release_gil = False``, to show what the two GIL hand-overs cost.
 
 The nanobind and pybind11 modules are compiled from ``limits/*.cpp`` by this script, once, into
 a cache directory (``--cache``; default a directory under the system's temporary one, named by
@@ -41,14 +43,16 @@ sys.path.insert(0, HERE)
 import bench_calls  # noqa: E402  (the kernel library's build and the timing loop)
 
 #: Runners in column order: TVM FFI front ends, then the bindings and the raw calls.
-TVM_RUNNERS = {"upstream": "tvm_ffi", "fast": "tvm_ffi_fast", "ref": "tvm_ffi_ref"}
+TVM_RUNNERS = {"upstream": "tvm_ffi", "fast": "tvm_ffi_fast", "ref": "tvm_ffi_ref",
+               "upstream-held": "tvm_ffi", "fast-held": "tvm_ffi_fast"}
 RUNNERS = list(TVM_RUNNERS) + ["nanobind", "pybind11", "cffi", "ctypes"]
 #: (name, iterations per loop) in table order.
 SHAPES = [("no-op call", 50000), ("two ints", 50000), ("two floats", 50000),
           ("short str echo", 50000)]
 #: Ratios printed per row: (numerator, denominator).
-RATIOS = [("fast", "nanobind"), ("fast", "upstream"), ("upstream", "nanobind"),
-          ("fast", "pybind11"), ("ref", "upstream")]
+RATIOS = [("fast", "nanobind"), ("fast-held", "nanobind"), ("fast", "upstream"),
+          ("fast-held", "upstream-held"), ("upstream", "nanobind"), ("fast", "pybind11"),
+          ("ref", "upstream")]
 
 
 def default_cache() -> str:
@@ -139,6 +143,9 @@ def _functions(runner: str, path: str) -> Dict[str, Any]:
         mod = api.load_module(path)
         nop, add, mul, echo = mod.nop, mod.add_int, mod.mul2, mod.echo_str
         text = "abc"
+        if runner.endswith("-held"):
+            for function in (nop, add, mul, echo):
+                function.release_gil = False
     elif runner in ("nanobind", "pybind11"):
         sys.path.insert(0, path)
         mod = importlib.import_module(f"limit_{runner}")

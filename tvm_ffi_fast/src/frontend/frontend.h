@@ -140,6 +140,8 @@ typedef struct {
   FxObject base;
   vectorcallfunc vectorcall;
   PyObject* dict;
+  /* upstream's Function.release_gil: whether a call lets other Python threads run */
+  int release_gil;
 } FxFunction;
 
 /* object.c */
@@ -469,6 +471,10 @@ FX_HIDDEN void fx_drop_pyobject(void* self);
 FX_HIDDEN int fx_hold(void* obj);
 FX_HIDDEN void fx_release(void* obj);
 FX_HIDDEN int fx_safe_call_holding(void* func, TVMFFIAny* args, int32_t n, TVMFFIAny* result);
+/* Whether a call with these arguments holds a container (its lock may have to be waited for,
+   which is never done with the GIL held: a call of a Function with release_gil off still
+   releases it then). */
+FX_HIDDEN int fx_args_hold_containers(const TVMFFIAny* args, int32_t n);
 FX_HIDDEN int fx_copy_list_element(void* list, Py_ssize_t index, TVMFFIAny* out);
 FX_HIDDEN extern PyMethodDef fx_hold_methods[];
 
