@@ -256,6 +256,11 @@ FX_HIDDEN int fx_context_to_python(const FxScope* scope, PyObject* py_scope);
 FX_HIDDEN int fx_context_from_python(FxScope* scope, PyObject* py_scope);
 /* A new scope; one given by Python also takes up that CallScope's framework context
  * (0, or -1 with an exception). Inline: every call starts one. */
+/* Whether closing the scope would do nothing: no references, no Python CallScope, nothing
+   grown (a framework context needs no closing). */
+static inline int fx_scope_is_empty(const FxScope* scope) {
+  return scope->n_owned == 0 && scope->py_scope == NULL && scope->owned == scope->owned_inline;
+}
 static inline int fx_scope_init(FxScope* scope, PyObject* given_py_scope) {
   scope->owned = scope->owned_inline;
   scope->n_owned = 0;

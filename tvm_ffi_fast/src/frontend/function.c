@@ -118,8 +118,12 @@ PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t n
     status = call_in_environment(handle, packed, (int32_t)n, &result, &scope, release_gil);
   }
   if (packed != stack) PyMem_Free(packed);
-  /* what was made for the call goes before the result is looked at, as in the reference */
-  if (FX_UNLIKELY(fx_scope_close(&scope) < 0 || PyErr_Occurred())) {
+  /*
+   * What was made for the call goes before the result is looked at, as in the reference
+   * (a scope that holds nothing has nothing to close: the common scalar call).
+   */
+  if (FX_UNLIKELY(!fx_scope_is_empty(&scope) ? fx_scope_close(&scope) < 0 || PyErr_Occurred()
+                                             : PyErr_Occurred() != NULL)) {
     /*
      * An exception is pending: from that cleanup, or left in this thread by the
      * kernel's TVMFFIEnvCheckSignals (Ctrl-C), which it then stopped on
