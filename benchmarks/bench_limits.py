@@ -47,8 +47,10 @@ TVM_RUNNERS = {"upstream": "tvm_ffi", "fast": "tvm_ffi_fast", "ref": "tvm_ffi_re
                "upstream-held": "tvm_ffi", "fast-held": "tvm_ffi_fast"}
 RUNNERS = list(TVM_RUNNERS) + ["nanobind", "pybind11", "cffi", "ctypes"]
 #: (name, iterations per loop) in table order.
-SHAPES = [("no-op call", 50000), ("two ints", 50000), ("two floats", 50000),
-          ("short str echo", 50000)]
+#: Short loops, many of them (--repeat): on a loaded machine a loop of a few hundred
+#: microseconds more often runs whole in one time slice, and the best of them is steadier.
+SHAPES = [("no-op call", 5000), ("two ints", 5000), ("two floats", 5000),
+          ("short str echo", 5000)]
 #: Ratios printed per row: (numerator, denominator).
 RATIOS = [("fast", "nanobind"), ("fast-held", "nanobind"), ("fast", "upstream"),
           ("fast-held", "upstream-held"), ("upstream", "nanobind"), ("fast", "pybind11"),
@@ -185,7 +187,7 @@ def run_worker(runner: str, path: str, repeat: int, scale: float) -> Dict[str, f
     for name, iterations in SHAPES:
         iterations = max(1, int(iterations * scale))
         body, timed = bodies[name], bench_calls._timing_loop(name)
-        timed(body, min(iterations, 500), time.perf_counter)
+        timed(body, min(iterations, 500), time.perf_counter)  # warm up
         out[name] = min(timed(body, iterations, time.perf_counter)
                         for _ in range(repeat)) / iterations * 1e9
     return out
@@ -251,7 +253,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--runners", nargs="+", choices=RUNNERS, default=RUNNERS)
     parser.add_argument("--rounds", type=int, default=3,
                         help="fresh processes per runner, taken in turn (best kept)")
-    parser.add_argument("--repeat", type=int, default=5, help="loops per shape per process")
+    parser.add_argument("--repeat", type=int, default=30, help="loops per shape per process")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="multiplies every loop's iterations (a small value for a smoke test)")
     parser.add_argument("--cache", default=default_cache(),

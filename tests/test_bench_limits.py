@@ -27,7 +27,7 @@ def run(args, tmp_path, prelude=""):
 
 def test_limit_rows_time_fast_beside_raw_calls(tmp_path):
     out = run(["--runners", "fast", "fast-held", "ctypes", "cffi", "--rounds", "1",
-               "--repeat", "1", "--scale", "0.01", "--cache", str(tmp_path / "cache")], tmp_path)
+               "--repeat", "1", "--scale", "0.1", "--cache", str(tmp_path / "cache")], tmp_path)
     lines = out.splitlines()
     assert lines[0].split()[:5] == ["shape", "fast_ns", "fast-held_ns", "ctypes_ns", "cffi_ns"]
     for shape in SHAPES:
@@ -40,7 +40,7 @@ def test_limit_rows_time_fast_beside_raw_calls(tmp_path):
 def test_a_binding_that_is_not_installed_is_skipped_with_the_reason(tmp_path):
     # sys.modules[name] = None makes the import fail as a missing package does
     out = run(["--runners", "fast", "nanobind", "pybind11", "--rounds", "1", "--repeat", "1",
-               "--scale", "0.01", "--cache", str(tmp_path / "cache")], tmp_path,
+               "--scale", "0.1", "--cache", str(tmp_path / "cache")], tmp_path,
               prelude="sys.modules['nanobind'] = sys.modules['pybind11'] = None\n")
     assert "skipped nanobind: nanobind is not installed" in out
     assert "skipped pybind11: pybind11 is not installed" in out
