@@ -219,7 +219,7 @@ def test_moderately_deep_values_match_upstream_bit_for_bit():
 #
 # Structural walk / visit and JSON text used to stop at 16,384 levels (a ValueError) in both
 # runtimes; they now run over work lists too. 20,000 levels is past that limit and small
-# enough for the reference runtime in CI; ``benchmarks/deep_traversals.py`` times 1e6.
+# enough for the reference runtime in CI; ``benchmarks/bench_deep_traversals.py`` times 1e6.
 #: Levels for the traversal cases (just past the old 16,384 limit).
 TRAVERSAL_DEPTH = 20_000
 

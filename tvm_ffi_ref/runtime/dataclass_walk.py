@@ -12,7 +12,7 @@ operation's rules.
 from __future__ import annotations
 
 import ctypes
-from typing import Callable, Generator, List, Optional, Sequence
+from typing import Any, Callable, Generator, List, Optional, Sequence
 
 from tvm_ffi_common import abi
 
@@ -46,7 +46,7 @@ INTS = (TI.kTVMFFIInt, TI.kTVMFFIBigInt)
 # ----------------------------------------------------------------- the walk
 
 #: A frame: a generator that yields child frames and returns its result.
-Frame = Generator["Frame", object, object]
+Frame = Generator["Frame", object, Any]  # Any: a frame with no result may fall off its end
 
 
 def run_frames(first: Frame, limit_message: str, unwind: bool = False) -> object:
