@@ -1,4 +1,4 @@
-"""``Function.release_gil``, upstream's per-function switch, in the fast front end.
+"""``Function.release_gil``, upstream's per-function switch, in every front end.
 
 A call releases the GIL around the kernel by default, as upstream's does; a Function whose
 ``release_gil`` is set to False keeps it (the two GIL hand-overs are most of a scalar call's
@@ -6,7 +6,9 @@ cost: benchmarks/bench_limits.py, the "fast-held" column), and ``TVM_FFI_RELEASE
 makes that the default for new Functions, as upstream reads it. What holding it must not give
 back: a Python callback from the kernel still runs, errors still arrive as exceptions, and a
 call whose List argument another thread's call holds still waits for it without the GIL (a
-thread never waits for a container lock with the GIL: holds.c).
+thread never waits for a container lock with the GIL: holds.c, and ``_hold_containers`` in
+the reference). The reference keeps the GIL through a ``PYFUNCTYPE`` pointer; the cffi core
+records the switch only (cffi releases the GIL around every call).
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from frontend_harness import build_corpus_kernels
 from subprocess_utils import run_python
 
 SCRIPT = r'''
 import json, threading, time
-import tvm_ffi_fast as api
+import {module} as api
 
 callbacks = api.load_module({callbacks!r})
 containers = api.load_module({containers!r})
@@ -62,9 +66,16 @@ print(json.dumps(out))
 '''
 
 
-def test_release_gil_off_keeps_callbacks_errors_and_container_locks(kernels):
+#: front end -> (its module, the environment that picks it)
+FRONT_ENDS = {"fast": ("tvm_ffi_fast", {}), "ref": ("tvm_ffi_ref", {}),
+              "fast-cffi": ("tvm_ffi_fast", {"TVM_FFI_FAST_CORE": "cffi"})}
+
+
+@pytest.mark.parametrize("frontend", list(FRONT_ENDS))
+def test_release_gil_off_keeps_callbacks_errors_and_container_locks(kernels, frontend):
+    module, env = FRONT_ENDS[frontend]
     libs = build_corpus_kernels(kernels, ["callbacks", "containers"])
-    out = json.loads(run_python(SCRIPT.format(**libs), timeout=60))
+    out = json.loads(run_python(SCRIPT.format(module=module, **libs), timeout=60, env=env))
     assert out["default"] is True
     assert out["set"] == [False, False]
     assert out["callback"] == 42
@@ -79,12 +90,13 @@ def test_release_gil_default_follows_the_environment_as_upstream_does():
         env.pop("TVM_FFI_RELEASE_GIL_BY_DEFAULT", None)
         if value is not None:
             env["TVM_FFI_RELEASE_GIL_BY_DEFAULT"] = value
-        for package in ("tvm_ffi_fast", "tvm_ffi"):  # ours, then upstream's (one per process)
+        for name, (package, picks) in [*FRONT_ENDS.items(), ("upstream", ("tvm_ffi", {}))]:
             code = (f"import {package} as api; f = api.get_global_func('ffi.String');"
                     "print(f.release_gil, f('ab'))")
             done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                  env=env, timeout=60)
+                                  env=dict(env, **picks), timeout=60)
             assert done.returncode == 0, done.stderr
-            seen[value, package] = done.stdout.split()
+            seen[value, name] = done.stdout.split()
     for value, held in (("0", "False"), ("1", "True"), (None, "True")):
-        assert seen[value, "tvm_ffi_fast"] == seen[value, "tvm_ffi"] == [held, "ab"]
+        assert {seen[value, name][0] for name in [*FRONT_ENDS, "upstream"]} == {held}, seen
+        assert all(seen[value, name][1] == "ab" for name in [*FRONT_ENDS, "upstream"])
