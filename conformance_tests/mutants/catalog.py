@@ -349,16 +349,16 @@ MUTANTS += [
     _m("cffi-fourth-arg-from-third", CFFI + "function.py",
        r"encode\(packed \+ 3, args\[3\], frame\)", "encode(packed + 3, args[2], frame)",
        "the cffi core passes a call's third argument again as its fourth (argument order)",
-       T_CALLS),
+       T_CALLS, T_EDGES + "test_mixed_positional_arguments"),
     _m("cffi-callback-args-reversed", CFFI + "function.py",
        r"for i in range\(num_args\)\]\)", "for i in reversed(range(num_args))])",
        "a Python callback called from C with several arguments gets them in reverse order "
-       "(cffi core)", T_CALLS),
+       "(cffi core)", T_CALLS, T_EDGES + "test_mixed_positional_arguments"),
     _m("front-call-args-cut-at-8", FRONT + "function.c",
        r"status = fx_safe_call_holding\(handle, packed, \(int32_t\)n, &result\);",
        "status = fx_safe_call_holding(handle, packed, (int32_t)(n > FX_STACK_ARGS ? "
        "FX_STACK_ARGS : n), &result);",
-       "a call with more than 8 arguments passes only the first 8 (argument count)", T_CALLS),
+       "a call with more than 8 arguments passes only the first 8 (argument count)", T_CALLS, T_EDGES + "test_mixed_positional_arguments"),
     # structural hashing of tensors and of floats' edge values
     _m("fast-tensor-hash-skips-dim0", FAST + "structural_hash.c",
        r"  for \(i = 0; i < t->ndim; \+\+i\) \{\n    result = fr_hash_combine\(result, "
