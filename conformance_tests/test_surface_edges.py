@@ -275,6 +275,32 @@ def test_environment_kernels(pool, programs):
     assert_agree(replies, programs, "environment kernels differ")
 
 
+_C_SYMBOLS = ["TVMFFIGetVersion", "TVMFFIObjectDecRef", "TVMFFIEnvCheckSignals",
+              "TVMFFIEnvModLookupFromImports", "TVMFFINoSuchEntry"]
+_CPP_DTYPES = ["int8", "int32", "int64", "uint8", "uint16", "float16", "float32", "float64",
+               "bfloat16", "bool", "float8_e4m3fn", "float32x4", "int4", "handle", "nope", ""]
+_MODULE_LEVEL_CASES = st.one_of(
+    st.tuples(st.just("version"), st.none()),
+    st.tuples(st.just("lib"), st.sampled_from(_C_SYMBOLS)),
+    st.tuples(st.just("cany"), st.one_of(S.scalars, S.nested)),
+    st.tuples(st.just("container_base"), st.one_of(S.scalars, S.nested)),
+    st.tuples(st.just("cpp"), st.sampled_from(_CPP_DTYPES)),
+    st.tuples(st.just("torch_stream"), st.booleans()))
+
+
+@conformance(examples=20)
+@given(st.lists(_MODULE_LEVEL_CASES, min_size=1, max_size=6))
+@example([("version", None), ("lib", "TVMFFIGetVersion"), ("lib", "TVMFFINoSuchEntry"),
+          ("cany", ("list", [])), ("container_base", ("Array", [])), ("cpp", "float32x4"),
+          ("torch_stream", True), ("torch_stream", False)])
+def test_module_level_names(pool, cases):
+    """The package's module-level names: ``__version__``/``__version_tuple__``, ``LIB``,
+    ``CAny`` and ``CContainerBase`` (upstream's ``tvm_ffi.core`` ones), ``cpp`` and
+    ``use_torch_stream`` (here with CPU torch: what entering it raises, and whether a given
+    context was entered and left first)."""
+    assert_agree(pool.run("module_names", cases), cases, "module-level names differ")
+
+
 _DTYPE_CONSTANTS = ["bfloat16", "bool", "float16", "float32", "float64", "float4_e2m1fn",
                     "float4_e2m1fnx2", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4",
                     "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
