@@ -56,12 +56,15 @@ KNOWN: List[Divergence] = [
         "extra-public-attributes",
         "Ours has public names upstream's API lacks: Error.append_backtrace, Object.type_key "
         "and Object.type_index, and list_global_func_names at the package's top (upstream has "
-        "it in tvm_ffi.registry only); code written against ours fails on upstream.",
+        "it in tvm_ffi.registry only), abi, abi_version, runtime_name and __impl_version__; "
+        "code written against ours fails on upstream.",
         lambda node, context: False,  # test_surface_edges generates no use of them
         "error = (getattr(api, 'Error', None) or api.core.Error)('ValueError', 'm', '')\n"
         "a = api.Array([])\n"
         "result = [hasattr(error, 'append_backtrace'), hasattr(a, 'type_key'), "
-        "hasattr(a, 'type_index'), hasattr(api, 'list_global_func_names')]"),
+        "hasattr(a, 'type_index'), hasattr(api, 'list_global_func_names'), hasattr(api, 'abi'), "
+        "hasattr(api, 'abi_version'), hasattr(api, 'runtime_name'), "
+        "hasattr(api, '__impl_version__')]"),
     Divergence(
         "ref-dtype-field-from-bad-bytes",
         "ref: a C++-backed class's dtype field given bytes that are not UTF-8 (through "
