@@ -263,7 +263,7 @@ def _environment_program(env: Any, program: List[Any], attempt: Callable) -> Lis
             finally:
                 if previous is not None:
                     signal.signal(signal.SIGUSR1, previous)
-            out.append([result, list(hits)])
+            out.append([result, list(hits), module.last_signal_status()])
         elif kind == "import":  # the calls kernel, fresh, or through a fresh probe
             _, nested = step
             calls = api.load_module(env.kernel_paths["calls"])

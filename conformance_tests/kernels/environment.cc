@@ -5,6 +5,7 @@
 //       TVMFFIEnvCheckSignals. A failed check: mode 0 reports it as the result
 //       ["status", kind of the error left in the raised slot or ""]; mode 1 fails the call
 //       with the EnvErrorAlreadySet error the header's idiom throws.
+//   last_signal_status() -> what TVMFFIEnvCheckSignals returned in the last signal_check.
 //   lookup_from_imports(name, *args) -> TVMFFIEnvModLookupFromImports with this library's
 //       context (the loader stores the module's handle in __tvm_ffi__library_ctx), then the
 //       function found called with `args`; a failed lookup fails the call with its error.
@@ -38,6 +39,10 @@ bool TextOf(const TVMFFIAny* any, std::string* out) {
   return false;
 }
 
+// The status the last check returned (a front end may raise the handler's exception on its
+// own when it finds one pending after a call, whatever the check said).
+int g_last_status = 0;
+
 int Refuse(const char* message) {
   TVMFFIErrorSetRaisedFromCStr("TypeError", message);
   return -1;
@@ -52,6 +57,7 @@ TVM_FFI_DLL_EXPORT int __tvm_ffi_signal_check(void*, const TVMFFIAny* args, int3
   }
   if (args[0].v_int64 > 0) std::raise(static_cast<int>(args[0].v_int64));
   int status = TVMFFIEnvCheckSignals();
+  g_last_status = status;
   if (status != 0 && args[1].v_int64 == 1) {
     TVMFFIErrorSetRaisedFromCStr("EnvErrorAlreadySet", "");
     return -1;
@@ -75,6 +81,14 @@ TVM_FFI_DLL_EXPORT int __tvm_ffi_signal_check(void*, const TVMFFIAny* args, int3
   result->type_index = kTVMFFIInt;
   result->zero_padding = 0;
   result->v_int64 = status;
+  return 0;
+}
+
+TVM_FFI_DLL_EXPORT int __tvm_ffi_last_signal_status(void*, const TVMFFIAny*, int32_t,
+                                                    TVMFFIAny* result) {
+  result->type_index = kTVMFFIInt;
+  result->zero_padding = 0;
+  result->v_int64 = g_last_status;
   return 0;
 }
 
