@@ -12,6 +12,7 @@ namespace ffi = tvm::ffi;
 
 void nop() {}
 int64_t add3(int64_t a, int64_t b, int64_t c) { return a + b + c; }
+int64_t add_int(int64_t a, int64_t b) { return a + b; }
 double mul2(double a, double b) { return a * b; }
 ffi::String echo_str(ffi::String s) { return s; }
 int64_t tensor_pair(ffi::TensorView a, ffi::TensorView b) { return a.ndim() + b.ndim(); }
@@ -78,6 +79,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
 
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(nop, nop);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(add3, add3);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(add_int, add_int);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(mul2, mul2);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(echo_str, echo_str);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(tensor_pair, tensor_pair);

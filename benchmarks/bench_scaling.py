@@ -15,6 +15,12 @@ Two groups of rows:
   levels deep (1e4 and 1e6; ``--quick``: 1e3 and 1e4), each released, structurally hashed,
   JSON round-tripped, deep-copied and printed (``repr``).
 
+The reference runs sizes up to ``--ref-max`` (1e5) only; larger cells show ``not run``.
+Memory: each case's process reports its peak RSS growth from after the import to the end
+(``B/el``: bytes per element; C allocations count, which tracemalloc would miss), and the
+ratio to upstream's. The slope table adds ``flat``: the per-element time at the last size over
+that at the second (1.0 flat; 1e4 to 1e6 by default).
+
 Every (front end, row, size) runs in a fresh interpreter with a deadline (``--timeout``), so a
 crash or a stack overflow shows as ``crash`` and a slow case as ``>Ns`` rather than ending the
 run. Building the value is not timed (its time is shown apart for the wide rows whose building
@@ -97,6 +103,10 @@ DEEP_OPS = {
 }
 
 SIZES, QUICK_SIZES = [100, 10_000, 1_000_000], [100, 1_000, 10_000]
+#: The reference's largest size by default, and why.
+REF_MAX_SIZE = 100_000
+REF_CAP_REASON = ("the reference is Python over ctypes: a 1e6 row takes it minutes to hours, "
+                  "and its speed is worked on apart")
 DEPTHS, QUICK_DEPTHS = [10_000, 1_000_000], [1_000, 10_000]
 
 
@@ -114,11 +124,16 @@ def rows(sizes: List[int], depths: List[int]) -> List[Dict[str, Any]]:
 # ------------------------------------------------------------------ worker
 
 _WORKER = """
-import copy, gc, json, sys, time
+import copy, gc, json, resource, sys, time
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
 import {module} as api
 N = {size}
 best = None
+def rss_bytes():
+    with open('/proc/self/statm') as f:
+        return int(f.read().split()[1]) * resource.getpagesize()
+gc.collect()
+rss_start = rss_bytes()
 for _ in range({repeat}):
     start = time.perf_counter()
 {build}
@@ -128,7 +143,8 @@ for _ in range({repeat}):
 {timed}
     seconds = time.perf_counter() - start
     best = seconds if best is None else min(best, seconds)
-print(json.dumps({{"seconds": best, "build": built}}))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+print(json.dumps({{"seconds": best, "build": built, "peak_bytes": max(0, peak - rss_start)}}))
 sys.stdout.flush()
 """
 
@@ -161,15 +177,21 @@ def run_case(frontend: str, row: Dict[str, Any], size: int, timeout: float,
 
 
 def measure(frontends: List[str], all_rows: List[Dict[str, Any]], timeout: float,
-            repeat: int = 1, log=print) -> Dict[str, Dict[str, Dict[int, Dict[str, Any]]]]:
+            repeat: int = 1, log=print,
+            caps: Optional[Dict[str, int]] = None) -> Dict[str, Dict[str, Dict[int, Dict[str, Any]]]]:
     """row -> front end -> size -> result, the front ends taking turns at each size (so a
-    change of load weighs on all of them)."""
+    change of load weighs on all of them); ``caps``: front end -> the largest size it runs
+    (larger ones are "not run")."""
+    caps = caps or {}
     results: Dict[str, Dict[str, Dict[int, Dict[str, Any]]]] = {}
     for row in all_rows:
         by_frontend = results.setdefault(row["row"], {f: {} for f in frontends})
         previous: Dict[str, Optional[tuple]] = {f: None for f in frontends}
         for size in row["sizes"]:
             for f in frontends:
+                if size > caps.get(f, size):
+                    by_frontend[f][size] = {"error": "not run"}
+                    continue
                 before = previous[f]
                 if before is not None:
                     prev_size, prev_result = before
@@ -213,12 +235,33 @@ def slope(by_size: Dict[int, Dict[str, Any]]) -> Optional[float]:
     return math.log(t_hi / t_lo) / math.log(hi / lo)
 
 
+def per_element_growth(by_size: Dict[int, Dict[str, Any]]) -> Optional[float]:
+    """The per-element cost at the last size measured over that at the second (1.0: flat), or
+    None; the same sizes as :func:`slope`."""
+    sizes = [n for n in sorted(by_size) if "error" not in by_size[n]]
+    if len(sizes) < 2:
+        return None
+    lo, hi = (sizes[1] if len(sizes) > 2 else sizes[0]), sizes[-1]
+    t_lo, t_hi = by_size[lo]["seconds"], by_size[hi]["seconds"]
+    if t_lo <= 0 or hi == lo:
+        return None
+    return (t_hi / hi) / (t_lo / lo)
+
+
+def _bytes_per_element(result: Optional[Dict[str, Any]], size: int) -> str:
+    """Peak RSS growth of the case's process (from after import to the end) per element."""
+    if not result or "error" in result or "peak_bytes" not in result:
+        return "-"
+    return f"{result['peak_bytes'] / size:.0f}"
+
+
 def print_report(results, frontends: List[str], timeout: float) -> None:
     """The tables: seconds, ratio to upstream and microseconds per element; then slopes."""
     others = [f for f in frontends if f != "upstream"]
     head = (["row", "N"] + [f"{f} s" for f in frontends]
             + [f"{f}/up" for f in others if "upstream" in frontends]
-            + [f"{f} us/el" for f in frontends])
+            + [f"{f} us/el" for f in frontends] + [f"{f} B/el" for f in frontends]
+            + [f"{f}/up mem" for f in others if "upstream" in frontends])
     lines = [head]
     for name, by_frontend in results.items():
         sizes = sorted({n for f in frontends for n in by_frontend[f]})
@@ -240,14 +283,27 @@ def print_report(results, frontends: List[str], timeout: float) -> None:
                 got = by_frontend[f].get(size)
                 line.append(f"{got['seconds'] / size * 1e6:.3f}"
                             if got and "error" not in got else "-")
+            for f in frontends:
+                line.append(_bytes_per_element(by_frontend[f].get(size), size))
+            for f in others:
+                if "upstream" not in frontends:
+                    continue
+                mine, up = by_frontend[f].get(size), by_frontend["upstream"].get(size)
+                ok = mine and up and "error" not in mine and "error" not in up \
+                    and mine.get("peak_bytes") and up.get("peak_bytes")
+                line.append(f"{mine['peak_bytes'] / up['peak_bytes']:.2f}" if ok else "-")
             lines.append(line)
     _print_columns(lines)
     print()
-    slopes = [["row (slope, 1.0 = linear)"] + frontends]
+    slopes = [["row (slope, 1.0 = linear; flat: per-element cost at the last size / at the "
+               "second)"] + [f"{f} slope" for f in frontends] + [f"{f} flat" for f in frontends]]
     for name, by_frontend in results.items():
         cells = []
         for f in frontends:
             s = slope(by_frontend[f])
+            cells.append("-" if s is None else f"{s:.2f}")
+        for f in frontends:
+            s = per_element_growth(by_frontend[f])
             cells.append("-" if s is None else f"{s:.2f}")
         slopes.append([name] + cells)
     _print_columns(slopes)
@@ -276,6 +332,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="run only the rows whose name contains one of these")
     parser.add_argument("--frontends", nargs="+", choices=list(FRONTENDS),
                         default=list(FRONTENDS))
+    parser.add_argument("--ref-max", type=int, default=REF_MAX_SIZE,
+                        help=f"the largest size or depth the reference runs (default "
+                             f"{REF_MAX_SIZE:.0e}): {REF_CAP_REASON}")
     parser.add_argument("--json", help="also write the results as JSON to this file")
     args = parser.parse_args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
@@ -283,8 +342,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     timeout = args.timeout or (60.0 if args.quick else 300.0)
     selected = [r for r in rows(sizes, depths)
                 if not args.only or any(part in r["row"] for part in args.only)]
-    results = measure(args.frontends, selected, timeout, args.repeat)
+    results = measure(args.frontends, selected, timeout, args.repeat,
+                      caps={"ref": args.ref_max})
     print_report(results, args.frontends, timeout)
+    if "ref" in args.frontends and max(sizes + depths) > args.ref_max:
+        print(f"\nref: sizes above {args.ref_max:.0e} not run ({REF_CAP_REASON}; --ref-max "
+              "raises the cap)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({row: {fe: {str(n): r for n, r in by.items()} for fe, by in fe_map.items()}

@@ -222,7 +222,68 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
                 raise ValueError(f"unknown C API case {kind!r}")
         return out
 
-    return {"c_api_surface": op_c_api_surface}
+    def op_environment_kernels(env, programs: List[Any]) -> List[Any]:
+        """Programs on the ``environment`` kernel (``kernels/environment.cc``), loaded afresh
+        for each: signals raised to the process while a kernel checks for them, and functions
+        looked up from the kernel's imports (``TVMFFIEnvModLookupFromImports``)."""
+        return [_environment_program(env, program, attempt) for program in programs]
+
+    return {"c_api_surface": op_c_api_surface, "environment_kernels": op_environment_kernels}
+
+
+def _environment_program(env: Any, program: List[Any], attempt: Callable) -> List[Any]:
+    import signal
+
+    api, out = env.api, []
+    module = api.load_module(env.kernel_paths["environment"])
+    hits: List[int] = []
+
+    def handler(behaviour):
+        def on_signal(signo, frame):
+            hits.append(signo)
+            if behaviour == "raise":
+                raise ValueError(f"signal {signo}, hit {len(hits)}")
+            if behaviour == "interrupt":
+                raise KeyboardInterrupt
+        return on_signal
+
+    for step in program:
+        kind = step[0]
+        if kind == "signal":  # a kernel raising a signal, then failing the call if told to
+            _, name, behaviour = step
+            signo = int(getattr(signal, name)) if name else 0
+            previous = signal.getsignal(signal.SIGUSR1) if name == "SIGUSR1" else None
+            if name == "SIGUSR1":
+                signal.signal(signal.SIGUSR1, handler(behaviour))
+            try:
+                try:
+                    result = ["returns", module.signal_check(signo, 1)]
+                except BaseException as error:  # noqa: BLE001 - KeyboardInterrupt is the result
+                    result = ["raises", type(error).__name__, str(error)]
+            finally:
+                if previous is not None:
+                    signal.signal(signal.SIGUSR1, previous)
+            out.append([result, list(hits), module.last_signal_status()])
+        elif kind == "import":  # the calls kernel, fresh, or through a fresh probe
+            _, nested = step
+            calls = api.load_module(env.kernel_paths["calls"])
+            if nested:
+                middle = api.load_module(env.kernel_paths["probe"])
+                middle.import_module(calls)
+                calls = middle
+            module.import_module(calls)
+            out.append("imported")
+        elif kind == "register":  # a global function, registered or replaced from Python
+            _, name, tag = step
+            api.register_global_func(name, lambda *args, tag=tag: [tag, len(args)],
+                                     override=True)
+            out.append("registered")
+        elif kind == "lookup":
+            _, name, args = step
+            out.append(attempt(env, lambda: module.lookup_from_imports(name, *args)))
+        else:
+            raise ValueError(f"unknown environment step {kind!r}")
+    return out
 
 
 def _allocators(env: Any, arg: Any, raised_error: Callable) -> List[Any]:

@@ -184,6 +184,7 @@ OPS.update(_load_worker("structural_worker").handlers(build, attempt))
 OPS.update(_load_worker("edge_worker").handlers(build, attempt, raised))
 OPS.update(_load_worker("surface_worker").handlers(build, attempt, raised))
 OPS.update(_load_worker("capi_surface_worker").handlers(build, attempt, raised))
+OPS.update(_load_worker("names_worker").handlers(build, attempt, raised))
 
 
 def main(frontend: str, config_path: str) -> None:

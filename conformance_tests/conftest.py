@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 #: Kernel name -> source, relative to ``kernels/``; the structural types are the unit
 #: tests' own kernel (one source for both suites).
-KERNEL_SOURCES = {"probe": "probe.cc", "calls": "calls.cc",
+KERNEL_SOURCES = {"probe": "probe.cc", "calls": "calls.cc", "environment": "environment.cc",
                   "structural": os.path.join("..", "..", "tests", "kernels", "structural.cc")}
 
 

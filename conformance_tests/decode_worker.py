@@ -56,7 +56,8 @@ def op_decode(env: Any, cases: List[Any]) -> Any:
 def op_snippet(env: Any, sources: List[str]) -> List[Any]:
     """Runs Python snippets (minimal reproductions); each assigns ``result``.
 
-    Names: ``api``, ``np``, ``probe``, ``calls``, ``TYPE_INFO(index)`` (a type
+    Names: ``api``, ``np``, ``probe``, ``calls``, ``kernels`` (name -> Module),
+    ``TYPE_INFO(index)`` (a type
     info record), ``FORGE(type_index, padding, payload, obj=None, status=0)``
     (a forged result, decoded by the front end).
     """
@@ -67,6 +68,7 @@ def op_snippet(env: Any, sources: List[str]) -> List[Any]:
     out = []
     for source in sources:
         scope = {"api": env.api, "np": env.np, "probe": env.probe, "calls": env.calls,
+                 "kernels": env.kernels,
                  "TYPE_INFO": lambda index: W.type_info_record(env, index), "FORGE": forge}
         def run():
             exec(compile(source, "<snippet>", "exec"), scope)

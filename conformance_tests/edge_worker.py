@@ -164,7 +164,9 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
 
     def op_mixed_args(env, cases: List[Any]) -> List[Any]:
         """Each case: recipes passed together, as positions of one call: the probe's report of
-        every position, and the typed ``pair``/``concat`` kernels on the first two."""
+        every position, the typed ``pair``/``concat`` kernels on the first two, and the typed
+        ``mixed`` kernel (int, str, float, bool, dtype, Optional[int], Array) on the first seven
+        (fewer: an arity error)."""
         out = []
         for recipes in cases:
             try:
@@ -174,7 +176,8 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
                 continue
             out.append([attempt(env, lambda: env.dump(*values)),
                         attempt(env, lambda: env.calls.pair(*values[:2])),
-                        attempt(env, lambda: env.calls.concat(*values[:2]))])
+                        attempt(env, lambda: env.calls.concat(*values[:2])),
+                        attempt(env, lambda: env.calls.mixed(*values[:7]))])
         return out
 
     def op_capi_edges(env, cases: List[Any]) -> List[Any]:

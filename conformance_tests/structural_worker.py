@@ -146,6 +146,14 @@ def visitors_report(env: Any, case: Dict[str, Any], build: Callable,
     free = list(builder.free)
     repr_print = api.get_global_func("ffi.ReprPrint")
     mode, stop_at, region = case["visit"]
+    # One kind, or kinds taken in turn by the nested with_def_region_kind calls (so a Pattern
+    # region, 1, meets another kind asked for inside it: Pattern must stay in force).
+    regions = region if isinstance(region, list) else [region]
+    entered = [0]
+
+    def next_region() -> int:
+        entered[0] += 1
+        return regions[(entered[0] - 1) % len(regions)]
     seen: List[Any] = []
 
     def on_value(value, visitor):
@@ -155,7 +163,7 @@ def visitors_report(env: Any, case: Dict[str, Any], build: Callable,
         if mode == "prune":
             return None
         if mode == "region":
-            return visitor.with_def_region_kind(region, lambda: [
+            return visitor.with_def_region_kind(next_region(), lambda: [
                 seen.append(["inside", int(visitor.def_region_kind())]),
                 visitor.default_visit(value)][1])
         if mode == "children" and isinstance(value, (api.Array, api.List)):
@@ -171,6 +179,7 @@ def visitors_report(env: Any, case: Dict[str, Any], build: Callable,
         return None
 
     def visited():
+        entered[0] = 0
         stopped = api.structural_visit(lhs, [(int, on_int), (object, on_value)])
         return [seen, None if stopped is None else
                 [type(stopped).__name__, stopped.value]]
@@ -186,10 +195,15 @@ def visitors_report(env: Any, case: Dict[str, Any], build: Callable,
                                       else builder.var("fresh"))
             modes.append([repr_print(mutator.var_remap_get(v)) if mutator.var_remap_get(v)
                           is not None else None for v in free])
-            return mutator.with_def_region_kind(region, lambda: mutator.default_mutate(value))
+            return mutator.with_def_region_kind(next_region(), lambda: mutator.default_mutate(value))
+        if mode == "region" and len(regions) > 1:  # nested regions below the root as well
+            return mutator.with_def_region_kind(next_region(), lambda: [
+                modes.append(["inside", int(mutator.def_region_kind())]),
+                mutator.default_mutate(value)][1])
         return mutator.default_mutate(value)
 
     def mutated():
+        entered[0] = 0
         result = api.structural_mutate(lhs, [(int, lambda v, m: v * 2), (object, on_mutate)])
         if not case["identity"]:  # long text: which values the callbacks see is the cffi
             return [repr_print(result)]  # core's own (known.py, "cffi-long-text-identity")

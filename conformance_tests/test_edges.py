@@ -152,7 +152,10 @@ def _dlpack_cases(draw):
 @given(st.lists(_dlpack_cases(), min_size=1, max_size=4))
 @example([("float32", [1, 3, 1], [100, 1, 7], 0, {}, {"copy": False}),
           ("float32", [1, 3], [5, 1], 1, {"require_contiguous": True}, {"copy": True}),
-          ("int8", [2, 1], [1, 0], 0, {"require_alignment": 64}, {"max_version": (1, 0)})])
+          ("int8", [2, 1], [1, 0], 0, {"require_alignment": 64}, {"max_version": (1, 0)}),
+          ("float32", [2], [1], 0, {}, {"copy": False, "max_version": (1, 0)}),
+          ("float32", [2], [1], 0, {}, {"copy": False, "max_version": (1, 5),
+                                        "dl_device": (1, 0)})])
 def test_dlpack_options(pool, cases):
     assert_agree(pool.run("dlpack_options", cases), cases, "DLPack options differ")
 
@@ -162,9 +165,15 @@ _ARGUMENT = st.one_of(S.scalars, S.void_pointers, S.numpy_dtypes, S.opaques,
 
 
 @conformance(examples=80)
-@given(st.lists(st.lists(_ARGUMENT, min_size=2, max_size=8), min_size=1, max_size=4))
+# up to 12: a call of more than 8 arguments leaves the fast core's stack buffer
+@given(st.lists(st.lists(_ARGUMENT, min_size=2, max_size=12), min_size=1, max_size=4))
 @example([[("int", 7), ("str", "seven"), _float(-0.0), ("bool", True), ("none",),
            ("dtype", "float32"), ("device", "cuda", 1), ("bytes", b"xy")],
+          [("int", i) for i in range(9)] + [("str", "tenth"), _float(-0.0)],
+          [("int", -1), ("str", "s"), _float(-0.0), ("bool", False), ("dtype", "int8"),
+           ("none",), ("Array", [("int", 1)])],
+          [("bool", True), ("str", "long enough text"), ("int", 3), ("int", 0),
+           ("dtype", "float32x4"), ("int", 5), ("list", [])],
           [("str", "a"), ("int", 1)], [("int", 1), ("str", "a")]])
 def test_mixed_positional_arguments(pool, cases):
     assert_agree(pool.run("mixed_args", cases), cases, "mixed arguments differ")

@@ -81,8 +81,13 @@ def _holds_long_text(recipe) -> bool:
     return isinstance(recipe, (tuple, list)) and any(_holds_long_text(r) for r in recipe)
 
 
-_VISIT = st.tuples(st.sampled_from(["default", "prune", "region", "children"]),
-                   st.integers(0, 12), st.sampled_from([0, 1, 2]))
+#: The region: one kind for every with_def_region_kind call, or kinds taken in turn by nested
+#: calls (1, Pattern, first then another kind: Pattern must stay in force inside it).
+_REGIONS = st.one_of(st.sampled_from([0, 1, 2]),
+                     st.lists(st.sampled_from([0, 1, 2]), min_size=2, max_size=3),
+                     st.sampled_from([[1, 0], [1, 2], [0, 1, 2]]))
+_VISIT = st.tuples(st.sampled_from(["default", "prune", "region", "region", "children"]),
+                   st.integers(0, 12), _REGIONS)
 _REMAP = st.lists(st.tuples(st.integers(0, G.FREE_VARS - 1),
                             st.one_of(st.none(), st.integers(-2, 2), st.just("text"))),
                   max_size=3)
@@ -92,6 +97,8 @@ _REMAP = st.lists(st.tuples(st.integers(0, G.FREE_VARS - 1),
 @given(G.cases(), _VISIT, _REMAP)
 @example(_case(_FUNC, _FUNC), ("children", 4, 1), [(0, None), (1, 7)])
 @example(_case(_MAP, _MAP), ("region", 0, 2), [(0, -1), (0, "text")])
+@example(_case(_FUNC, _FUNC), ("region", 0, [1, 2]), [(0, None)])
+@example(_case(_MAP, _MAP), ("region", 0, [1, 0]), [])
 def test_structural_visitors_and_mutators(pool, case, visit, remap):
     """``structural_visit`` with callbacks that descend through ``visit``/``default_visit``, prune,
     change the definition region or stop with a ``VisitInterrupt`` at the n-th value; and

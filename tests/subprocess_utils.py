@@ -6,16 +6,20 @@ must never share a process with ours, so such tests run their code here.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
+from typing import Dict, Optional
 
 
-def run_python(code: str, timeout: float = 120) -> str:
-    """Runs dedented ``code`` with this interpreter; returns stdout, fails on a nonzero exit."""
+def run_python(code: str, timeout: float = 120, env: Optional[Dict[str, str]] = None) -> str:
+    """Runs dedented ``code`` with this interpreter (``env`` added to this process's
+    environment); returns stdout, fails on a nonzero exit."""
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True, text=True, timeout=timeout,
+        env=dict(os.environ, **env) if env else None,
     )
     if done.returncode != 0:
         raise AssertionError(

@@ -1,18 +1,20 @@
-"""Deep values are hashed, compared, deep-copied and saved to / loaded from JSON graphs without
-recursion on the C stack.
+"""Deep values are walked without recursion on the C stack (nor Python's), in both runtimes.
 
 Upstream recurses once per level in each of these walks and its process dies (stack overflow)
-somewhere between 3,000 and 30,000 levels (``ffi.DeepCopy`` gets further); the fast runtime
-keeps each walk's frames in heap memory, so the depth of a value costs it no stack and it has
-no depth limit: a cycle, which a limit used to stop, is found and named instead. Each case runs
-in a fresh interpreter (a crash must fail the test, not the session). Shapes: Arrays nested in
-Arrays, Maps in Maps, Dicts in Dicts, a chain of py_class objects each holding the next, and a
-DAG whose every level holds the level below twice (2**depth paths: sharing must be kept by
-deep copy and JSON, and memoized by hashing, or the walk never ends).
+somewhere between 3,000 and 30,000 levels (``ffi.DeepCopy`` gets further); ours keep each
+walk's frames in heap memory (the fast runtime's C frame stacks; the reference's generator
+frames on ``run_frames``, ``tvm_ffi_ref/runtime/dataclass_walk.py``), so the depth of a value
+costs no stack and there is no depth limit: a cycle, which a limit used to stop, is found and
+named instead. Each case runs in a fresh interpreter (a crash must fail the test, not the
+session) whose recursion limit is 1,000 (the walks must not need more). Shapes: Arrays nested
+in Arrays, Maps in Maps, Dicts in Dicts, Lists in Lists, a chain of py_class objects each
+holding the next, and a DAG whose every level holds the level below twice (2**depth paths:
+sharing must be kept by deep copy and JSON, and memoized by hashing, or the walk never ends).
 
-``FRONTENDS`` lists the runtimes the depth cases run under. The reference runtime's walks take
-any depth too, but it builds and walks 1e5 levels in minutes, so ``test_ref_deep_walks.py``
-holds it to the same rules just past the old 16,384-level limit.
+Depths: the fast runtime runs 1e5 levels (3e4 for the py_class chain, whose field setter
+converts through Python); the reference runtime, far slower per level, runs 17,000 -- past
+the 16,384 levels the walks used to stop at -- on the Array and chain shapes, to keep CI
+short. ``benchmarks/bench_scaling.py`` and ``benchmarks/bench_deep_traversals.py`` time 1e6.
 """
 
 from __future__ import annotations
@@ -21,20 +23,24 @@ import pytest
 
 from subprocess_utils import IMPORTS, run_python
 
-#: Runtimes these depths run under in CI time (see the module docstring).
-FRONTENDS = ["fast"]
-#: Levels for containers (each op takes well under a second at this depth under fast) and for
-#: the py_class chain (whose field setter converts through Python: slower per level).
-DEPTH = 100_000
-CHAIN_DEPTH = 30_000
+#: Runtimes the depth cases run under.
+FRONTENDS = ["fast", "ref"]
+#: Levels for containers and for the py_class chain, by runtime (see the module docstring).
+DEPTHS = {"fast": 100_000, "ref": 17_000}
+CHAIN_DEPTHS = {"fast": 30_000, "ref": 17_000}
+#: The shapes each runtime's hash / equal / copy / JSON case runs (CI time).
+SHAPES = {"fast": ["arrays", "maps", "dicts", "lists", "chain"], "ref": ["arrays", "chain"]}
 
 BUILDERS = """
+import copy, sys
 from typing import Optional
+sys.setrecursionlimit(1000)  # the walks must not need more
 HASH = api.get_global_func("ffi.StructuralHash")
 EQUAL = api.get_global_func("ffi.StructuralEqual")
 COPY = api.get_global_func("ffi.DeepCopy")
 SAVE = api.get_global_func("ffi.ToJSONGraphString")
 LOAD = api.get_global_func("ffi.FromJSONGraphString")
+MISMATCH = api.get_global_func("ffi.GetFirstStructuralMismatch")
 
 @api.dataclasses.py_class("deep_walks.Link")
 class Link(api.Object):
@@ -84,23 +90,26 @@ def bottom_of(value, depth):
 """
 
 
-def _run(frontend: str, body: str, timeout: float = 300) -> str:
+def _run(frontend: str, body: str, timeout: float = 600) -> str:
     return run_python(IMPORTS[frontend] + "\n" + BUILDERS + body, timeout=timeout)
 
 
-def _depth(shape: str) -> int:
-    return CHAIN_DEPTH if shape == "chain" else DEPTH
+def _depth(frontend: str, shape: str) -> int:
+    return (CHAIN_DEPTHS if shape == "chain" else DEPTHS)[frontend]
 
 
-@pytest.mark.parametrize("frontend", FRONTENDS)
-@pytest.mark.parametrize("shape", ["arrays", "maps", "dicts", "lists", "chain"])
+@pytest.mark.parametrize("frontend, shape",
+                         [(frontend, shape) for frontend in FRONTENDS for shape in SHAPES[frontend]])
 def test_deep_values_hash_compare_copy_and_round_trip(frontend, shape):
+    depth = _depth(frontend, shape)
     out = _run(frontend, f"""
-N = {_depth(shape)}
+N = {depth}
 a, b, other = build({shape!r}, N), build({shape!r}, N), build({shape!r}, N, bottom=1)
 print("hash equal", HASH(a, False, False) == HASH(b, False, False))
 print("hash differs", HASH(a, False, False) != HASH(other, False, False))
 print("equal", EQUAL(a, b, False, False), EQUAL(a, other, False, False))
+print("mismatch steps", len(MISMATCH(a, other, False, False)[0].to_steps()))
+print("deepcopy", EQUAL(copy.deepcopy(a), a, False, False))
 copied = COPY(a)
 print("copy equal", EQUAL(copied, a, False, False), copied.same_as(a))
 # immutable levels may be kept when nothing below them changed; mutable ones must not be
@@ -110,9 +119,12 @@ text = SAVE(a, None)
 back = LOAD(text)
 print("json round trip", EQUAL(back, a, False, False), SAVE(back, None) == text)
 """)
+    # the mismatch is at the bottom: one step a level, and the last Link's ``v``
+    steps = depth + (shape == "chain")
     assert out.splitlines() == [
-        "hash equal True", "hash differs True", "equal True False", "copy equal True False",
-        "copy bottom True True", "json round trip True True"], out
+        "hash equal True", "hash differs True", "equal True False", f"mismatch steps {steps}",
+        "deepcopy True", "copy equal True False", "copy bottom True True",
+        "json round trip True True"], out
 
 
 @pytest.mark.parametrize("frontend", FRONTENDS)
@@ -121,8 +133,9 @@ def test_deep_dag_keeps_its_sharing(frontend):
     # so the hash must be memoized and deep copy and JSON must keep the sharing, or they would
     # never end. (Structural equality of two such DAGs is exponential upstream as well: objects
     # of the default kind are trees, so it is not asked for.)
+    depth = DEPTHS[frontend]
     out = _run(frontend, f"""
-N = {DEPTH}
+N = {depth}
 dag = build("dag", N)
 print("hash", HASH(dag, False, False) == HASH(build("dag", N), False, False))
 copied = COPY(dag)
@@ -138,7 +151,7 @@ back = LOAD(text)
 print("loaded shares", back.a.same_as(back.b), SAVE(back, None) == text)
 """)
     # the nodes: N Pairs and one None
-    assert out.splitlines() == ["hash True", "copy shares True True", f"json nodes {DEPTH + 1}",
+    assert out.splitlines() == ["hash True", "copy shares True True", f"json nodes {depth + 1}",
                                 "loaded shares True True"], out
 
 
@@ -200,3 +213,117 @@ def test_moderately_deep_values_match_upstream_bit_for_bit():
     expected = run_python(IMPORTS["upstream"] + "\n" + BUILDERS + SHALLOW)
     for frontend in FRONTENDS:
         assert _run(frontend, SHALLOW) == expected, frontend
+
+
+# ---------------------------------------------------------------- traversals and JSON text
+#
+# Structural walk / visit and JSON text used to stop at 16,384 levels (a ValueError) in both
+# runtimes; they now run over work lists too. 20,000 levels is past that limit and small
+# enough for the reference runtime in CI; ``benchmarks/bench_deep_traversals.py`` times 1e6.
+#: Levels for the traversal cases (just past the old 16,384 limit).
+TRAVERSAL_DEPTH = 20_000
+
+WALKS = """
+from typing import Optional
+N = {depth}
+def count_ints(order, skip_links=False):
+    seen = []
+    def on_int(x):
+        seen.append(x)
+    def on_link(x):
+        return api.WalkResult.SKIP if skip_links else None
+    api.structural_walk(value, [(Link, on_link), (int, on_int)], order=order)
+    return len(seen), seen[:1]
+for shape in ["chain", "arrays"]:
+    value = build(shape, N, bottom=99)
+    print(shape, "post", count_ints("post"))
+    print(shape, "pre", count_ints("pre"))
+    stop = api.structural_walk(value, [(int, lambda x: api.VisitInterrupt(x) if x == 99 else None)])
+    print(shape, "interrupt", stop.value)
+    def boom(x):
+        if x == 99:
+            raise KeyError("bottom")
+    try:
+        api.structural_walk(value, [(int, boom)])
+        print(shape, "error", "none")
+    except KeyError as err:
+        print(shape, "error", err)
+    visited = []
+    api.structural_visit(value, [(int, lambda x, visitor: visited.append(x))])
+    print(shape, "visit", len(visited), visited[-1] if shape == "chain" else visited[0])
+value = build("chain", N, bottom=99)
+print("chain skip", count_ints("pre", skip_links=True))
+"""
+
+
+@pytest.mark.parametrize("frontend", FRONTENDS)
+def test_structural_walk_and_visit_past_the_old_limit(frontend):
+    # a py_class chain and nested Arrays 20,000 deep: every int is met (post and pre order),
+    # an interrupt and an error at the bottom come back out, a skip stops the descent
+    out = _run(frontend, WALKS.format(depth=TRAVERSAL_DEPTH), timeout=600)
+    n = TRAVERSAL_DEPTH
+    # the ints: each Link's v (n + 1 Links), or n levels' i % 7 and the bottom; the level below
+    # comes first in each value, so the bottom is met first in either order; the chain's
+    # visit ends at the root's v
+    assert out.splitlines() == [
+        f"chain post ({n + 1}, [99])", f"chain pre ({n + 1}, [99])",
+        "chain interrupt 99", "chain error \"'bottom'\"", f"chain visit {n + 1} {(n - 1) % 7}",
+        f"arrays post ({n + 1}, [99])", f"arrays pre ({n + 1}, [99])",
+        "arrays interrupt 99", "arrays error \"'bottom'\"", f"arrays visit {n + 1} 99",
+        "chain skip (0, [])"], out
+
+
+@pytest.mark.parametrize("frontend", FRONTENDS)
+def test_json_text_past_the_old_limit(frontend):
+    # Parse and Stringify of arrays and objects 20,000 deep round-trip exactly; a syntax
+    # error at the bottom is reported where it is
+    out = _run(frontend, f"""
+PARSE = api.get_global_func("ffi.json.Parse")
+STRINGIFY = api.get_global_func("ffi.json.Stringify")
+N = {TRAVERSAL_DEPTH}
+for text in ["[" * N + "1" + "]" * N, '{{"a":' * N + '[true,null,"x"]' + "}}" * N]:
+    value = PARSE(text)
+    print(STRINGIFY(value, None) == text)
+try:
+    PARSE("[" * N + "1,]" + "]" * (N - 1))
+except ValueError as err:
+    print(err)
+deep = api.List([])
+for _ in range(N):
+    deep = api.List([deep])
+print(len(STRINGIFY(deep, None)) == 2 * (N + 1))
+""")
+    assert out.splitlines() == ["True", "True",
+                                f"Expecting value: line 1 column {TRAVERSAL_DEPTH + 3} "
+                                f"(char {TRAVERSAL_DEPTH + 2})", "True"], out
+
+
+@pytest.mark.parametrize("frontend", FRONTENDS)
+def test_structural_map_and_mutate_past_the_old_limit(frontend):
+    # every int of a chain and of nested Arrays 20,000 deep rebuilt (+1), pre and post order;
+    # a mutate callback owning the ints (the Links get the default mutation, as frames); an
+    # error at the bottom comes back out (a callback that itself descends, through
+    # mutator.default_mutate, nests calls as upstream's does: not asked for here)
+    out = _run(frontend, f"""
+N = {TRAVERSAL_DEPTH}
+for shape in ["chain", "arrays"]:
+    value = build(shape, N, bottom=99)
+    for order in ["post", "pre"]:
+        mapped = api.structural_map(value, [(int, lambda x: x + 1)], order=order)
+        print(shape, order, bottom_of(mapped, N), not first(mapped).same_as(first(value)))
+    def fail_at_bottom(x):
+        if x == 99:
+            raise ValueError("bottom")
+        return x
+    try:
+        api.structural_map(value, [(int, fail_at_bottom)])
+    except ValueError as err:
+        print(shape, "error", err)
+value = build("chain", N, bottom=99)
+mutated = api.structural_mutate(value, [(int, lambda x, mutator: x - 94)])
+print("mutate", bottom_of(mutated, N))
+""", timeout=600)
+    assert out.splitlines() == [
+        "chain post 100 True", "chain pre 100 True", "chain error bottom",
+        "arrays post 100 True", "arrays pre 100 True", "arrays error bottom",
+        "mutate 5"], out

@@ -11,6 +11,7 @@ balance after every operation, the failing ones included.
 from __future__ import annotations
 
 import os
+import textwrap
 
 import pytest
 
@@ -249,22 +250,27 @@ def test_cycles_and_deep_graphs_raise_instead_of_crashing(runtime, structural_ke
     ]
 
 
+#: A walk callback entry (``entries``) whose Function fails with ValueError("seven") at 7.
+FAIL_ON_SEVEN = r'''
+@abi.TVMFFISafeCallType
+def fail_on_seven(handle, args, num_args, result):
+    if args[0].type_index == TI.kTVMFFIInt and args[0].v_int64 == 7:
+        lib.TVMFFIErrorSetRaisedFromCStr(b"ValueError", b"seven")
+        return -1
+    result[0] = abi.TVMFFIAny()
+    return 0
+h = ctypes.c_void_p()
+assert lib.TVMFFIFunctionCreate(None, fail_on_seven, None, ctypes.byref(h)) == 0
+callback = abi.TVMFFIAny(type_index=TI.kTVMFFIFunction); callback.v_ptr = h.value
+entries = ok("ffi.Array", ok("ffi.Array", mk_int(TI.kTVMFFIInt), callback))
+'''
+
+
 def test_errors_record_where_in_the_graph_they_happened(structural_kernel):
     # A callback fails at the leaf 7; the error leaves the walk (or map) carrying an
     # ffi.VisitErrorContext, whose objects ffi.VisitErrorContext.FindAccessPaths turns into
     # the access paths from the root to the failure (exact, and allowing a prefix match).
-    out = same_as_upstream(r"""
-    @abi.TVMFFISafeCallType
-    def fail_on_seven(handle, args, num_args, result):
-        if args[0].type_index == TI.kTVMFFIInt and args[0].v_int64 == 7:
-            lib.TVMFFIErrorSetRaisedFromCStr(b"ValueError", b"seven")
-            return -1
-        result[0] = abi.TVMFFIAny()
-        return 0
-    h = ctypes.c_void_p()
-    assert lib.TVMFFIFunctionCreate(None, fail_on_seven, None, ctypes.byref(h)) == 0
-    callback = abi.TVMFFIAny(type_index=TI.kTVMFFIFunction); callback.v_ptr = h.value
-    entries = ok("ffi.Array", ok("ffi.Array", mk_int(TI.kTVMFFIInt), callback))
+    out = same_as_upstream(FAIL_ON_SEVEN + textwrap.dedent(r"""
     def node(a, b=NONE_ANY):
         return mk("stk.Node", a=a, b=b)
     var = mk("stk.Var", name=mk_str("v"))
@@ -293,10 +299,39 @@ def test_errors_record_where_in_the_graph_they_happened(structural_kernel):
                 print("  ", R(ok("ffi.VisitErrorContext.FindAccessPaths", root, view, mk_bool(prefix))))
             print("  ", R(ok("ffi.VisitErrorContext.FindAccessPaths", leaf, view, mk_bool(True))))
         lib.TVMFFIObjectDecRef(error)
-    """, structural_kernel)
+    """), structural_kernel)
     paths = ('   S:(<root>.a.params[0], <root>.a.body[0], <root>.a.body[1].b["k"], '
              '<root>.b[0])')
     for i, head in enumerate(["ffi.StructuralWalk 0", "ffi.StructuralWalk 1",
                               "ffi.StructuralMap 1"]):
         assert out.splitlines()[4 * i:4 * i + 4] == [f"{head} b'seven' True", "   S:()", paths,
                                                      "   S:()"]
+
+
+def test_errors_deep_in_the_graph_are_found(structural_kernel):
+    # The same as above 20,000 levels down (past the 16,384 levels the walk and the search
+    # used to stop at; upstream's walk overflows its stack long before): a chain of stk.Node
+    # whose bottom holds 7. The walk's error context records every Node on the way, and
+    # FindAccessPaths finds the one path <root>.b.b...b from the root to the failing Node.
+    depth = 20_000
+    body = HELPERS + FAIL_ON_SEVEN + rf"""
+root = mk("stk.Node", a=mk_int(7), b=NONE_ANY)
+for _ in range({depth}):
+    root = mk("stk.Node", a=mk_int(1), b=root)
+packed = (abi.TVMFFIAny * 4)(root, entries, ok("ffi.Array"), mk_int(1))
+fn = ctypes.c_void_p(); lib.TVMFFIFunctionGetGlobal(byte_array("ffi.StructuralWalk"), ctypes.byref(fn))
+out = abi.TVMFFIAny()
+assert lib.TVMFFIFunctionCall(fn, packed, 4, ctypes.byref(out)) != 0
+error = ctypes.c_void_p(); lib.TVMFFIErrorMoveFromRaised(ctypes.byref(error))
+cell = abi.TVMFFIErrorCell.from_address(error.value + ctypes.sizeof(abi.TVMFFIObject))
+view = abi.TVMFFIAny(); view.type_index = abi.TVMFFIObject.from_address(cell.extra_context).type_index
+view.v_ptr = cell.extra_context
+text = R(ok("ffi.VisitErrorContext.FindAccessPaths", root, view, mk_bool(False)))
+print(ctypes.string_at(cell.message.data, cell.message.size), text.count("<root>"),
+      text.count(".b"), text[-12:])
+lib.TVMFFIObjectDecRef(error)
+"""
+    outputs = each_runtime(RUNTIMES, lambda rt: run_capi(rt, body, timeout=600,
+                                                         KERNEL_PATH=structural_kernel))
+    for runtime in RUNTIMES:
+        assert outputs[runtime].strip() == f"b'seven' 1 {depth} .b.b.b.b.b,)", runtime

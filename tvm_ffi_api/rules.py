@@ -65,6 +65,8 @@ RULES = {
     "timeout": "the call returns within the time limit",
 }
 
+_STR_LIKE = (int(TI.kTVMFFISmallStr), int(TI.kTVMFFISmallBytes))
+
 _BORROWED_ONLY = {
     TI.kTVMFFIRawStr: "a raw C string (kTVMFFIRawStr)",
     TI.kTVMFFIByteArrayPtr: "a byte-array pointer (kTVMFFIByteArrayPtr)",
@@ -103,8 +105,16 @@ def missing_error_violation() -> ABIViolation:
                                         "raised-error slot (TVMFFIErrorSetRaised)")
 
 
+#: Type indices found registered. A type is never unregistered, so each index is asked of the
+#: runtime once rather than on every object a call returns.
+_KNOWN_TYPES = set()
+
+
 def _registered(type_index: int) -> bool:
+    if type_index in _KNOWN_TYPES:
+        return True
     if LIB.TVMFFIGetTypeInfo(type_index):
+        _KNOWN_TYPES.add(type_index)
         return True
     handle = ctypes.c_void_p()  # the failed lookup raised an error: discard it
     LIB.TVMFFIErrorMoveFromRaised(ctypes.byref(handle))
@@ -120,7 +130,7 @@ def result_violation(result: abi.TVMFFIAny) -> Optional[ABIViolation]:
         return ABIViolation("result-owned", f"the result holds {_BORROWED_ONLY[index]}, which "
                                             "only a borrowed argument may hold; return an owned "
                                             "String/Bytes instead")
-    if index in (TI.kTVMFFISmallStr, TI.kTVMFFISmallBytes) and result.small_str_len > 7:
+    if index in _STR_LIKE and result.small_str_len > 7:
         return ABIViolation("small-str-length", f"an inline small string/bytes result claims "
                                                 f"{result.small_str_len} bytes; at most 7 fit")
     if index < 0 or _POD_END < index < _OBJECT_BEGIN:
@@ -138,9 +148,6 @@ def result_violation(result: abi.TVMFFIAny) -> Optional[ABIViolation]:
             return ABIViolation("object-header", f"the result's type index {index} differs from "
                                                  f"its object header's {header_index}")
     return None
-
-
-_STR_LIKE = (TI.kTVMFFISmallStr, TI.kTVMFFISmallBytes)
 
 
 def padding_violation(result: abi.TVMFFIAny) -> Optional[ABIViolation]:

@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
+from tvm_ffi_common.gil import release_gil_by_default
 
 from . import dlpack_exchange, error_crossing, releases, rules, upcalls
 from .convert import CallScope, borrowed_to_python, pack_args, to_owned_any, to_python
@@ -37,6 +38,7 @@ from .runtime import interrupts, tensor
 
 TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
+_LOCKED_CONTAINER_TYPES = abi.LOCKED_CONTAINER_TYPES
 
 
 def take_last_error() -> Optional[Error]:
@@ -84,21 +86,46 @@ def _safe_call_of(handle: Optional[int]) -> Any:
     return abi.TVMFFIFunctionCell.from_address(handle + _CELL_OFFSET).safe_call
 
 
+#: ``safe_call`` called with the GIL held: ctypes keeps it for a ``PYFUNCTYPE`` pointer.
+_HeldSafeCall = ctypes.PYFUNCTYPE(abi.TVMFFISafeCallType._restype_,
+                                  *abi.TVMFFISafeCallType._argtypes_)
+
+
 class Function(Object):
     """A TVM FFI function; calling it calls through the ABI."""
 
-    __slots__ = ("_safe_call", "__dict__")  # attributes may be set on a Function, as upstream
+    __slots__ = ("_safe_call", "_gil_held_call", "__dict__")  # attributes may be set, as upstream
+
+    @property
+    def release_gil(self) -> bool:
+        """Whether a call releases the GIL while the function runs (upstream's switch; new
+        Functions follow ``TVM_FFI_RELEASE_GIL_BY_DEFAULT``). A call with a List or Dict
+        argument releases it anyway: its container locks are never waited for with the GIL."""
+        try:
+            return self._gil_held_call is None
+        except AttributeError:
+            return release_gil_by_default()
+
+    @release_gil.setter
+    def release_gil(self, value: bool) -> None:
+        if not value and self._safe_call is not None:
+            address = ctypes.cast(self._safe_call, ctypes.c_void_p).value
+            self._gil_held_call = _HeldSafeCall(address)
+        else:
+            self._gil_held_call = None
 
     @classmethod
     def _adopt(cls, handle: int) -> "Function":
         func = super()._adopt(handle)
         func._safe_call = _safe_call_of(handle)
+        func.release_gil = release_gil_by_default()
         return func
 
     def __move_handle_from__(self, other: Object) -> None:
         # A subclass instance made empty (``MyFunction(...)``) becomes callable here.
         super().__move_handle_from__(other)
         self._safe_call = _safe_call_of(self._handle)
+        self.release_gil = release_gil_by_default()
 
     def __call__(self, *args: Any) -> Any:
         if releases.pending:  # references of collected wrappers (see releases.py)
@@ -116,6 +143,8 @@ class Function(Object):
             packed = pack_args(args, scope)
             result = abi.TVMFFIAny()
             held = _hold_containers(packed)
+            if not held:  # with no container lock to wait for, the GIL may stay held
+                safe_call = getattr(self, "_gil_held_call", None) or safe_call
             try:
                 if scope.device_type == -1 and not scope.exchange_api:
                     status = safe_call(self._handle, packed, len(args), ctypes.byref(result))
@@ -142,8 +171,9 @@ def _hold_containers(packed: "ctypes.Array[abi.TVMFFIAny]") -> List[int]:
     operation of the runtime's is (``tvm_ffi_runtime.h``, container locks). ctypes
     releases the GIL while a lock is waited for.
     """
-    handles = sorted({value.v_ptr for value in packed
-                      if value.type_index in abi.LOCKED_CONTAINER_TYPES})
+    handles = [value.v_ptr for value in packed if value.type_index in _LOCKED_CONTAINER_TYPES]
+    if len(handles) > 1:  # the same container may be passed twice: held once
+        handles = sorted(set(handles))
     for i, handle in enumerate(handles):
         if LIB.tvm_ffi_runtime_object_lock(handle) != 0:
             for taken in reversed(handles[:i]):

@@ -237,11 +237,12 @@ def dltensor(address: int) -> DLTensorFields:
     if not address:
         raise ValueError("an empty Tensor holds no DLTensor")
     t = abi.DLTensor.from_address(address)
-    ndim = t.ndim
+    ndim, device, dtype, strides = t.ndim, t.device, t.dtype, t.strides
+    # (a pointer's slice reads its ndim integers in one step)
     return DLTensorFields(
-        t.data or 0, t.device.device_type, t.device.device_id, ndim,
-        (t.dtype.code, t.dtype.bits, t.dtype.lanes), tuple(t.shape[i] for i in range(ndim)),
-        tuple(t.strides[i] for i in range(ndim)) if t.strides else None, t.byte_offset)
+        t.data or 0, device.device_type, device.device_id, ndim,
+        (dtype.code, dtype.bits, dtype.lanes), tuple(t.shape[:ndim]),
+        tuple(strides[:ndim]) if strides else None, t.byte_offset)
 
 
 #: ``from_dlpack``, ``import_capsule(capsule, require_alignment, require_contiguous)`` and

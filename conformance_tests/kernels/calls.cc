@@ -110,6 +110,13 @@ Map<Any, Any> MapWith(Map<Any, Any> map, Any key, Any value) {
 }
 Array<Any> Pair(Any a, Any b) { return Array<Any>{a, b}; }
 
+// Seven parameters of seven types: what each position became after upstream's inline
+// conversion (or its error, which names the position and the expected type).
+Array<Any> Mixed(int64_t i, String s, double f, bool b, DLDataType dtype, Optional<int64_t> o,
+                 Array<Any> a) {
+  return Array<Any>{i, s, f, b, dtype, o, a};
+}
+
 // ---- callbacks --------------------------------------------------------------
 
 Any Call(Function f, Array<Any> args) {
@@ -281,6 +288,7 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(map_at, MapAt);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(map_len, MapLen);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(map_with, MapWith);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(pair, Pair);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(mixed, Mixed);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(call, Call);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(call_twice, CallTwice);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(call_each, CallEach);

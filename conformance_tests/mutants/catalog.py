@@ -339,6 +339,160 @@ MUTANTS += [
        T_SURFACE + "test_c_api_surface"),
 ]
 
+# Session 41's fresh mutants, written from the runtime sources, the API docstrings and
+# upstream's headers before the properties were read (one or more per area the hidden
+# mutants are in, and per area the surface map had left uncovered). Their hints were
+# guessed from the test names alone; FRESH_KILLERS records what really kills each.
+CFFI = "tvm_ffi_fast/cffi_core/"
+MUTANTS += [
+    # typed functions with several parameters of different types
+    _m("cffi-fourth-arg-from-third", CFFI + "function.py",
+       r"encode\(packed \+ 3, args\[3\], frame\)", "encode(packed + 3, args[2], frame)",
+       "the cffi core passes a call's third argument again as its fourth (argument order)",
+       T_CALLS, T_EDGES + "test_mixed_positional_arguments"),
+    _m("cffi-callback-args-reversed", CFFI + "function.py",
+       r"for i in range\(num_args\)\]\)", "for i in reversed(range(num_args))])",
+       "a Python callback called from C with several arguments gets them in reverse order "
+       "(cffi core)", T_CALLS, T_EDGES + "test_mixed_positional_arguments"),
+    _m("front-call-args-cut-at-8", FRONT + "function.c",
+       r"status = fx_safe_call_holding\(handle, packed, \(int32_t\)n, &result\);",
+       "status = fx_safe_call_holding(handle, packed, (int32_t)(n > FX_STACK_ARGS ? "
+       "FX_STACK_ARGS : n), &result);",
+       "a call with more than 8 arguments passes only the first 8 (argument count)", T_CALLS, T_EDGES + "test_mixed_positional_arguments"),
+    # structural hashing of tensors and of floats' edge values
+    _m("fast-tensor-hash-skips-dim0", FAST + "structural_hash.c",
+       r"  for \(i = 0; i < t->ndim; \+\+i\) \{\n    result = fr_hash_combine\(result, "
+       r"\(uint64_t\)t->shape\[i\]\);",
+       "  for (i = 1; i < t->ndim; ++i) {\n    result = fr_hash_combine(result, "
+       "(uint64_t)t->shape[i]);",
+       "a tensor's structural hash leaves out its first dimension (hash of tensors)",
+       T_EDGES + "test_structural_hash_edges"),
+    _m("ref-hash-negative-nan", REF + "structural_hash.py",
+       r"if index == TI\.kTVMFFIFloat and math\.isnan\(value\.v_float64\):",
+       "if index == TI.kTVMFFIFloat and math.isnan(value.v_float64) and value.v_int64 >= 0:",
+       "a NaN with its sign bit set hashes by its bits, not as the quiet NaN (hash of floats)",
+       T_EDGES + "test_structural_hash_edges"),
+    _m("fast-hash-negative-zero", FAST + "structural_hash.c",
+       r"    \} else if \(ti == kTVMFFISmallStr\) \{\n      \*out = bytes_hash",
+       "    } else if (ti == kTVMFFIFloat && value->v_float64 == 0.0) {\n"
+       "      *out = fr_hash_combine((uint64_t)ti, 0);\n"
+       "    } else if (ti == kTVMFFISmallStr) {\n      *out = bytes_hash",
+       "-0.0 hashes as 0.0 in the fast runtime (hash of floats)",
+       T_EDGES + "test_structural_hash_edges"),
+    # access paths to missing elements
+    _m("fast-map-missing-lhs-unrecorded", FAST + "structural_equal.c",
+       r"      if \(!has\) return record\(eq, MAP_ITEM_MISSING, &lhs_key, MAP_ITEM, &kv->key\) < 0 "
+       r"\? -1 : 0;",
+       "      if (!has) return 0;",
+       "a map key only the right-hand side has leaves no mismatch path (access paths to missing "
+       "elements)", T_EDGES + "test_access_paths_to_missing"),
+    _m("api-array-item-missing-plain", "tvm_ffi_api/access_path.py",
+       r"return self\._array_item_missing\(index\)", "return self._array_item(index)",
+       "AccessPath.array_item_missing builds a plain element step (access paths)",
+       T_EDGES + "test_access_paths_to_missing"),
+    # dataclass default factories, DeepCopy sharing
+    _m("ref-factory-result-cached", REF + "reflection_make_object.py",
+       r"        value = _call\(default\.v_ptr, \[\]\)\n        try:\n            call_setter\(field, "
+       r"address, value\)\n        finally:\n            anyvalue\.dec_ref_any\(value\)\n",
+       "        cache = globals().setdefault('_FACTORY_RESULTS', {})\n"
+       "        if default.v_ptr not in cache:\n"
+       "            cache[default.v_ptr] = _call(default.v_ptr, [])\n"
+       "        call_setter(field, address, cache[default.v_ptr])\n",
+       "a default factory runs once; every later instance shares its first result (dataclass "
+       "default factories)", T_EDGES + "test_default_factories_and_deepcopy_sharing"),
+    _m("fast-deepcopy-list-unshared", FAST + "deep_copy.c",
+       r"  slot = fr_ptrmap_find\(&c->copies, value->v_obj, NULL\);\n  if \(slot != NULL\) \{",
+       "  slot = fr_ptrmap_find(&c->copies, value->v_obj, NULL);\n"
+       "  if (slot != NULL && (ti != kTVMFFIList || slot->value == IN_PROGRESS)) {",
+       "DeepCopy copies a List met twice twice, losing the sharing (DeepCopy of containers)",
+       T_CONTAINER_EDGES),
+    # the environment API (streams set and restored), signals
+    _m("ref-stream-device-id-ignored", REF + "env.py",
+       r"return this_thread\(\)\.streams\.get\(\(device_type, device_id\)\)",
+       "return this_thread().streams.get((device_type, 0))",
+       "a stream set for device id k reads back as device 0's (environment API)",
+       T_EDGES + "test_stream_environment"),
+    _m("fast-null-stream-kept", FAST + "env.c",
+       r"  row->ids\[device_id\] = stream;\n",
+       "  if (stream != NULL) row->ids[device_id] = stream;\n",
+       "setting a NULL stream keeps the previous one (environment API, C API NULL handles)",
+       T_EDGES + "test_stream_environment"),
+    _m("api-stream-exit-device-0", "tvm_ffi_api/stream.py",
+       r"_set_stream\(self\.device_type, self\.device_id, self\.prev_stream\)",
+       "_set_stream(self.device_type, 0, self.prev_stream)",
+       "leaving use_raw_stream restores device 0's stream, not the block's device's "
+       "(environment API)", T_EDGES + "test_stream_environment"),
+    _m("fast-signal-swallowed", FAST + "env.c",
+       r"  return status != 0 \? -1 : 0;\n\}", "  return 0;\n}",
+       "TVMFFIEnvCheckSignals reports no signal when the check found one (env signals)",
+       T_SURFACE + "test_environment_kernels"),
+    # (Its first form, the handler's exception dropped in check_signals' except, and its
+    # second, the final status, changed lines no generated case reaches: ref runs a raising
+    # handler at its callback's entry, known.py "ref-signal-handler-error", and defers Ctrl-C.)
+    _m("ref-signal-swallowed", REF + "env.py",
+       r"        this_thread\(\)\.pending_signal_error = KeyboardInterrupt\(\)\n        return -1\n",
+       "        this_thread().pending_signal_error = KeyboardInterrupt()\n        return 0\n",
+       "the reference's TVMFFIEnvCheckSignals reports no signal for a Ctrl-C deferred while the "
+       "runtime ran (env signals)",
+       T_SURFACE + "test_environment_kernels"),
+    # DLPack import and export options
+    _m("api-dlpack-copy-false-refused", "tvm_ffi_api/tensor.py",
+       r"            if copy:\n", "            if copy is not None:\n",
+       "__dlpack__(copy=False) is refused as copy=True is (DLPack export options)",
+       T_EDGES + "test_dlpack_options"),
+    _m("api-dlpack-own-device-refused", "tvm_ffi_api/tensor.py",
+       r"if dl_device is not None and tuple\(dl_device\) != self\.__dlpack_device__\(\):",
+       "if dl_device is not None:",
+       "__dlpack__(dl_device=<its own device>) is refused (DLPack export options)",
+       T_EDGES + "test_dlpack_options"),
+    _m("fast-contiguous-unit-dims", FAST + "tensor.c",
+       r"    if \(t->shape\[k\] == 1\) continue;\n", "",
+       "the fast runtime counts a unit dimension's stride in contiguity (require_contiguous, "
+       "hash of tensors)", T_EDGES + "test_dlpack_options"),
+    _m("ref-empty-tensor-not-contiguous", REF + "tensor.py",
+       r"    if 0 in shape:\n        return True  # an empty tensor has no layout to violate\n",
+       "",
+       "the reference judges an empty tensor's strides (contiguity of empty tensors)",
+       T_EDGES + "test_dlpack_options"),
+    # List slice deletion with steps
+    _m("api-list-del-negative-step-upward", "tvm_ffi_api/container.py",
+       r"else range\(start, stop, step\)\n", "else reversed(range(start, stop, step))\n",
+       "deleting a List slice with a negative step erases from the low end, so later indices "
+       "shift (slice deletion)", T_CONTAINER_EDGES),
+    _m("api-list-del-empty-range", "tvm_ffi_api/container.py",
+       r"_ffi\.ListEraseRange\(self, start, max\(stop, start\)\)",
+       "_ffi.ListEraseRange(self, start, stop)",
+       "del lst[i:j] with j before i asks the runtime to erase a reversed range (slice deletion)",
+       T_CONTAINER_EDGES),
+    # C API NULL handles and arguments
+    # (TVMFFIErrorSetRaisedFromCStr with a NULL kind was tried first: upstream itself aborts
+    # there, std::string from NULL, so it has no rule to hold ours to.)
+    _m("ref-set-stream-null-out", REF + "env.py",
+       r"    if opt_out_original_stream:\n        opt_out_original_stream\[0\] = previous\n",
+       "    opt_out_original_stream[0] = previous\n",
+       "TVMFFIEnvSetStream writes the previous stream through a NULL opt_out_original_stream "
+       "(C API NULL arguments)", T_EDGES + "test_c_api_edges", T_EDGES + "test_stream_environment"),
+    _m("fast-allocator-null-out-written", FAST + "env.c",
+       r"  if \(opt_out_original != NULL\) \*opt_out_original = t_allocator;\n",
+       "  *opt_out_original = t_allocator;\n",
+       "TVMFFIEnvSetDLPackManagedTensorAllocator writes through a NULL opt_out_original (C API "
+       "NULL arguments)", T_SURFACE + "test_c_api_surface"),
+    # module lookups from imports (a row the surface map had as not covered)
+    _m("fast-lookup-imports-no-global", FAST + "module.c",
+       r"  if \(func == NULL\) func = fr_global_lookup\(func_name, size\);\n", "",
+       "TVMFFIEnvModLookupFromImports never falls back to the global table (module symbols)",
+       T_SURFACE + "test_environment_kernels"),
+    _m("ref-lookup-imports-shallow", REF + "module.py",
+       r"cached = get_function\(imported, func_name, True\)",
+       "cached = get_function(imported, func_name, False)",
+       "TVMFFIEnvModLookupFromImports looks only at direct imports, not theirs (module symbols)",
+       T_SURFACE + "test_environment_kernels"),
+    # the cffi core's decoding
+    _m("cffi-bool-as-int", CFFI + "convert.py",
+       r"        return p\.v_int64 != 0\n", "        return p.v_int64\n",
+       "the cffi core decodes a bool result as an int (kinds)", "conformance_tests/test_values.py"),
+]
+
 #: Which property kills each fresh mutant (checked with ``--only``; see the README).
 FRESH_KILLERS = {
     "api-list-del-step-forward": T_CONTAINER_EDGES,
@@ -361,6 +515,33 @@ FRESH_KILLERS = {
     "ref-region-pattern-overridden": T_VISITORS,
     "ref-cstr-parts-drop-last": T_SURFACE + "test_c_api_surface",
     "fast-syslib-no-fallback": T_SURFACE + "test_c_api_surface",
+    # session 41 (hints-only, seeds 0 and 2)
+    "cffi-fourth-arg-from-third": T_CALLS,
+    "cffi-callback-args-reversed": T_CALLS,
+    "front-call-args-cut-at-8": T_EDGES + "test_mixed_positional_arguments",
+    "fast-tensor-hash-skips-dim0": T_EDGES + "test_structural_hash_edges",
+    "ref-hash-negative-nan": T_EDGES + "test_structural_hash_edges",
+    "fast-hash-negative-zero": T_EDGES + "test_structural_hash_edges",
+    "fast-map-missing-lhs-unrecorded": T_EDGES + "test_access_paths_to_missing",
+    "api-array-item-missing-plain": T_EDGES + "test_access_paths_to_missing",
+    "ref-factory-result-cached": T_EDGES + "test_default_factories_and_deepcopy_sharing",
+    "fast-deepcopy-list-unshared": T_CONTAINER_EDGES,
+    "ref-stream-device-id-ignored": T_EDGES + "test_stream_environment",
+    "fast-null-stream-kept": T_EDGES + "test_stream_environment",
+    "api-stream-exit-device-0": T_EDGES + "test_stream_environment",
+    "fast-signal-swallowed": T_SURFACE + "test_environment_kernels",
+    "ref-signal-swallowed": T_SURFACE + "test_environment_kernels",
+    "api-dlpack-copy-false-refused": T_EDGES + "test_dlpack_options",
+    "api-dlpack-own-device-refused": T_EDGES + "test_dlpack_options",
+    "fast-contiguous-unit-dims": T_EDGES + "test_dlpack_options",
+    "ref-empty-tensor-not-contiguous": T_EDGES + "test_dlpack_options",
+    "api-list-del-negative-step-upward": T_CONTAINER_EDGES,
+    "api-list-del-empty-range": T_CONTAINER_EDGES,
+    "ref-set-stream-null-out": T_EDGES + "test_c_api_edges",
+    "fast-allocator-null-out-written": T_SURFACE + "test_c_api_surface",
+    "fast-lookup-imports-no-global": T_SURFACE + "test_environment_kernels",
+    "ref-lookup-imports-shallow": T_SURFACE + "test_environment_kernels",
+    "cffi-bool-as-int": T_VALUES + "test_echo_roundtrip",
 }
 
 BY_NAME: Dict[str, Mutant] = {m.name: m for m in MUTANTS}

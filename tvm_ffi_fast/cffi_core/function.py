@@ -26,6 +26,7 @@ import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from tvm_ffi_common import abi
+from tvm_ffi_common.gil import release_gil_by_default
 
 from . import convert as _convert_module, dlpack_exchange, error_crossing, releases, rules, upcalls
 from ._core import ffi, lib
@@ -217,7 +218,21 @@ def _hold_containers(packed: Any, num_args: int) -> Optional[List[Any]]:
 class Function(Object):
     """A TVM FFI function; calling it calls through the ABI."""
 
-    __slots__ = ("_safe_call", "_self", "__dict__")  # attributes may be set, as upstream
+    __slots__ = ("_safe_call", "_self", "_release_gil", "__dict__")  # attributes may be set
+
+    @property
+    def release_gil(self) -> bool:
+        """Upstream's per-function switch (new Functions follow
+        ``TVM_FFI_RELEASE_GIL_BY_DEFAULT``). Recorded only: cffi releases the GIL around
+        every call of a C function pointer, so this core's calls always release it."""
+        try:
+            return self._release_gil
+        except AttributeError:
+            return release_gil_by_default()
+
+    @release_gil.setter
+    def release_gil(self, value: bool) -> None:
+        self._release_gil = bool(value)
 
     @classmethod
     def _adopt(cls, handle: int) -> "Function":

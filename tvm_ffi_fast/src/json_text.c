@@ -15,6 +15,7 @@
 
 #include "containers.h"
 #include "functions.h"
+#include "walk.h"
 
 /* ------------------------------------------------------------ parsing */
 
@@ -24,7 +25,6 @@ typedef struct {
   const char* end;
   const char* line_begin;
   int64_t line;
-  int depth;
 } Parser;
 
 /* A syntax error at the current position (or at `at` when given): ValueError, -1. */
@@ -55,8 +55,6 @@ static int match(Parser* p, const char* literal) {
   }
   return 1;
 }
-
-static int parse_value(Parser* p, TVMFFIAny* out);
 
 static int parse_number(Parser* p, TVMFFIAny* out) {
   const char* start = p->cur;
@@ -209,143 +207,75 @@ static int parse_string(Parser* p, TVMFFIAny* out) {
   return status;
 }
 
-static int parse_array(Parser* p, TVMFFIAny* out) {
-  TVMFFIAny* items = NULL;
-  size_t n = 0, capacity = 0, i;
-  int status = -1;
-  p->cur++;
-  skip_spaces(p);
-  if (peek(p) == -1) return fail(p, "Expecting value", NULL);
-  if (peek(p) == ']') {
-    void* array = fr_array_new(4); /* C++'s Array() */
-    p->cur++;
-    if (array == NULL) return -1;
-    *out = fr_any_object(array);
-    return 0;
-  }
-  while (peek(p) != -1) {
-    if (n == capacity) {
-      TVMFFIAny* grown;
-      capacity = capacity == 0 ? 8 : capacity * 2;
-      grown = (TVMFFIAny*)realloc(items, capacity * sizeof(TVMFFIAny));
-      if (grown == NULL) {
-        fr_raise_oom();
-        goto done;
-      }
-      items = grown;
-    }
-    if (parse_value(p, &items[n]) != 0) goto done;
-    n++;
-    skip_spaces(p);
-    if (peek(p) == ',') {
-      p->cur++;
-      skip_spaces(p);
-    } else if (peek(p) == ']') {
-      void* array;
-      p->cur++;
-      array = fr_array_from_items(items, (int64_t)n, 0);
-      if (array != NULL) {
-        *out = fr_any_object(array);
-        status = 0;
-      }
-      goto done;
+/*
+ * Arrays and objects are parsed over an explicit stack of open containers (one frame each,
+ * holding the items read so far), so nesting costs heap, not C stack, and has no limit.
+ */
+typedef struct {
+  int is_object;
+  TVMFFIAny* items; /* an array's items */
+  FrKV* pairs;      /* an object's members; pairs[n].key is read when has_key */
+  size_t n;
+  size_t capacity;
+  int has_key;
+} ParseFrame;
+
+typedef struct {
+  ParseFrame* frames;
+  size_t n;
+  size_t capacity;
+} ParseStack;
+
+static void release_frame(ParseFrame* f) {
+  size_t i;
+  for (i = 0; i < f->n; ++i) {
+    if (f->is_object) {
+      fr_any_release(&f->pairs[i].key);
+      fr_any_release(&f->pairs[i].value);
     } else {
-      fail(p, "Expecting ',' delimiter", NULL);
-      goto done;
+      fr_any_release(&f->items[i]);
     }
   }
-  fail(p, "Syntax error near", NULL);
-done:
-  for (i = 0; i < n; ++i) fr_any_release(&items[i]);
-  free(items);
-  return status;
+  if (f->is_object && f->has_key) fr_any_release(&f->pairs[f->n].key);
+  free(f->items);
+  free(f->pairs);
 }
 
-static int parse_object(Parser* p, TVMFFIAny* out) {
-  FrKV* pairs = NULL;
-  size_t n = 0, capacity = 0, i;
-  int status = -1;
+/* Room in f for one more item or member; -1 with MemoryError raised. */
+static int frame_room(ParseFrame* f) {
+  size_t capacity;
+  if (f->n < f->capacity) return 0;
+  capacity = f->capacity == 0 ? 8 : f->capacity * 2;
+  if (f->is_object) {
+    FrKV* grown = (FrKV*)realloc(f->pairs, capacity * sizeof(FrKV));
+    if (grown == NULL) return fr_raise_oom();
+    f->pairs = grown;
+  } else {
+    TVMFFIAny* grown = (TVMFFIAny*)realloc(f->items, capacity * sizeof(TVMFFIAny));
+    if (grown == NULL) return fr_raise_oom();
+    f->items = grown;
+  }
+  f->capacity = capacity;
+  return 0;
+}
+
+/* An object's next member name and its ':' (cur at the opening quote, or not a quote). */
+static int parse_key(Parser* p, ParseFrame* f) {
+  if (peek(p) != '"') return fail(p, "Expecting property name enclosed in double quotes", NULL);
+  if (frame_room(f) != 0 || parse_string(p, &f->pairs[f->n].key) != 0) return -1;
+  f->has_key = 1;
+  skip_spaces(p);
+  if (peek(p) != ':') return fail(p, "Expecting ':' delimiter", NULL);
   p->cur++;
-  skip_spaces(p);
-  if (peek(p) == -1) return fail(p, "Expecting property name enclosed in double quotes", NULL);
-  if (peek(p) == '}') {
-    void* map = fr_map_new(kTVMFFIMap);
-    p->cur++;
-    if (map == NULL) return -1;
-    *out = fr_any_object(map);
-    return 0;
-  }
-  while (peek(p) != -1) {
-    if (peek(p) != '"') {
-      fail(p, "Expecting property name enclosed in double quotes", NULL);
-      goto done;
-    }
-    if (n == capacity) {
-      FrKV* grown;
-      capacity = capacity == 0 ? 8 : capacity * 2;
-      grown = (FrKV*)realloc(pairs, capacity * sizeof(FrKV));
-      if (grown == NULL) {
-        fr_raise_oom();
-        goto done;
-      }
-      pairs = grown;
-    }
-    if (parse_string(p, &pairs[n].key) != 0) goto done;
-    skip_spaces(p);
-    if (peek(p) != ':') {
-      fr_any_release(&pairs[n].key);
-      fail(p, "Expecting ':' delimiter", NULL);
-      goto done;
-    }
-    p->cur++;
-    if (parse_value(p, &pairs[n].value) != 0) {
-      fr_any_release(&pairs[n].key);
-      goto done;
-    }
-    n++;
-    skip_spaces(p);
-    if (peek(p) == '}') {
-      void* map;
-      p->cur++;
-      map = fr_map_from_range(kTVMFFIMap, pairs, n);
-      if (map != NULL) {
-        *out = fr_any_object(map);
-        status = 0;
-      }
-      goto done;
-    }
-    if (peek(p) != ',') {
-      fail(p, "Expecting ',' delimiter", NULL);
-      goto done;
-    }
-    p->cur++;
-    skip_spaces(p);
-  }
-  fail(p, "Syntax error near", NULL);
-done:
-  for (i = 0; i < n; ++i) {
-    fr_any_release(&pairs[i].key);
-    fr_any_release(&pairs[i].value);
-  }
-  free(pairs);
-  return status;
+  return 0;
 }
 
-static int parse_value(Parser* p, TVMFFIAny* out) {
-  const char* start;
-  int c, status;
-  skip_spaces(p);
-  start = p->cur;
-  c = peek(p);
+/* A value that is not an array or object (cur at its first character). */
+static int parse_scalar(Parser* p, TVMFFIAny* out) {
+  const char* start = p->cur;
+  int c = peek(p);
   if (c == -1) return fail(p, "Expecting value", NULL);
   if (c == '"') return parse_string(p, out);
-  if (c == '{' || c == '[') {
-    if (p->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) return fr_s_too_deep("ffi.json.Parse");
-    p->depth++;
-    status = c == '{' ? parse_object(p, out) : parse_array(p, out);
-    p->depth--;
-    return status;
-  }
   if (c == 't' || c == 'f' || c == 'n') {
     const char* literal = c == 't' ? "rue" : c == 'f' ? "alse" : "ull";
     p->cur++;
@@ -356,12 +286,104 @@ static int parse_value(Parser* p, TVMFFIAny* out) {
   return parse_number(p, out);
 }
 
+/* Opens the array or object at cur: 1 with a new frame on top (its first member's name read),
+ * 0 with *out its empty container, -1 on error. */
+static int open_container(Parser* p, ParseStack* st, TVMFFIAny* out) {
+  int is_object = peek(p) == '{';
+  ParseFrame* f;
+  p->cur++;
+  skip_spaces(p);
+  if (peek(p) == -1) {
+    return fail(p, is_object ? "Expecting property name enclosed in double quotes"
+                             : "Expecting value", NULL);
+  }
+  if (peek(p) == (is_object ? '}' : ']')) {
+    void* empty = is_object ? fr_map_new(kTVMFFIMap) : fr_array_new(4); /* C++'s Array() */
+    p->cur++;
+    if (empty == NULL) return -1;
+    *out = fr_any_object(empty);
+    return 0;
+  }
+  f = (ParseFrame*)fr_s_stack_room(st->frames, st->n, &st->capacity, sizeof(ParseFrame));
+  if (f == NULL) return -1;
+  st->frames = f;
+  f = &st->frames[st->n++];
+  memset(f, 0, sizeof(*f));
+  f->is_object = is_object;
+  return is_object && parse_key(p, f) != 0 ? -1 : 1;
+}
+
+/* Adds value to the top frame and reads on: 1 when the next member's value follows, 0 when
+ * the frame closed (*value: its container, the frame popped), -1 on error. */
+static int add_and_continue(Parser* p, ParseStack* st, TVMFFIAny* value) {
+  ParseFrame* f = &st->frames[st->n - 1];
+  int closer = f->is_object ? '}' : ']';
+  if (f->is_object) {
+    f->pairs[f->n].value = *value;
+    f->has_key = 0;
+  } else {
+    if (frame_room(f) != 0) {
+      fr_any_release(value);
+      return -1;
+    }
+    f->items[f->n] = *value;
+  }
+  f->n++;
+  skip_spaces(p);
+  if (peek(p) == closer) {
+    void* container;
+    p->cur++;
+    container = f->is_object ? fr_map_from_range(kTVMFFIMap, f->pairs, f->n)
+                             : fr_array_from_items(f->items, (int64_t)f->n, 0);
+    if (container == NULL) return -1;
+    release_frame(f);
+    st->n--;
+    *value = fr_any_object(container);
+    return 0;
+  }
+  if (peek(p) != ',') return fail(p, "Expecting ',' delimiter", NULL);
+  p->cur++;
+  skip_spaces(p);
+  if (peek(p) == -1) return fail(p, "Syntax error near", NULL);
+  return f->is_object ? (parse_key(p, f) != 0 ? -1 : 1) : 1;
+}
+
+static int parse_value(Parser* p, TVMFFIAny* out) {
+  ParseStack st = {NULL, 0, 0};
+  TVMFFIAny value;
+  int status = 0;
+  for (;;) {
+    int c;
+    skip_spaces(p);
+    c = peek(p);
+    if (c == '[' || c == '{') {
+      status = open_container(p, &st, &value);
+      if (status < 0) break;
+      if (status > 0) continue; /* the first member's value follows */
+    } else if (parse_scalar(p, &value) != 0) {
+      status = -1;
+      break;
+    }
+    /* value is complete: hand it to the open containers, closing those that end here */
+    status = 0;
+    while (st.n > 0 && (status = add_and_continue(p, &st, &value)) == 0) {
+    }
+    if (status < 0 || st.n == 0) break;
+  }
+  if (status < 0) {
+    while (st.n > 0) release_frame(&st.frames[--st.n]);
+  } else {
+    *out = value;
+  }
+  free(st.frames);
+  return status < 0 ? -1 : 0;
+}
+
 int fr_json_parse(const char* data, size_t size, TVMFFIAny* out) {
   Parser p;
   p.begin = p.cur = p.line_begin = data;
   p.end = data + size;
   p.line = 1;
-  p.depth = 0;
   if (parse_value(&p, out) != 0) return -1;
   skip_spaces(&p);
   if (peek(&p) != -1) {
@@ -373,14 +395,26 @@ int fr_json_parse(const char* data, size_t size, TVMFFIAny* out) {
 
 /* ------------------------------------------------------------ writing */
 
+/*
+ * Arrays, Lists and Maps are written over an explicit stack of open containers (one frame
+ * each, with the position of its next item), so nesting costs heap, not C stack.
+ */
+typedef struct {
+  void* obj;
+  int is_map;
+  int is_list;
+  int64_t next;  /* sequences: the next index */
+  uint64_t it;   /* maps: the next entry */
+} WriteFrame;
+
 typedef struct {
   int64_t indent;
   int64_t level;
   FrBuf* out;
-  void** active_lists; /* Lists being written */
-  size_t n_active;
-  size_t cap_active;
-  int depth;
+  FrPtrMap active; /* Lists being written (a List met again inside itself is a cycle) */
+  WriteFrame* frames;
+  size_t n;
+  size_t capacity;
 } Writer;
 
 static void write_escaped(FrBuf* out, TVMFFIByteArray text) {
@@ -415,70 +449,9 @@ static void newline(Writer* w) {
   for (i = 0; i < w->level; ++i) fr_buf_puts(w->out, " ");
 }
 
-static int write_value(Writer* w, const TVMFFIAny* value);
-
-static int write_member(Writer* w, const FrKV* kv) {
-  TVMFFIByteArray key;
-  if (kv->key.type_index != kTVMFFISmallStr && kv->key.type_index != kTVMFFIStr) {
-    return fr_raise("ValueError", "Expect key to be string, got `%s`",
-                    fr_type_key_of(kv->key.type_index));
-  }
-  fr_any_str_view(&kv->key, 0, &key);
-  write_escaped(w->out, key);
-  fr_buf_puts(w->out, w->indent != 0 ? ": " : ":");
-  return write_value(w, &kv->value);
-}
-
-static int write_container(Writer* w, const TVMFFIAny* value) {
-  int32_t ti = value->type_index;
-  int is_map = ti == kTVMFFIMap, status = 0;
-  uint64_t count = 0, it, end = 0;
-  int64_t i;
-  if (ti == kTVMFFIList) {
-    size_t k;
-    for (k = 0; k < w->n_active; ++k) {
-      if (w->active_lists[k] == value->v_obj) {
-        return fr_raise("ValueError", "Cycle detected: List contains itself");
-      }
-    }
-    if (w->n_active == w->cap_active) {
-      size_t capacity = w->cap_active == 0 ? 8 : w->cap_active * 2;
-      void** grown = (void**)realloc(w->active_lists, capacity * sizeof(void*));
-      if (grown == NULL) return fr_raise_oom();
-      w->active_lists = grown;
-      w->cap_active = capacity;
-    }
-    w->active_lists[w->n_active++] = value->v_obj;
-  }
-  fr_buf_puts(w->out, is_map ? "{" : "[");
-  w->level += w->indent;
-  if (is_map) {
-    end = fr_map_end(value->v_obj);
-    for (it = fr_map_begin(value->v_obj); status == 0 && it != end;
-         it = fr_map_next(value->v_obj, it), ++count) {
-      if (count != 0) fr_buf_puts(w->out, ",");
-      if (w->indent != 0) newline(w);
-      status = write_member(w, fr_map_entry(value->v_obj, it));
-    }
-  } else {
-    for (i = 0; status == 0 && i < fr_seq_size(value->v_obj); ++i) {
-      if (i != 0) fr_buf_puts(w->out, ",");
-      if (w->indent != 0) newline(w);
-      status = write_value(w, &fr_seq_items(value->v_obj)[i]);
-    }
-  }
-  if (status != 0) return -1;
-  w->level -= w->indent;
-  if (w->indent != 0) newline(w);
-  fr_buf_puts(w->out, is_map ? "}" : "]");
-  if (ti == kTVMFFIList) w->n_active--;
-  return 0;
-}
-
-static int write_value(Writer* w, const TVMFFIAny* value) {
-  int32_t ti = value->type_index;
-  int status;
-  switch (ti) {
+/* Writes a value that is not a container; -1 (raised) for a type JSON has no form for. */
+static int write_scalar(Writer* w, const TVMFFIAny* value) {
+  switch (value->type_index) {
     case kTVMFFINone:
       fr_buf_puts(w->out, "null");
       return 0;
@@ -498,16 +471,89 @@ static int write_value(Writer* w, const TVMFFIAny* value) {
       write_escaped(w->out, text);
       return 0;
     }
-    case kTVMFFIArray:
-    case kTVMFFIList:
-    case kTVMFFIMap:
-      if (w->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) return fr_s_too_deep("ffi.json.Stringify");
-      w->depth++;
-      status = write_container(w, value);
-      w->depth--;
-      return status;
     default:
-      return fr_raise("ValueError", "Unsupported type: `%s`", fr_type_key_of(ti));
+      return fr_raise("ValueError", "Unsupported type: `%s`", fr_type_key_of(value->type_index));
+  }
+}
+
+/* Opens a container: its bracket written, a frame for its items on top. */
+static int open_write(Writer* w, const TVMFFIAny* value) {
+  WriteFrame* f;
+  int is_list = value->type_index == kTVMFFIList;
+  if (is_list) {
+    if (fr_ptrmap_find(&w->active, value->v_obj, NULL) != NULL) {
+      return fr_raise("ValueError", "Cycle detected: List contains itself");
+    }
+    if (fr_ptrmap_put(&w->active, value->v_obj, NULL, 1) != 0) return -1;
+  }
+  f = (WriteFrame*)fr_s_stack_room(w->frames, w->n, &w->capacity, sizeof(WriteFrame));
+  if (f == NULL) return -1;
+  w->frames = f;
+  f = &w->frames[w->n++];
+  f->obj = value->v_obj;
+  f->is_map = value->type_index == kTVMFFIMap;
+  f->is_list = is_list;
+  f->next = 0;
+  f->it = f->is_map ? fr_map_begin(value->v_obj) : 0;
+  fr_buf_puts(w->out, f->is_map ? "{" : "[");
+  w->level += w->indent;
+  return 0;
+}
+
+/* The top frame's next item into *item (a map's key written before it): 1, 0 when it has
+ * none left, -1 on error. */
+static int next_item(Writer* w, WriteFrame* f, const TVMFFIAny** item) {
+  int first;
+  if (f->is_map) {
+    const FrKV* kv;
+    TVMFFIByteArray key;
+    if (f->it == fr_map_end(f->obj)) return 0;
+    kv = fr_map_entry(f->obj, f->it);
+    first = f->it == fr_map_begin(f->obj);
+    f->it = fr_map_next(f->obj, f->it);
+    if (!first) fr_buf_puts(w->out, ",");
+    if (w->indent != 0) newline(w);
+    if (kv->key.type_index != kTVMFFISmallStr && kv->key.type_index != kTVMFFIStr) {
+      return fr_raise("ValueError", "Expect key to be string, got `%s`",
+                      fr_type_key_of(kv->key.type_index));
+    }
+    fr_any_str_view(&kv->key, 0, &key);
+    write_escaped(w->out, key);
+    fr_buf_puts(w->out, w->indent != 0 ? ": " : ":");
+    *item = &kv->value;
+    return 1;
+  }
+  if (f->next >= fr_seq_size(f->obj)) return 0;
+  if (f->next != 0) fr_buf_puts(w->out, ",");
+  if (w->indent != 0) newline(w);
+  *item = &fr_seq_items(f->obj)[f->next++];
+  return 1;
+}
+
+/* Closes the top frame: its bracket written, the List out of the active set. */
+static void close_write(Writer* w) {
+  WriteFrame* f = &w->frames[--w->n];
+  w->level -= w->indent;
+  if (w->indent != 0) newline(w);
+  fr_buf_puts(w->out, f->is_map ? "}" : "]");
+  if (f->is_list) fr_ptrmap_erase(&w->active, f->obj, NULL);
+}
+
+static int write_value(Writer* w, const TVMFFIAny* root) {
+  const TVMFFIAny* value = root;
+  for (;;) {
+    int32_t ti = value->type_index;
+    int got;
+    if (ti == kTVMFFIArray || ti == kTVMFFIList || ti == kTVMFFIMap) {
+      if (open_write(w, value) != 0) return -1;
+    } else if (write_scalar(w, value) != 0) {
+      return -1;
+    }
+    /* the next item of the innermost open container, closing those that are done */
+    got = 0;
+    while (w->n > 0 && (got = next_item(w, &w->frames[w->n - 1], &value)) == 0) close_write(w);
+    if (got < 0) return -1;
+    if (w->n == 0) return 0;
   }
 }
 
@@ -518,7 +564,8 @@ int fr_json_stringify(const TVMFFIAny* value, int64_t indent, FrBuf* out) {
   w.indent = indent;
   w.out = out;
   status = write_value(&w, value);
-  free(w.active_lists);
+  free(w.frames);
+  fr_ptrmap_free(&w.active);
   if (status == 0 && out->failed) return fr_raise_oom();
   return status;
 }

@@ -13,12 +13,11 @@
 
 #include "core.h"
 
-/* Nested values the walks that still recurse on the C stack descend through before they give
- * up (ValueError); they also give up when the thread's C stack runs low (frames vary in size
- * with the compiler and its instrumentation, so a count alone cannot bound the stack). The
- * walks over an explicit stack (equal, hash, deep copy, JSON graph save and load) have no depth
- * limit: they look for a cycle instead (fr_s_check_path; JSON load marks the nodes it is
- * decoding). */
+/* Every structural walk (equal, hash, deep copy, JSON graph save and load, visit, mutate,
+ * FindAccessPaths) and JSON text run over an explicit stack: they have no depth limit and look
+ * for a cycle instead (fr_s_check_path, from this many frames on; JSON load marks the nodes it
+ * is decoding). Only hooks that are not built in nest calls; those stop with a ValueError
+ * (fr_s_too_deep) when the thread's C stack runs low. */
 #define FR_S_MAX_DEPTH 16384
 #define FR_S_IGNORE kTVMFFIFieldFlagBitMaskSEqHashIgnore
 #define FR_S_DEF_PATTERN kTVMFFIFieldFlagBitMaskSEqHashDefPattern

@@ -65,7 +65,23 @@ typedef struct {
   FrWalkCallback* callback_state;
   FrFieldCache fields;
   int depth;
+  /* Per-type facts looked up once per comparison rather than once per object (the kind
+   * and the hook lookup took a lock and two registry reads each time): types without an
+   * __s_equal__ hook only, a hook being a Function the registry may replace meanwhile. */
+  struct {
+    int32_t type_index; /* -1: empty */
+    int32_t kind;
+    const TVMFFIFieldInfo** fields; /* owned by `fields` above */
+    size_t num_fields;
+  } plain_types[8];
 } Equality;
+
+static void plain_types_init(Equality* eq) {
+  size_t i;
+  for (i = 0; i < sizeof(eq->plain_types) / sizeof(eq->plain_types[0]); ++i) {
+    eq->plain_types[i].type_index = -1;
+  }
+}
 
 static int equal_any(Equality* eq, const TVMFFIAny* lhs, const TVMFFIAny* rhs, int* out);
 
@@ -293,13 +309,23 @@ static EqFrame* push_frame(Equality* eq, EqStack* st, int kind, void* lhs, void*
   if (frames == NULL) return NULL;
   st->frames = frames;
   f = &frames[st->n++];
-  memset(f, 0, sizeof(*f));
+  /* what every kind reads before it writes (not a memset of the whole frame: one is pushed
+   * per container and object compared); each kind's own fields are set by start() */
   f->kind = kind;
   f->lhs = lhs;
   f->rhs = rhs;
   f->region = f->outer_region = eq->region;
+  f->stop = 0;
+  f->result = 0;
+  f->index = 0;
+  f->kind_of_object = 0;
+  f->fields = NULL;
+  f->num_fields = 0;
+  f->field = 0;
+  f->holding = 0;
   eq->depth++;
-  if (fr_s_check_path("StructuralEqual", st->frames, st->n, sizeof(EqFrame),
+  if (st->n >= FR_S_MAX_DEPTH &&  /* (fr_s_check_path looks only from there on) */
+      fr_s_check_path("StructuralEqual", st->frames, st->n, sizeof(EqFrame),
                       offsetof(EqFrame, lhs)) != 0) {
     st->n--;
     eq->depth--;
@@ -327,7 +353,13 @@ static int start_object(Equality* eq, EqStack* st, void* lhs, void* rhs, int* ou
   void* hook = NULL;
   int found;
   EqFrame* f;
-  if (fr_s_kind(ti, &kind) != 0) return -1;
+  size_t cached = (size_t)ti % (sizeof(eq->plain_types) / sizeof(eq->plain_types[0]));
+  int plain = eq->plain_types[cached].type_index == ti;
+  if (plain) {
+    kind = eq->plain_types[cached].kind;
+  } else if (fr_s_kind(ti, &kind) != 0) {
+    return -1;
+  }
   *out = 0;
   if (kind == kTVMFFISEqHashKindUniqueInstance) {
     *out = lhs == rhs;
@@ -345,7 +377,7 @@ static int start_object(Equality* eq, EqStack* st, void* lhs, void* rhs, int* ou
     }
     if (fr_ptrmap_find(&eq->rhs_to_lhs, rhs, NULL) != NULL) return 0;
   }
-  found = fr_hook_of(g_s_equal, ti, SIG_S_EQUAL, &hook);
+  found = plain ? 0 : fr_hook_of(g_s_equal, ti, SIG_S_EQUAL, &hook);
   if (found < 0) return -1;
   f = push_frame(eq, st, FRAME_OBJ, lhs, rhs);
   if (f == NULL) return -1;
@@ -362,6 +394,7 @@ static int start_object(Equality* eq, EqStack* st, void* lhs, void* rhs, int* ou
       eq->callback = fr_walk_callback_new(&kEqCallback, eq, &eq->callback_state);
       if (eq->callback == NULL) return -1;
     }
+    if (tvm_ffi_runtime_stack_low()) return fr_s_too_deep("StructuralEqual");
     args[0] = fr_object_view(lhs);
     args[1] = fr_object_view(rhs);
     args[2] = fr_object_view(eq->callback);
@@ -375,7 +408,16 @@ static int start_object(Equality* eq, EqStack* st, void* lhs, void* rhs, int* ou
     f->num_fields = 0;
     return 1;
   }
-  if (fr_cached_fields(&eq->fields, ti, FR_S_IGNORE, &f->fields, &f->num_fields) != 0) return -1;
+  if (plain) {
+    f->fields = eq->plain_types[cached].fields;
+    f->num_fields = eq->plain_types[cached].num_fields;
+  } else {
+    if (fr_cached_fields(&eq->fields, ti, FR_S_IGNORE, &f->fields, &f->num_fields) != 0) return -1;
+    eq->plain_types[cached].type_index = ti;
+    eq->plain_types[cached].kind = kind;
+    eq->plain_types[cached].fields = f->fields;
+    eq->plain_types[cached].num_fields = f->num_fields;
+  }
   f->result = 1;
   return 1;
 }
@@ -420,9 +462,8 @@ static int start(Equality* eq, EqStack* st, const TVMFFIAny* lhs, const TVMFFIAn
     return 0;
   }
   if (ti == kTVMFFITensor) return equal_tensors(eq, lhs->v_obj, rhs->v_obj, out);
-  /* no depth limit (push_frame looks for cycles); the stack check guards the nesting through
-   * __s_equal__ hooks, the one place this walk still uses the C stack */
-  if (tvm_ffi_runtime_stack_low()) return fr_s_too_deep("StructuralEqual");
+  /* no depth limit (push_frame looks for cycles); the C stack is checked before a
+   * __s_equal__ hook is called (start_object), the one place this walk nests on it */
   if (ti == kTVMFFIArray || ti == kTVMFFIList) {
     int64_t nl = fr_seq_size(lhs->v_obj), nr = fr_seq_size(rhs->v_obj);
     if (nl != nr && !eq->trace) {
@@ -590,6 +631,7 @@ int fr_structural_equal(const TVMFFIAny* lhs, const TVMFFIAny* rhs, int map_free
   Equality eq;
   int status;
   memset(&eq, 0, sizeof(eq));
+  plain_types_init(&eq);
   eq.region = map_free_vars ? kTVMFFIDefRegionKindPattern : kTVMFFIDefRegionKindNone;
   eq.skip_tensor_content = skip_tensor_content;
   status = equal_any(&eq, lhs, rhs, out);
@@ -613,6 +655,7 @@ static int first_mismatch(void* ctx, const FrArg* args, TVMFFIAny* rv) {
   int equal, status;
   (void)ctx;
   memset(&eq, 0, sizeof(eq));
+  plain_types_init(&eq);
   eq.region = args[2].value.v_int64 ? kTVMFFIDefRegionKindPattern : kTVMFFIDefRegionKindNone;
   eq.skip_tensor_content = (int)args[3].value.v_int64;
   eq.trace = 1;

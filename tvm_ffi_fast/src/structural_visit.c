@@ -32,7 +32,6 @@ typedef struct {
   FrCallbackEntry* with_kind;
   size_t n_with_kind;
   int pre_order;
-  int depth;
 } Visitor;
 
 enum { ADVANCE = 0, SKIP = 1 };
@@ -134,52 +133,222 @@ static TVMFFIAny walk_callback(Visitor* v, TVMFFIAny value, int* control) {
   return as_interrupt(result, "WalkResult");
 }
 
-static TVMFFIAny walk_visit(void* self, TVMFFIAny value) {
-  Visitor* v = (Visitor*)self;
-  TVMFFIAny outcome = none();
-  int control = ADVANCE;
-  if (value.type_index == kTVMFFINone) return none();
-  if (v->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) {
-    fr_s_too_deep("StructuralVisit");
-    outcome = fr_s_raised();
-  } else {
-    v->depth++;
-    if (v->pre_order) outcome = walk_callback(v, value, &control);
-    if (outcome.type_index == kTVMFFINone && control != SKIP) {
-      outcome = default_visit(self, value);
-      if (outcome.type_index == kTVMFFINone && !v->pre_order) {
-        outcome = walk_callback(v, value, &control);
-      }
+/*
+ * The engine: one call visits a value and everything below it over an explicit stack of
+ * frames (a frame per container or reflected object whose children it hands out one at a
+ * time), so depth costs heap, not C stack. Only hooks that are not this file's own (a C++ or
+ * Function __s_visit__, a StructuralVisit callback) call back into a nested engine, as they
+ * nest calls upstream; the C-stack check guards those.
+ */
+enum { FRAME_SEQUENCE, FRAME_MAP, FRAME_FIELDS };
+
+typedef struct {
+  void* obj;        /* the value's object (first: fr_s_check_path reads it) */
+  TVMFFIAny value;  /* borrowed from the parent (or the caller) */
+  int kind;
+  int32_t region;   /* the region in force before the value's descent */
+  int64_t next;     /* FRAME_SEQUENCE: the next item */
+  uint64_t it;      /* FRAME_MAP: the next entry */
+  const TVMFFIFieldInfo** fields; /* FRAME_FIELDS (owned) */
+  size_t n_fields;
+  TVMFFIAny child;      /* FRAME_FIELDS: the field value being visited (owned) */
+  int32_t child_region; /* the region before the current field's */
+} VisitFrame;
+
+typedef struct {
+  VisitFrame* frames;
+  size_t n;
+  size_t capacity;
+} VisitStack;
+
+static TVMFFIAny visit_sequence(void* visitor, TVMFFIAny value);
+static TVMFFIAny visit_map_values(void* visitor, TVMFFIAny value);
+
+/* A new frame for value (kind) on top; NULL with an error raised. */
+static VisitFrame* push_frame(VisitStack* st, TVMFFIAny value, int kind, int32_t region) {
+  VisitFrame* f;
+  VisitFrame* grown =
+      (VisitFrame*)fr_s_stack_room(st->frames, st->n, &st->capacity, sizeof(VisitFrame));
+  if (grown == NULL) return NULL;
+  st->frames = grown;
+  f = &st->frames[st->n++];
+  memset(f, 0, sizeof(*f));
+  f->obj = value.v_obj;
+  f->value = value;
+  f->kind = kind;
+  f->region = region;
+  f->child = none();
+  if (fr_s_check_path("StructuralVisit", st->frames, st->n, sizeof(VisitFrame),
+                      offsetof(VisitFrame, obj)) != 0) {
+    st->n--;
+    return NULL;
+  }
+  return f;
+}
+
+/* Begins value's default descent (default_visit's rules): 1 when a frame now hands out its
+ * children, 0 when *outcome already holds the result (a hook ran, a leaf, an error). */
+static int begin_descent(Visitor* v, VisitStack* st, TVMFFIAny value, TVMFFIAny* outcome) {
+  FrTraversal* t = &v->base;
+  TVMFFIAny hook = fr_type_attr_entry(g_visit, value.type_index);
+  VisitFrame* f;
+  int kind;
+  if (hook.type_index == kTVMFFIOpaquePtr && hook.v_ptr != (void*)visit_sequence &&
+      hook.v_ptr != (void*)visit_map_values) {
+    *outcome = ((FrVisitFn)hook.v_ptr)(v, value);
+    return 0;
+  }
+  if (hook.type_index != kTVMFFIOpaquePtr &&
+      (hook.type_index != kTVMFFINone || value.type_index < kTVMFFIStaticObjectBegin)) {
+    *outcome = default_visit(v, value); /* a Function hook, a bad hook or a leaf */
+    return 0;
+  }
+  kind = hook.type_index == kTVMFFINone ? FRAME_FIELDS
+         : hook.v_ptr == (void*)visit_sequence ? FRAME_SEQUENCE
+                                               : FRAME_MAP;
+  f = push_frame(st, value, kind, t->region);
+  if (f == NULL) {
+    *outcome = fr_s_raised();
+    return 0;
+  }
+  if (kind == FRAME_MAP) {
+    f->it = fr_map_begin(value.v_obj);
+  } else if (kind == FRAME_FIELDS) {
+    if (fr_collect_fields(value.type_index, FR_S_IGNORE, &f->fields, &f->n_fields) != 0) {
+      st->n--;
+      *outcome = fr_s_raised();
+      return 0;
     }
-    v->depth--;
+    if (t->region == kTVMFFIDefRegionKindSimple &&
+        fr_s_kind_or_unsupported(value.type_index) == kTVMFFISEqHashKindFreeVar) {
+      t->region = kTVMFFIDefRegionKindNone;
+    }
+  }
+  return 1;
+}
+
+/* The top frame's next child into *child: 1, 0 when none is left, -1 on error (raised). A
+ * field child is held by the frame and visited in its field's region. */
+static int next_child(Visitor* v, VisitFrame* f, TVMFFIAny* child) {
+  FrTraversal* t = &v->base;
+  if (f->kind == FRAME_SEQUENCE) {
+    if (f->next >= fr_seq_size(f->obj)) return 0;
+    *child = fr_seq_items(f->obj)[f->next++];
+    return 1;
+  }
+  if (f->kind == FRAME_MAP) {
+    if (f->it == fr_map_end(f->obj)) return 0;
+    *child = fr_map_entry(f->obj, f->it)->value;
+    f->it = fr_map_next(f->obj, f->it);
+    return 1;
+  }
+  if ((size_t)f->next >= f->n_fields) return 0;
+  {
+    const TVMFFIFieldInfo* field = f->fields[f->next++];
+    if (fr_read_field(f->obj, field, &f->child) != 0) {
+      f->child = none();
+      return -1;
+    }
+    f->child_region = t->region;
+    if (t->region != kTVMFFIDefRegionKindPattern &&
+        (field->flags & (FR_S_DEF_SIMPLE | FR_S_DEF_PATTERN))) {
+      t->region = (field->flags & FR_S_DEF_SIMPLE) ? kTVMFFIDefRegionKindSimple
+                                                   : kTVMFFIDefRegionKindPattern;
+    }
+    *child = f->child;
+    return 1;
+  }
+}
+
+/* The top frame's child finished: its field value released, the region restored. */
+static void child_done(Visitor* v, VisitFrame* f) {
+  if (f->kind != FRAME_FIELDS || f->child.type_index == kTVMFFINone) return;
+  v->base.region = f->child_region;
+  fr_any_release(&f->child);
+  f->child = none();
+}
+
+/* Enters value: the callback before its descent, or the descent's first frame. Returns 1 when
+ * a frame was pushed, 0 when *outcome holds value's result before any post-order callback. */
+static int enter(Visitor* v, VisitStack* st, TVMFFIAny value, int walk, TVMFFIAny* outcome,
+                 int* control) {
+  *control = ADVANCE;
+  *outcome = none();
+  if (value.type_index == kTVMFFINone) return 0;
+  if (walk) {
+    if (v->pre_order) *outcome = walk_callback(v, value, control);
+    if (outcome->type_index != kTVMFFINone || *control == SKIP) return 0;
+  } else {
+    const FrCallbackEntry* entry = fr_s_find_entry(v->callbacks, v->n_callbacks, value.type_index);
+    if (entry != NULL) {
+      TVMFFIAny args[2];
+      args[0] = value;
+      args[1] = fr_object_view(v);
+      *outcome = as_interrupt(fr_s_call(entry->fn, args, 2), "Optional<ffi.VisitInterrupt>");
+      *control = SKIP; /* a callback owns the descent: no post-order step */
+      return 0;
+    }
+  }
+  return begin_descent(v, st, value, outcome);
+}
+
+/* value's descent ended with outcome: the post-order callback, then its error context. */
+static TVMFFIAny leave(Visitor* v, TVMFFIAny value, int walk, int control, TVMFFIAny outcome) {
+  if (value.type_index == kTVMFFINone) return outcome;
+  if (walk && !v->pre_order && control != SKIP && outcome.type_index == kTVMFFINone) {
+    outcome = walk_callback(v, value, &control);
   }
   fr_s_record_visit(&outcome, &value);
   return outcome;
 }
 
-static TVMFFIAny callback_visit(void* self, TVMFFIAny value) {
-  Visitor* v = (Visitor*)self;
-  const FrCallbackEntry* entry;
-  TVMFFIAny outcome;
-  if (value.type_index == kTVMFFINone) return none();
-  if (v->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) {
+static TVMFFIAny run_engine(Visitor* v, TVMFFIAny root, int walk) {
+  VisitStack st = {NULL, 0, 0};
+  TVMFFIAny value = root, outcome;
+  int control;
+  if (tvm_ffi_runtime_stack_low()) {
     fr_s_too_deep("StructuralVisit");
     outcome = fr_s_raised();
-  } else {
-    v->depth++;
-    entry = fr_s_find_entry(v->callbacks, v->n_callbacks, value.type_index);
-    if (entry == NULL) {
-      outcome = default_visit(self, value);
-    } else {
-      TVMFFIAny args[2];
-      args[0] = value;
-      args[1] = fr_object_view(self);
-      outcome = as_interrupt(fr_s_call(entry->fn, args, 2), "Optional<ffi.VisitInterrupt>");
-    }
-    v->depth--;
+    fr_s_record_visit(&outcome, &root);
+    return outcome;
   }
-  fr_s_record_visit(&outcome, &value);
+  for (;;) {
+    if (enter(v, &st, value, walk, &outcome, &control)) {
+      outcome = none();
+    } else {
+      outcome = leave(v, value, walk, control, outcome);
+      if (st.n == 0) break;
+      child_done(v, &st.frames[st.n - 1]);
+    }
+    /* hand out the top frame's next child, or close frames until one has one */
+    for (;;) {
+      VisitFrame* f = &st.frames[st.n - 1];
+      int got = 0;
+      if (outcome.type_index == kTVMFFINone) {
+        got = next_child(v, f, &value);
+        if (got < 0) outcome = fr_s_raised();
+      }
+      if (got > 0) break;
+      v->base.region = f->region;
+      free((void*)f->fields);
+      value = f->value;
+      st.n--;
+      outcome = leave(v, value, walk, ADVANCE, outcome);
+      if (st.n == 0) break;
+      child_done(v, &st.frames[st.n - 1]);
+    }
+    if (st.n == 0) break;
+  }
+  free(st.frames);
   return outcome;
+}
+
+static TVMFFIAny walk_visit(void* self, TVMFFIAny value) {
+  return run_engine((Visitor*)self, value, 1);
+}
+
+static TVMFFIAny callback_visit(void* self, TVMFFIAny value) {
+  return run_engine((Visitor*)self, value, 0);
 }
 
 static const FrVisitorVTable kWalkVTable = {walk_visit};

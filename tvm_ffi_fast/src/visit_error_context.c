@@ -25,10 +25,7 @@ typedef struct {
   size_t n_steps;
   size_t cap_steps;
   void* results; /* a List of AccessPaths */
-  int depth;
 } Finder;
-
-static int visit_any(Finder* f, const TVMFFIAny* value);
 
 static int materialize(Finder* f) {
   void* path = fr_access_path_new(NULL, NULL);
@@ -48,9 +45,33 @@ static int materialize(Finder* f) {
   return 0;
 }
 
-/* Visits child one step (kind, key: consumed) below the current path. */
-static int descend(Finder* f, int32_t kind, TVMFFIAny key, const TVMFFIAny* child) {
-  int status;
+/*
+ * The search runs over an explicit stack of frames (a container or object whose children it
+ * hands out one at a time, each one step below the current path), so depth costs heap, not
+ * C stack.
+ */
+enum { FIND_SEQUENCE, FIND_MAP, FIND_OBJECT };
+
+typedef struct {
+  void* obj;
+  int kind;
+  int64_t next;                   /* sequences: the next index; objects: the next field */
+  uint64_t it;                    /* maps: the next entry */
+  const TVMFFIFieldInfo** fields; /* objects (owned) */
+  size_t n_fields;
+  TVMFFIAny child;                /* objects: the current field's value (owned) */
+  int64_t before;                 /* objects: the results found before this one */
+  int matched;                    /* objects: this one matched the next record */
+} FindFrame;
+
+typedef struct {
+  FindFrame* frames;
+  size_t n;
+  size_t capacity;
+} FindStack;
+
+/* One step (kind, key: consumed) more on the current path. */
+static int push_step(Finder* f, int32_t kind, TVMFFIAny key) {
   if (f->n_steps == f->cap_steps) {
     size_t capacity = f->cap_steps == 0 ? 16 : f->cap_steps * 2;
     Step* grown = (Step*)realloc(f->steps, capacity * sizeof(Step));
@@ -63,70 +84,138 @@ static int descend(Finder* f, int32_t kind, TVMFFIAny key, const TVMFFIAny* chil
   }
   f->steps[f->n_steps].kind = kind;
   f->steps[f->n_steps++].key = key;
-  status = visit_any(f, child);
-  fr_any_release(&f->steps[--f->n_steps].key);
-  return status;
+  return 0;
 }
 
-static int visit_object(Finder* f, void* obj) {
+static FindFrame* push_frame(FindStack* st, void* obj, int kind) {
+  FindFrame* top = (FindFrame*)fr_s_stack_room(st->frames, st->n, &st->capacity, sizeof(FindFrame));
+  if (top == NULL) return NULL;
+  st->frames = top;
+  top = &st->frames[st->n++];
+  memset(top, 0, sizeof(*top));
+  top->obj = obj;
+  top->kind = kind;
+  top->child = fr_any_none();
+  if (kind == FIND_MAP) top->it = fr_map_begin(obj);
+  return top;
+}
+
+/* Enters an object (as visit_object did): a frame for its fields, or nothing when it has no
+ * metadata or completes the records (a result). */
+static int enter_object(Finder* f, FindStack* st, void* obj) {
   const TVMFFITypeInfo* info = fr_type_info_or_null(fr_type_index(obj));
-  const TVMFFIFieldInfo** fields;
-  size_t n, i;
-  int64_t before;
-  int matched, status = 0;
+  FindFrame* top;
+  int matched;
   if (info == NULL || info->metadata == NULL) return 0;
   matched = f->matched < f->n_records && obj == f->records[f->n_records - 1 - f->matched];
-  if (matched && ++f->matched == f->n_records) {
-    status = materialize(f);
-    --f->matched;
-    return status;
+  if (matched && f->matched + 1 == f->n_records) return materialize(f);
+  top = push_frame(st, obj, FIND_OBJECT);
+  if (top == NULL) return -1;
+  if (fr_collect_fields(info->type_index, 0, &top->fields, &top->n_fields) != 0) {
+    st->n--;
+    return -1;
   }
-  before = fr_seq_size(f->results);
-  if (fr_collect_fields(info->type_index, 0, &fields, &n) != 0) return -1;
-  for (i = 0; status == 0 && i < n; ++i) {
-    TVMFFIAny child, name;
-    if (fr_read_field(obj, fields[i], &child) != 0) {
-      status = -1;
-      break;
+  top->before = fr_seq_size(f->results);
+  top->matched = matched;
+  if (matched) ++f->matched;
+  return 0;
+}
+
+static int enter(Finder* f, FindStack* st, const TVMFFIAny* value) {
+  int32_t ti = value->type_index;
+  if (ti < kTVMFFIStaticObjectBegin) return 0;
+  if (ti == kTVMFFIArray || ti == kTVMFFIList) {
+    return push_frame(st, value->v_obj, FIND_SEQUENCE) == NULL ? -1 : 0;
+  }
+  if (ti == kTVMFFIMap || ti == kTVMFFIDict) {
+    return push_frame(st, value->v_obj, FIND_MAP) == NULL ? -1 : 0;
+  }
+  return enter_object(f, st, value->v_obj);
+}
+
+/* The top frame's next child (its step pushed) into *child: 1, 0 when none is left, -1. */
+static int next_child(Finder* f, FindFrame* top, const TVMFFIAny** child) {
+  if (top->kind == FIND_SEQUENCE) {
+    while (top->next < fr_seq_size(top->obj)) {
+      const TVMFFIAny* item = &fr_seq_items(top->obj)[top->next++];
+      if (item->type_index == kTVMFFINone) continue;
+      if (push_step(f, 1, fr_any_int(top->next - 1)) != 0) return -1;
+      *child = item;
+      return 1;
     }
-    status = fr_string_from_bytes(fields[i]->name.data, fields[i]->name.size, &name);
-    if (status == 0) status = descend(f, 0, name, &child);
-    fr_any_release(&child);
+    return 0;
   }
-  free(fields);
-  if (status == 0 && f->allow_prefix && f->matched > 0 && f->matched < f->n_records &&
-      f->n_steps > 0 && fr_seq_size(f->results) == before) {
-    status = materialize(f);
+  if (top->kind == FIND_MAP) {
+    while (top->it != fr_map_end(top->obj)) {
+      FrKV* kv = fr_map_entry(top->obj, top->it);
+      top->it = fr_map_next(top->obj, top->it);
+      if (kv->key.type_index == kTVMFFINone || kv->value.type_index == kTVMFFINone) continue;
+      if (push_step(f, 2, fr_any_copy(&kv->key)) != 0) return -1;
+      *child = &kv->value;
+      return 1;
+    }
+    return 0;
   }
-  if (matched) --f->matched;
+  if ((size_t)top->next < top->n_fields) {
+    const TVMFFIFieldInfo* field = top->fields[top->next++];
+    TVMFFIAny name;
+    if (fr_read_field(top->obj, field, &top->child) != 0) {
+      top->child = fr_any_none();
+      return -1;
+    }
+    if (fr_string_from_bytes(field->name.data, field->name.size, &name) != 0 ||
+        push_step(f, 0, name) != 0) {
+      return -1;
+    }
+    *child = &top->child;
+    return 1;
+  }
+  return 0;
+}
+
+/* A child of the top frame is done: its step off the path, a field value released. */
+static void child_done(Finder* f, FindFrame* top) {
+  fr_any_release(&f->steps[--f->n_steps].key);
+  fr_any_release(&top->child);
+  top->child = fr_any_none();
+}
+
+/* Pops the top frame; an object's prefix match (when its fields found nothing) first. */
+static int leave(Finder* f, FindStack* st, int status) {
+  FindFrame* top = &st->frames[--st->n];
+  if (top->kind == FIND_OBJECT) {
+    if (status == 0 && f->allow_prefix && f->matched > 0 && f->matched < f->n_records &&
+        f->n_steps > 0 && fr_seq_size(f->results) == top->before) {
+      status = materialize(f);
+    }
+    if (top->matched) --f->matched;
+    fr_any_release(&top->child);
+    free((void*)top->fields);
+  }
   return status;
 }
 
-static int visit_any(Finder* f, const TVMFFIAny* value) {
-  int32_t ti = value->type_index;
-  int status = 0;
-  if (ti < kTVMFFIStaticObjectBegin) return 0;
-  if (f->depth >= FR_S_MAX_DEPTH || tvm_ffi_runtime_stack_low()) return fr_s_too_deep("FindAccessPaths");
-  f->depth++;
-  if (ti == kTVMFFIArray || ti == kTVMFFIList) {
-    int64_t i;
-    for (i = 0; status == 0 && i < fr_seq_size(value->v_obj); ++i) {
-      const TVMFFIAny* item = &fr_seq_items(value->v_obj)[i];
-      if (item->type_index != kTVMFFINone) status = descend(f, 1, fr_any_int(i), item);
+/* The search from root (an object); 0, or -1 with an error raised. */
+static int search(Finder* f, void* root) {
+  FindStack st = {NULL, 0, 0};
+  int status = enter_object(f, &st, root);
+  while (status == 0 && st.n > 0) {
+    const TVMFFIAny* child;
+    int got = next_child(f, &st.frames[st.n - 1], &child);
+    if (got < 0) {
+      status = -1;
+    } else if (got == 0) {
+      status = leave(f, &st, 0);
+      if (status == 0 && st.n > 0) child_done(f, &st.frames[st.n - 1]);
+    } else {
+      size_t depth = st.n;
+      status = enter(f, &st, child);
+      if (status == 0 && st.n == depth) child_done(f, &st.frames[st.n - 1]); /* a leaf */
     }
-  } else if (ti == kTVMFFIMap || ti == kTVMFFIDict) {
-    uint64_t it, end = fr_map_end(value->v_obj);
-    for (it = fr_map_begin(value->v_obj); status == 0 && it != end;
-         it = fr_map_next(value->v_obj, it)) {
-      FrKV* kv = fr_map_entry(value->v_obj, it);
-      if (kv->key.type_index != kTVMFFINone && kv->value.type_index != kTVMFFINone) {
-        status = descend(f, 2, fr_any_copy(&kv->key), &kv->value);
-      }
-    }
-  } else {
-    status = visit_object(f, value->v_obj);
   }
-  f->depth--;
+  while (st.n > 0) leave(f, &st, -1);
+  while (f->n_steps > 0) fr_any_release(&f->steps[--f->n_steps].key);
+  free(st.frames);
   return status;
 }
 
@@ -151,7 +240,7 @@ static int find_access_paths(void* ctx, const FrArg* args, TVMFFIAny* rv) {
     if (f.n_records > 0 && f.records[f.n_records - 1] == entry->v_obj) continue;
     f.records[f.n_records++] = entry->v_obj;
   }
-  status = visit_object(&f, args[0].value.v_obj);
+  status = search(&f, args[0].value.v_obj);
   if (status == 0) {
     void* array = fr_array_from_items(fr_seq_items(f.results), fr_seq_size(f.results), 0);
     if (array == NULL) status = -1;

@@ -199,8 +199,12 @@ def seq_items(address: int) -> List[abi.TVMFFIAny]:
     """
     check_type(address, SEQUENCE_TYPES, "seq_items")
     cell = seq_cell(address)
-    return [_copy_any(abi.TVMFFIAny.from_address(cell.data + i * ANY_SIZE))
-            for i in range(cell.size)]
+    size = cell.size
+    if size == 0:
+        return []
+    # The whole slot table copied in one step; each element is a view of that private copy.
+    slots = (ctypes.c_char * (size * ANY_SIZE)).from_address(cell.data)
+    return list((abi.TVMFFIAny * size).from_buffer_copy(slots))
 
 
 def seq_get(address: int, i: int) -> abi.TVMFFIAny:

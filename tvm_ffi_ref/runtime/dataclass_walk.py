@@ -12,7 +12,7 @@ operation's rules.
 from __future__ import annotations
 
 import ctypes
-from typing import Callable, Generator, List, Optional, Sequence
+from typing import Any, Callable, Generator, List, Optional, Sequence
 
 from tvm_ffi_common import abi
 
@@ -46,25 +46,39 @@ INTS = (TI.kTVMFFIInt, TI.kTVMFFIBigInt)
 # ----------------------------------------------------------------- the walk
 
 #: A frame: a generator that yields child frames and returns its result.
-Frame = Generator["Frame", object, object]
+Frame = Generator["Frame", object, Any]  # Any: a frame with no result may fall off its end
 
 
-def run_frames(first: Frame, limit_message: str) -> object:
+def run_frames(first: Frame, limit_message: str, unwind: bool = False) -> object:
     """Runs ``first`` to completion; a frame yields a child frame to get its result.
 
     This is a recursive walk without Python recursion: the stack holds the
     suspended frames. If a frame raises, the frames below it are closed (their
-    ``finally`` blocks release what they hold) and the error propagates.
+    ``finally`` blocks release what they hold) and the error propagates; with
+    ``unwind`` the error is thrown into each frame below in turn instead, as a
+    recursive call would raise it in its caller (so a frame's ``with`` blocks
+    see it: the structural visits record the path an error passed through).
     """
     stack: List[Frame] = [first]
     value: object = None
+    error: Optional[Exception] = None
     try:
         while stack:
             try:
-                child = stack[-1].send(value)
+                if error is None:
+                    child = stack[-1].send(value)
+                else:
+                    thrown, error = error, None
+                    child = stack[-1].throw(thrown)
             except StopIteration as done:
                 stack.pop()
                 value = done.value
+                continue
+            except Exception as raised:
+                if not unwind or len(stack) == 1:
+                    raise
+                stack.pop()
+                error = raised
                 continue
             if len(stack) >= MAX_STACK_DEPTH:
                 raise FFIError("ValueError", f"{limit_message}: maximum stack depth "

@@ -405,7 +405,7 @@ class GraphReader:
         if self.decoded[index] is None:
             if index in self.decoding:
                 raise FFIError("ValueError", "Invalid JSON Object Graph: node "
-                                             f"{index} contains itself")
+                                             f"{index} contains itself (a cycle)")
             self.decoding.add(index)
             value = self.owned.keep((yield from self.decode(_as_map(self.nodes[index]))))
             self.decoding.discard(index)

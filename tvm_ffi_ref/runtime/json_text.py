@@ -31,16 +31,17 @@ from __future__ import annotations
 
 import ctypes
 import math
+import re
 from typing import List, Optional, Set, Tuple
 
 from tvm_ffi_common import abi
 
 from . import anyvalue, memory, strings
 from .containers import ARRAY_INIT_CAPACITY, array_from_anys, new_array, seq_items
+from .dataclass_walk import Frame, run_frames
 from .maps import map_from_range, map_items, new_small_map
 from .signatures import type_key_of, typed_global
 from .slots import FFIError
-from .structural_rules import DepthGuard, deep_recursion
 
 TI = abi.TVMFFITypeIndex
 
@@ -52,6 +53,9 @@ _LIBC.strtod.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)]
 
 _SPACES = b" \t\n\r"
 _NUMBER_CHARS = b"0123456789eE+-."
+#: A run of string characters that stand for themselves (no quote, backslash or control
+#: character): taken in one step rather than a byte at a time.
+_PLAIN_RUN = re.compile(rb'[^"\\\x00-\x1f]+')
 _ESCAPES = {ord('"'): b'"', ord("\\"): b"\\", ord("/"): b"/", ord("b"): b"\b",
             ord("f"): b"\f", ord("n"): b"\n", ord("r"): b"\r", ord("t"): b"\t"}
 
@@ -93,7 +97,6 @@ class JSONParser:
         self.cur = 0
         self.line = 1
         self.line_begin = 0
-        self.depth = DepthGuard("ffi.json.Parse")
 
     # ------------------------------------------------------------ positions
 
@@ -127,25 +130,25 @@ class JSONParser:
 
     def parse(self) -> abi.TVMFFIAny:
         """The whole text as one owned value; raises :class:`_SyntaxError`."""
-        value = self.value()
+        value = run_frames(self.value(), "ffi.json.Parse")
         self.skip_spaces()
         if self.peek() != -1:
             anyvalue.dec_ref_any(value)
             raise self.fail("Extra data")
         return value
 
-    def value(self) -> abi.TVMFFIAny:
+    def value(self) -> Frame:
+        """The frame reading the next value: an array's or object's members are child frames
+        (run by ``run_frames``: nesting costs heap, not Python or C stack)."""
         self.skip_spaces()
         start = self.cur
         char = self.peek()
         if char == -1:
             raise self.fail("Expecting value")
         if char == ord("{"):
-            with self.depth.level():
-                return self.object()
+            return (yield from self.object())
         if char == ord("["):
-            with self.depth.level():
-                return self.array()
+            return (yield from self.array())
         if char == ord('"'):
             return self.string()
         for literal in (b"true", b"false", b"null"):
@@ -196,6 +199,11 @@ class JSONParser:
         self.cur += 1
         out = bytearray()
         while self.cur < len(self.text):
+            run = _PLAIN_RUN.match(self.text, self.cur)
+            if run:
+                out += run.group()
+                self.cur = run.end()
+                continue
             char = self.text[self.cur]
             if char < 0x20:
                 raise self.fail("Invalid control character at")
@@ -245,7 +253,7 @@ class JSONParser:
             raise self.fail("Invalid surrogate pair of \\uXXXX escapes", second_at)
         return _utf8(((first - 0xD800) << 10) + (second - 0xDC00) + 0x10000)
 
-    def array(self) -> abi.TVMFFIAny:
+    def array(self) -> Frame:
         self.cur += 1
         self.skip_spaces()
         if self.peek() == -1:
@@ -256,7 +264,7 @@ class JSONParser:
                 self.cur += 1
                 return _owned_object(new_array(ARRAY_INIT_CAPACITY))  # C++'s Array()
             while self.peek() != -1:
-                items.append(self.value())
+                items.append((yield self.value()))
                 self.skip_spaces()
                 if self.peek() == ord(","):
                     self.cur += 1
@@ -271,7 +279,7 @@ class JSONParser:
             for item in items:
                 anyvalue.dec_ref_any(item)
 
-    def object(self) -> abi.TVMFFIAny:
+    def object(self) -> Frame:
         self.cur += 1
         self.skip_spaces()
         if self.peek() == -1:
@@ -291,7 +299,7 @@ class JSONParser:
                     raise self.fail("Expecting ':' delimiter")
                 self.cur += 1
                 try:
-                    value = self.value()
+                    value = yield self.value()
                 except BaseException:
                     anyvalue.dec_ref_any(key)
                     raise
@@ -320,8 +328,7 @@ def _owned_object(address: int) -> abi.TVMFFIAny:
 def parse(text: bytes) -> abi.TVMFFIAny:
     """The value of JSON ``text``, owned; ``ValueError`` with upstream's message otherwise."""
     try:
-        with deep_recursion():
-            return JSONParser(text).parse()
+        return JSONParser(text).parse()
     except _SyntaxError as error:
         raise FFIError("ValueError", str(error)) from None
 
@@ -364,12 +371,13 @@ class JSONWriter:
         self.level = 0
         self.out = bytearray()
         self.active_lists: Set[int] = set()
-        self.depth = DepthGuard("ffi.json.Stringify")
 
     def newline(self) -> None:
         self.out += b"\n" + b" " * max(self.level, 0)
 
-    def write(self, value: abi.TVMFFIAny) -> None:
+    def write(self, value: abi.TVMFFIAny) -> Frame:
+        """The frame writing ``value``: a container's items are child frames (run by
+        ``run_frames``: nesting costs heap, not Python or C stack)."""
         index = value.type_index
         if index == TI.kTVMFFINone:
             self.out += b"null"
@@ -382,51 +390,43 @@ class JSONWriter:
         elif index in (TI.kTVMFFISmallStr, TI.kTVMFFIStr):
             self.out += escape_string(strings.view_bytes(value))
         elif index in (TI.kTVMFFIArray, TI.kTVMFFIList, TI.kTVMFFIMap):
-            with self.depth.level():
-                self.write_container(value)
+            yield from self.write_container(value)
         else:
             raise FFIError("ValueError", f"Unsupported type: `{type_key_of(value)}`")
 
-    def write_container(self, value: abi.TVMFFIAny) -> None:
-        if value.type_index == TI.kTVMFFIMap:
-            self.write_items(b"{}", map_items(value.v_ptr), self.write_member)
-            return
+    def write_container(self, value: abi.TVMFFIAny) -> Frame:
+        is_map = value.type_index == TI.kTVMFFIMap
         if value.type_index == TI.kTVMFFIList:
             if value.v_ptr in self.active_lists:
                 raise FFIError("ValueError", "Cycle detected: List contains itself")
             self.active_lists.add(value.v_ptr)
-        self.write_items(b"[]", seq_items(value.v_ptr), self.write)
-        self.active_lists.discard(value.v_ptr)
-
-    def write_items(self, brackets: bytes, items, write_item) -> None:
-        self.out.append(brackets[0])
+        self.out += b"{" if is_map else b"["
         self.level += self.indent
-        for i, item in enumerate(items):
+        for i, item in enumerate(map_items(value.v_ptr) if is_map else seq_items(value.v_ptr)):
             if i:
                 self.out += b","
             if self.indent:
                 self.newline()
-            write_item(item)
+            if is_map:
+                key, item = item
+                if key.type_index not in (TI.kTVMFFISmallStr, TI.kTVMFFIStr):
+                    raise FFIError("ValueError",
+                                   f"Expect key to be string, got `{type_key_of(key)}`")
+                self.out += escape_string(strings.view_bytes(key)) + b":"
+                if self.indent:
+                    self.out += b" "
+            yield self.write(item)
         self.level -= self.indent
         if self.indent:
             self.newline()
-        self.out.append(brackets[1])
-
-    def write_member(self, pair: Tuple[abi.TVMFFIAny, abi.TVMFFIAny]) -> None:
-        key, value = pair
-        if key.type_index not in (TI.kTVMFFISmallStr, TI.kTVMFFIStr):
-            raise FFIError("ValueError", f"Expect key to be string, got `{type_key_of(key)}`")
-        self.out += escape_string(strings.view_bytes(key)) + b":"
-        if self.indent:
-            self.out += b" "
-        self.write(value)
+        self.out += b"}" if is_map else b"]"
+        self.active_lists.discard(value.v_ptr)
 
 
 def stringify(value: abi.TVMFFIAny, indent: int = 0) -> bytes:
     """The JSON text of ``value`` (see the module docstring)."""
     writer = JSONWriter(indent)
-    with deep_recursion():
-        writer.write(value)
+    run_frames(writer.write(value), "ffi.json.Stringify")
     return bytes(writer.out)
 
 

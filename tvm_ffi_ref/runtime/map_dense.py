@@ -71,16 +71,18 @@ class DenseTable:
     """The slot table of a dense-form map, with upstream's chain and list operations.
 
     Reads the object's fields on every use, so it stays valid while entries
-    come and go (not across a rebuild, which replaces the table).
+    come and go (not across a rebuild, which replaces the table: the table's
+    address, ``data``, is read once).
     """
 
     def __init__(self, address: int):
         self.address = address
         self.cell = map_cell(address)
+        self.data = self.cell.data
 
     # --- geometry
     def _block(self, i: int) -> int:
-        return self.cell.data + (i // BLOCK_SLOTS) * BLOCK_SIZE
+        return self.data + (i // BLOCK_SLOTS) * BLOCK_SIZE
 
     def meta(self, i: int) -> int:
         """The metadata byte of slot ``i``."""
@@ -291,11 +293,15 @@ class DenseTable:
     def clear(self) -> None:
         """Releases every entry; protected slots stay protected, as upstream leaves them."""
         blocks = (self.cell.slots + BLOCK_SLOTS - 1) // BLOCK_SLOTS
-        for i in range(blocks * BLOCK_SLOTS):
-            if self.meta(i) not in (PROTECTED_SLOT, EMPTY_SLOT):
-                self.set_meta(i, EMPTY_SLOT)
-                release(self.item_address(i))
-                release(self.item_address(i) + ANY_SIZE)
+        for block in range(blocks):
+            # a block's metadata bytes read at once (one bytes object, not one read per slot)
+            metas = ctypes.string_at(self._block(block * BLOCK_SLOTS), BLOCK_SLOTS)
+            for offset, meta in enumerate(metas):
+                if meta not in (PROTECTED_SLOT, EMPTY_SLOT):
+                    i = block * BLOCK_SLOTS + offset
+                    self.set_meta(i, EMPTY_SLOT)
+                    release(self.item_address(i))
+                    release(self.item_address(i) + ANY_SIZE)
         self.cell.size = 0
         self.cell.iter_list_head = INVALID_INDEX
         self.cell.iter_list_tail = INVALID_INDEX

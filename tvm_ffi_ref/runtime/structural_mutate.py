@@ -44,7 +44,7 @@ from tvm_ffi_common.capi import LIB
 from . import anyvalue, interrupts, memory, strings
 from .any_hash import custom_entry
 from .containers import ANY_SIZE, array_from_anys, list_append, new_list, seq_items, seq_set
-from .dataclass_walk import object_view, read_field, reflected_fields
+from .dataclass_walk import Frame, object_view, read_field, reflected_fields, run_frames
 from .map_storage import copy_map, entry_addresses
 from .reflection import STRUCTURAL_MUTATOR
 from .reflection_make_object import (
@@ -60,7 +60,6 @@ from .structural_rules import (
     IGNORE,
     KIND,
     REGION,
-    DepthGuard,
     deep_recursion,
 )
 from .structural_traversal import (
@@ -135,7 +134,6 @@ class Mutator(Traversal):
     def __init__(self):
         super().__init__(STRUCTURAL_MUTATOR, vtable=_VTABLE)
         self.remap: Dict[int, abi.TVMFFIAny] = {}  # variable address -> owned replacement
-        self.depth = DepthGuard("StructuralMutate")
 
     def release(self) -> None:
         for address, replacement in self.remap.items():
@@ -147,38 +145,51 @@ class Mutator(Traversal):
     # ---------------------------------------------------------- entry points
 
     def mutate(self, value: abi.TVMFFIAny, inplace: int = DISALLOW) -> abi.TVMFFIAny:
-        """An owned replacement or the unchanged marker (``MutateExpected``)."""
-        with self.depth.level():
-            return self.dispatch(value, bool(inplace == ALLOW and _unique(value)))
+        """An owned replacement or the unchanged marker (``MutateExpected``).
 
-    def dispatch(self, value: abi.TVMFFIAny, inplace: bool) -> abi.TVMFFIAny:
+        One call mutates the whole graph below ``value`` over ``run_frames``' work list (a
+        frame per value; containers' items and reflected fields are child frames), so depth
+        costs neither Python's recursion limit nor the C stack. Hooks that are not ours (a
+        Function or C++ ``__s_mutate__``, a callback) nest a new call, as upstream's do.
+        """
+        return run_frames(self.mutate_frame(value, inplace), "StructuralMutate", unwind=True)
+
+    def mutate_frame(self, value: abi.TVMFFIAny, inplace: int = DISALLOW) -> Frame:
+        """The frame of :meth:`mutate`."""
+        return (yield from self.dispatch(value, bool(inplace == ALLOW and _unique(value))))
+
+    def dispatch(self, value: abi.TVMFFIAny, inplace: bool) -> Frame:
         raise NotImplementedError
 
     def default_mutate(self, value: abi.TVMFFIAny, inplace: int) -> abi.TVMFFIAny:
         """The value's default mutation (see the module docstring)."""
+        return run_frames(self.default_frame(value, inplace), "StructuralMutate", unwind=True)
+
+    def default_frame(self, value: abi.TVMFFIAny, inplace: int) -> Frame:
+        """The frame of :meth:`default_mutate`."""
         if inplace == ALLOW:
             hook = custom_entry(INPLACE_ATTR, value.type_index)
             if hook is not None:
                 with passing(value):
-                    return self.call_hook(hook, value)
+                    return (yield from self.call_hook(hook, value))
         hook = custom_entry(MUTATE_ATTR, value.type_index)
         with passing(value):
             if hook is not None:
-                return self.call_hook(hook, value)
+                return (yield from self.call_hook(hook, value))
             if value.type_index < OBJECT_BEGIN:
                 return owned_copy(value)
-            return self.mutate_object(value)
+            return (yield from self.mutate_object(value))
 
-    def call_hook(self, hook: abi.TVMFFIAny, value: abi.TVMFFIAny) -> abi.TVMFFIAny:
+    def call_hook(self, hook: abi.TVMFFIAny, value: abi.TVMFFIAny) -> Frame:
         if hook.type_index == TI.kTVMFFIFunction:
-            if hook.v_ptr in _CONTAINER_HOOKS:  # ours: the same, without the round trip
-                return _CONTAINER_HOOKS[hook.v_ptr](self, value)
+            if hook.v_ptr in _CONTAINER_HOOKS:  # ours: children as frames, no round trip
+                return (yield from _CONTAINER_HOOKS[hook.v_ptr](self, value))
             return call_owned(hook.v_ptr, [self.view(), value])
         if hook.type_index == TI.kTVMFFIOpaquePtr:  # C++: steps through our vtable
             return run_native_hook(hook.v_ptr, self.address, value)
         raise FFIError("TypeError", "__s_mutate__ must be a direct hook pointer or ffi.Function")
 
-    def mutate_object(self, value: abi.TVMFFIAny) -> abi.TVMFFIAny:
+    def mutate_object(self, value: abi.TVMFFIAny) -> Frame:
         metadata = TYPES.entry(value.type_index).info.metadata
         kind = metadata.contents.structural_eq_hash_kind if metadata \
             else KIND.kTVMFFISEqHashKindUnsupported
@@ -190,13 +201,13 @@ class Mutator(Traversal):
                 return owned_copy(recorded)
         if free_var and self.region == REGION.kTVMFFIDefRegionKindNone:
             return unchanged()
-        result = self.mutate_fields(value, free_var)
+        result = yield from self.mutate_fields(value, free_var)
         if dag or (free_var and (self.region == REGION.kTVMFFIDefRegionKindPattern
                                  or not is_unchanged(result))):
             self.remap_set(value, result)
         return result
 
-    def mutate_fields(self, value: abi.TVMFFIAny, free_var: bool) -> abi.TVMFFIAny:
+    def mutate_fields(self, value: abi.TVMFFIAny, free_var: bool) -> Frame:
         """A shallow copy with the changed fields set, or unchanged."""
         shallow = custom_entry(SHALLOW_COPY_ATTR, value.type_index)
         if shallow is None or shallow.type_index != TI.kTVMFFIFunction:
@@ -206,32 +217,37 @@ class Mutator(Traversal):
             anyvalue.dec_ref_any(copy)
             raise FFIError("TypeError", "Shallow copy callback must return a distinct object "
                                         "with the same type as its input")
+        saved = self.region
         try:
-            if free_var and self.region == REGION.kTVMFFIDefRegionKindSimple:
-                changed = self.with_region(REGION.kTVMFFIDefRegionKindNone,
-                                           lambda: self.mutate_copy_fields(copy.v_ptr))
-            else:
-                changed = self.mutate_copy_fields(copy.v_ptr)
+            if free_var and saved == REGION.kTVMFFIDefRegionKindSimple:
+                self.region = REGION.kTVMFFIDefRegionKindNone
+            changed = yield from self.mutate_copy_fields(copy.v_ptr)
         except BaseException:
             anyvalue.dec_ref_any(copy)
             raise
+        finally:
+            self.region = saved
         if not changed:
             anyvalue.dec_ref_any(copy)
             return unchanged()
         return copy
 
-    def mutate_copy_fields(self, address: int) -> bool:
+    def mutate_copy_fields(self, address: int) -> Frame:
+        """Mutates a shallow copy's fields (child frames); returns whether one changed."""
         type_index = memory.type_index_of(address)
         changed = False
         for field in reflected_fields(type_index, IGNORE):
             child = read_field(address, field)
+            outer = self.region
             try:
-                if field.flags & (DEF_SIMPLE | DEF_PATTERN):
-                    region = REGION.kTVMFFIDefRegionKindSimple if field.flags & DEF_SIMPLE \
-                        else REGION.kTVMFFIDefRegionKindPattern
-                    result = self.with_region(region, lambda: self.mutate(child))
-                else:
-                    result = self.mutate(child)
+                if field.flags & (DEF_SIMPLE | DEF_PATTERN) and \
+                        outer != REGION.kTVMFFIDefRegionKindPattern:
+                    self.region = REGION.kTVMFFIDefRegionKindSimple \
+                        if field.flags & DEF_SIMPLE else REGION.kTVMFFIDefRegionKindPattern
+                try:
+                    result = yield self.mutate_frame(child)
+                finally:
+                    self.region = outer
                 try:
                     if is_unchanged(result) or same_as(child, result):
                         continue
@@ -290,10 +306,10 @@ class MapMutator(Mutator):
         with passing(value):
             return call_owned(entry[1], args)
 
-    def dispatch(self, value: abi.TVMFFIAny, inplace: bool) -> abi.TVMFFIAny:
+    def dispatch(self, value: abi.TVMFFIAny, inplace: bool) -> Frame:
         mode = ALLOW if inplace else DISALLOW
         if not self.pre_order:
-            out = self.default_mutate(value, mode)
+            out = yield from self.default_frame(value, mode)
             view = value if is_unchanged(out) else out
             try:
                 mapped = self.call(view)
@@ -306,12 +322,12 @@ class MapMutator(Mutator):
             return mapped
         mapped = self.call(value)
         if mapped is None:
-            return self.default_mutate(value, mode)
+            return (yield from self.default_frame(value, mode))
         try:
             descent = value if is_unchanged(mapped) else mapped
             if inplace and not same_as(descent, value):
                 mode = ALLOW if _unique(descent) else DISALLOW
-            out = self.default_mutate(descent, mode)
+            out = yield from self.default_frame(descent, mode)
         except BaseException:
             anyvalue.dec_ref_any(mapped)
             raise
@@ -328,10 +344,10 @@ class CallbackMutator(Mutator):
         super().__init__()
         self.callbacks = callback_entries(callbacks, 3)
 
-    def dispatch(self, value: abi.TVMFFIAny, inplace: bool) -> abi.TVMFFIAny:
+    def dispatch(self, value: abi.TVMFFIAny, inplace: bool) -> Frame:
         entry = find_entry(self.callbacks, value.type_index)
         if entry is None:
-            return self.default_mutate(value, ALLOW if inplace else DISALLOW)
+            return (yield from self.default_frame(value, ALLOW if inplace else DISALLOW))
         args = [value, self.view()]
         if entry[2]:
             mode = abi.TVMFFIAny()
@@ -344,16 +360,16 @@ class CallbackMutator(Mutator):
 # ------------------------------------------------------------ container hooks
 
 
-def _mutate_sequence(mutator: Mutator, value: abi.TVMFFIAny) -> abi.TVMFFIAny:
+def _mutate_sequence(mutator: Mutator, value: abi.TVMFFIAny) -> Frame:
     items = seq_items(value.v_ptr)
     for i, item in enumerate(items):
-        result = mutator.mutate(item)
+        result = yield mutator.mutate_frame(item)
         if is_unchanged(result) or same_as(result, item):
             anyvalue.dec_ref_any(result)
             continue
         replaced = [owned_copy(x) for x in items[:i]] + [result]
         for rest in items[i + 1:]:
-            mapped = mutator.mutate(rest)
+            mapped = yield mutator.mutate_frame(rest)
             replaced.append(owned_copy(rest) if is_unchanged(mapped) else mapped)
         make = array_from_anys if value.type_index == TI.kTVMFFIArray else _list_exactly
         copy = make(replaced)
@@ -371,11 +387,11 @@ def _list_exactly(values: List[abi.TVMFFIAny]) -> int:
     return address
 
 
-def _mutate_sequence_in_place(mutator: Mutator, value: abi.TVMFFIAny) -> abi.TVMFFIAny:
+def _mutate_sequence_in_place(mutator: Mutator, value: abi.TVMFFIAny) -> Frame:
     i = 0
     while i < len(seq_items(value.v_ptr)):
         item = seq_items(value.v_ptr)[i]
-        result = mutator.mutate(item, ALLOW)
+        result = yield mutator.mutate_frame(item, ALLOW)
         if not is_unchanged(result) and not same_as(result, item):
             seq_set(value.v_ptr, i, result)
         anyvalue.dec_ref_any(result)
@@ -388,10 +404,10 @@ def _value_slots(address: int) -> List[abi.TVMFFIAny]:
     return [abi.TVMFFIAny.from_address(entry + ANY_SIZE) for entry in entry_addresses(address)]
 
 
-def _mutate_map_values(mutator: Mutator, value: abi.TVMFFIAny) -> abi.TVMFFIAny:
+def _mutate_map_values(mutator: Mutator, value: abi.TVMFFIAny) -> Frame:
     items = _value_slots(value.v_ptr)
     for i, item in enumerate(items):
-        result = mutator.mutate(item)
+        result = yield mutator.mutate_frame(item)
         if is_unchanged(result) or same_as(result, item):
             anyvalue.dec_ref_any(result)
             continue
@@ -399,7 +415,7 @@ def _mutate_map_values(mutator: Mutator, value: abi.TVMFFIAny) -> abi.TVMFFIAny:
         slots = _value_slots(copy)
         _replace_value(slots[i], result)
         for j in range(i + 1, len(items)):
-            mapped = mutator.mutate(items[j])
+            mapped = yield mutator.mutate_frame(items[j])
             if not is_unchanged(mapped) and not same_as(mapped, items[j]):
                 _replace_value(slots[j], mapped)
             else:
@@ -408,9 +424,9 @@ def _mutate_map_values(mutator: Mutator, value: abi.TVMFFIAny) -> abi.TVMFFIAny:
     return unchanged()
 
 
-def _mutate_map_values_in_place(mutator: Mutator, value: abi.TVMFFIAny) -> abi.TVMFFIAny:
+def _mutate_map_values_in_place(mutator: Mutator, value: abi.TVMFFIAny) -> Frame:
     for slot in _value_slots(value.v_ptr):
-        result = mutator.mutate(slot, ALLOW)
+        result = yield mutator.mutate_frame(slot, ALLOW)
         if not is_unchanged(result) and not same_as(result, slot):
             _replace_value(slot, result)
         else:
@@ -433,8 +449,10 @@ class _ForeignMutator:
     def __init__(self, address: int):
         self.steps = (foreign_step(address, 0), foreign_step(address, 1))
 
-    def mutate(self, value: abi.TVMFFIAny, inplace: int = DISALLOW) -> abi.TVMFFIAny:
+    def mutate_frame(self, value: abi.TVMFFIAny, inplace: int = DISALLOW) -> Frame:
+        """A frame whose result is the C++ mutator's step (the rules' children go through it)."""
         return foreign_outcome(self.steps[int(inplace == ALLOW and _unique(value))](value))
+        yield  # a generator: the container rules yield it as a child frame
 
 
 def _hook_mutator(address: int):
@@ -447,7 +465,9 @@ _CONTAINER_HOOKS = {}
 
 
 def _register_hooks() -> None:
-    keep = lambda mutator, value: unchanged()  # noqa: E731 - immutable leaves
+    def keep(mutator, value):  # immutable leaves
+        return unchanged()
+        yield  # a frame like the other rules
     rules = {TI.kTVMFFIArray: (_mutate_sequence, _mutate_sequence_in_place),
              TI.kTVMFFIList: (_mutate_sequence, _mutate_sequence_in_place),
              TI.kTVMFFIMap: (_mutate_map_values, _mutate_map_values_in_place),
@@ -459,7 +479,9 @@ def _register_hooks() -> None:
     for type_index, pair in rules.items():
         for attr, run in zip((MUTATE_ATTR, INPLACE_ATTR), pair):
             def hook(result, mutator, value, run=run):
-                anyvalue.copy_any(run(_hook_mutator(mutator), value), result)
+                outcome = run_frames(run(_hook_mutator(mutator), value), "StructuralMutate",
+                                     unwind=True)
+                anyvalue.copy_any(outcome, result)
 
             function = typed_function(["ffi.StructuralMutator", "AnyView"], "Any", hook)
             _CONTAINER_HOOKS[function] = run
@@ -517,7 +539,7 @@ typed_global("ffi.StructuralMutatorWithDefRegionKind", ["ffi.StructuralMutator",
 
 def _run(mutator: Mutator, root: abi.TVMFFIAny, result: abi.TVMFFIAny) -> None:
     try:
-        with deep_recursion():
+        with deep_recursion():  # hooks that are not ours still nest
             _result_or(result, mutator.mutate(root, ALLOW), root)
     finally:
         mutator.release()

@@ -34,13 +34,12 @@ A type may replace the field walk with a hook, a Function in a type attribute
 column: ``__s_equal__(lhs, rhs, eq_cb) -> bool`` and
 ``__s_hash__(obj, init_hash, hash_cb) -> int`` (details in each module).
 
-Equality and hashing walk the value graph depth first, as upstream's C++
-recursion does, but over an explicit work list (``run_frames``): any depth
-costs heap only, and a cycle (a value met again inside itself) is a
-``ValueError`` naming it, where upstream overflows its stack and dies. Visiting
-and mutation still recurse in Python (:func:`deep_recursion` lifts Python's
-limit while one runs) and stop at :data:`MAX_DEPTH` nested values with a
-``ValueError``.
+Equality, hashing, visiting and mutation walk the value graph depth first, as
+upstream's C++ recursion does, but over an explicit work list (``run_frames``):
+any depth costs heap only, and a cycle (a value met again inside itself) is a
+``ValueError`` naming it (equality, hashing), where upstream overflows its
+stack and dies. Only hooks that are not built in nest Python calls
+(:func:`deep_recursion` lifts Python's limit while a visit or mutation runs).
 """
 
 from __future__ import annotations
@@ -130,26 +129,6 @@ def hook_region(requested: int, current: int) -> int:
     if current == REGION.kTVMFFIDefRegionKindPattern:
         return current
     return current if requested == REGION.kTVMFFIDefRegionKindNone else requested
-
-
-class DepthGuard:
-    """Counts the nesting of one walk and refuses to go past :data:`MAX_DEPTH`."""
-
-    def __init__(self, who: str):
-        self.who = who
-        self.depth = 0
-
-    @contextlib.contextmanager
-    def level(self) -> Iterator[None]:
-        """One more nested value for the duration of the block."""
-        if self.depth >= MAX_DEPTH:
-            raise FFIError("ValueError", f"{self.who}: maximum recursion depth ({MAX_DEPTH}) "
-                                         "exceeded; the value graph is too deep or has a cycle")
-        self.depth += 1
-        try:
-            yield
-        finally:
-            self.depth -= 1
 
 
 @contextlib.contextmanager

@@ -40,7 +40,7 @@ from tvm_ffi_common.capi import LIB
 from . import anyvalue, interrupts, memory, strings
 from .any_hash import custom_entry
 from .containers import seq_items
-from .dataclass_walk import read_field, reflected_fields
+from .dataclass_walk import Frame, read_field, reflected_fields, run_frames
 from .functions import set_object
 from .maps import map_items
 from .reflection import STRUCTURAL_VISITOR, new_reflected
@@ -54,7 +54,6 @@ from .structural_rules import (
     IGNORE,
     KIND,
     REGION,
-    DepthGuard,
     deep_recursion,
 )
 from .structural_traversal import (
@@ -111,22 +110,41 @@ _VTABLE = LIB.tvm_ffi_runtime_host_visitor_vtable(ctypes.cast(_vtable_visit, cty
 
 
 class Visitor(Traversal):
-    """A visit: :meth:`visit` is the engine's dispatch, :meth:`default_visit` the descent."""
+    """A visit: :meth:`visit` is the engine, :meth:`default_visit` the descent.
+
+    One call of either walks the whole graph below its value over ``run_frames``' work list
+    (a frame per value; containers and reflected fields hand out children as frames), so
+    depth costs neither Python's recursion limit nor the C stack. Only hooks that are not
+    ours (a Function or C++ ``__s_visit__``, a ``StructuralVisit`` callback) call back into a
+    nested engine, as they nest calls upstream.
+    """
 
     def __init__(self):
         super().__init__(STRUCTURAL_VISITOR, vtable=_VTABLE)
-        self.depth = DepthGuard("StructuralVisit")
 
     def visit(self, value: abi.TVMFFIAny) -> Outcome:
-        raise NotImplementedError
+        return run_frames(self.visit_frame(value), "StructuralVisit", unwind=True)
 
     def default_visit(self, value: abi.TVMFFIAny) -> Outcome:
         """The value's ``__s_visit__`` hook, or its reflected fields (module docstring)."""
+        return run_frames(self.descend(value), "StructuralVisit", unwind=True)
+
+    def visit_frame(self, value: abi.TVMFFIAny) -> Frame:
+        """The frame visiting ``value`` (the engine's rules; the subclass's)."""
+        raise NotImplementedError
+
+    def descend(self, value: abi.TVMFFIAny) -> Frame:
+        """The frame of ``value``'s default descent: its children are yielded as frames."""
         hook = custom_entry(VISIT_ATTR, value.type_index)
         if hook is not None:
             if hook.type_index == TI.kTVMFFIFunction:
-                if hook.v_ptr in _CONTAINER_HOOKS:  # ours: the same, without the round trip
-                    return _CONTAINER_HOOKS[hook.v_ptr](self, value)
+                items = _CONTAINER_HOOKS.get(hook.v_ptr)
+                if items is not None:  # ours: the items as frames, without the round trip
+                    for item in items(value.v_ptr):
+                        outcome = yield self.visit_frame(item)
+                        if outcome is not None:
+                            return outcome
+                    return None
                 result = call_owned(hook.v_ptr, [self.view(), value])
                 return _interrupt_of(result, "Optional<ffi.VisitInterrupt>")
             if hook.type_index == TI.kTVMFFIOpaquePtr:  # C++: descends through our vtable
@@ -136,34 +154,32 @@ class Visitor(Traversal):
                            "__s_visit__ must be an opaque function pointer or ffi.Function")
         if value.type_index < OBJECT_BEGIN:
             return None
-        return self.visit_fields(value.v_ptr)
-
-    def visit_fields(self, address: int) -> Outcome:
+        address = value.v_ptr
         type_index = memory.type_index_of(address)
         metadata = TYPES.entry(type_index).info.metadata
-        if self.region == REGION.kTVMFFIDefRegionKindSimple and metadata and \
+        saved = self.region
+        if saved == REGION.kTVMFFIDefRegionKindSimple and metadata and \
                 metadata.contents.structural_eq_hash_kind == KIND.kTVMFFISEqHashKindFreeVar:
-            return self.with_region(REGION.kTVMFFIDefRegionKindNone,
-                                    lambda: self.visit_fields_in_region(address, type_index))
-        return self.visit_fields_in_region(address, type_index)
-
-    def visit_fields_in_region(self, address: int, type_index: int) -> Outcome:
-        for field in reflected_fields(type_index, IGNORE):
-            child = read_field(address, field)
-            try:
-                if field.flags & DEF_SIMPLE:
-                    outcome = self.with_region(REGION.kTVMFFIDefRegionKindSimple,
-                                               lambda: self.visit(child))
-                elif field.flags & DEF_PATTERN:
-                    outcome = self.with_region(REGION.kTVMFFIDefRegionKindPattern,
-                                               lambda: self.visit(child))
-                else:
-                    outcome = self.visit(child)
-            finally:
-                anyvalue.dec_ref_any(child)
-            if outcome is not None:
-                return outcome
-        return None
+            self.region = REGION.kTVMFFIDefRegionKindNone
+        try:
+            for field in reflected_fields(type_index, IGNORE):
+                child = read_field(address, field)
+                outer = self.region
+                try:
+                    if outer != REGION.kTVMFFIDefRegionKindPattern:
+                        if field.flags & DEF_SIMPLE:
+                            self.region = REGION.kTVMFFIDefRegionKindSimple
+                        elif field.flags & DEF_PATTERN:
+                            self.region = REGION.kTVMFFIDefRegionKindPattern
+                    outcome = yield self.visit_frame(child)
+                finally:
+                    self.region = outer
+                    anyvalue.dec_ref_any(child)
+                if outcome is not None:
+                    return outcome
+            return None
+        finally:
+            self.region = saved
 
 
 class WalkVisitor(Visitor):
@@ -191,15 +207,15 @@ class WalkVisitor(Visitor):
             return (SKIP if result.v_int64 == SKIP else ADVANCE), None
         return ADVANCE, _interrupt_of(result, "WalkResult")
 
-    def visit(self, value: abi.TVMFFIAny) -> Outcome:
+    def visit_frame(self, value: abi.TVMFFIAny) -> Frame:
         if value.type_index == TI.kTVMFFINone:
             return None
-        with passing(value), self.depth.level():
+        with passing(value):
             if self.pre_order:
                 control, outcome = self.call(value)
                 if outcome is not None or control == SKIP:
                     return outcome
-            outcome = self.default_visit(value)
+            outcome = yield from self.descend(value)
             if outcome is not None or self.pre_order:
                 return outcome
             return self.call(value)[1]
@@ -212,13 +228,13 @@ class CallbackVisitor(Visitor):
         super().__init__()
         self.callbacks = callback_entries(callbacks, 2)
 
-    def visit(self, value: abi.TVMFFIAny) -> Outcome:
+    def visit_frame(self, value: abi.TVMFFIAny) -> Frame:
         if value.type_index == TI.kTVMFFINone:
             return None
-        with passing(value), self.depth.level():
+        with passing(value):
             entry = find_entry(self.callbacks, value.type_index)
             if entry is None:
-                return self.default_visit(value)
+                return (yield from self.descend(value))
             return _interrupt_of(call_owned(entry[1], [value, self.view()]),
                                  "Optional<ffi.VisitInterrupt>")
 
@@ -243,7 +259,7 @@ def _foreign_visit_items(step: Callable, items: List[abi.TVMFFIAny]) -> Outcome:
     return None
 
 
-#: Our containers' ``__s_visit__`` Functions, by address, and what each does.
+#: Our containers' ``__s_visit__`` Functions, by address: the items each visits.
 _CONTAINER_HOOKS = {}
 
 
@@ -252,19 +268,16 @@ def _register_container_hooks() -> None:
     for type_index, items in ((TI.kTVMFFIArray, seq_items), (TI.kTVMFFIList, seq_items),
                               (TI.kTVMFFIMap, lambda a: [v for _, v in map_items(a)]),
                               (TI.kTVMFFIDict, lambda a: [v for _, v in map_items(a)])):
-        def run(visitor, value, items=items):
-            return _visit_items(visitor, [owned for owned in items(value.v_ptr)])
-
-        def hook(result, visitor, value, run=run, items=items):
+        def hook(result, visitor, value, items=items):
             step = foreign_step(visitor)
             if step is not None:  # a visitor made in C++: each item through its vtable
                 _store(result, _foreign_visit_items(step, items(value.v_ptr)))
                 return
-            _store(result, run(traversal_of(visitor, "visitor"), value))
+            _store(result, _visit_items(traversal_of(visitor, "visitor"), items(value.v_ptr)))
 
         function = typed_function(["ffi.StructuralVisitor", "AnyView"],
                                   "Optional<ffi.VisitInterrupt>", hook)
-        _CONTAINER_HOOKS[function] = run
+        _CONTAINER_HOOKS[function] = items
         TYPES.register_attr(type_index, VISIT_ATTR,
                             abi.TVMFFIAny(type_index=TI.kTVMFFIFunction, v_ptr=function))
         memory.dec_ref(function)

@@ -17,13 +17,12 @@ from tvm_ffi_common import abi
 
 from . import anyvalue, memory, strings
 from .containers import array_from_anys, seq_items
-from .dataclass_walk import object_view, read_field, reflected_fields
+from .dataclass_walk import Frame, object_view, read_field, reflected_fields, run_frames
 from .functions import set_object
 from .maps import map_items
 from .reflection import new_access_path, new_access_step
 from .registry import TYPES
 from .signatures import typed_global
-from .structural_rules import deep_recursion
 
 TI = abi.TVMFFITypeIndex
 OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin
@@ -63,7 +62,9 @@ class AccessPathFinder:
             path = deeper
         return path
 
-    def visit_object(self, address: int) -> None:
+    def visit_object(self, address: int) -> Frame:
+        """The search's frame at a reflected object: its fields' values are child frames (run
+        by ``run_frames``: depth costs heap, not Python or C stack)."""
         metadata = TYPES.entry(memory.type_index_of(address)).info.metadata
         if not metadata:
             return
@@ -83,7 +84,7 @@ class AccessPathFinder:
                                        is_str=True)
             self.steps.append((0, name))
             try:
-                self.visit_any(child)
+                yield self.visit_any(child)
             finally:
                 self.steps.pop()
                 anyvalue.dec_ref_any(name)
@@ -94,7 +95,7 @@ class AccessPathFinder:
         if matched:
             self.matched -= 1
 
-    def visit_any(self, value: abi.TVMFFIAny) -> None:
+    def visit_any(self, value: abi.TVMFFIAny) -> Frame:
         index = value.type_index
         if index < OBJECT_BEGIN:
             return
@@ -103,18 +104,18 @@ class AccessPathFinder:
                 if item.type_index != TI.kTVMFFINone:
                     key = abi.TVMFFIAny()
                     strings.store_int(key, i)
-                    self.descend(1, key, item)
+                    yield from self.descend(1, key, item)
         elif index in (TI.kTVMFFIMap, TI.kTVMFFIDict):
             for key, item in map_items(value.v_ptr):
                 if key.type_index != TI.kTVMFFINone and item.type_index != TI.kTVMFFINone:
-                    self.descend(2, key, item)
+                    yield from self.descend(2, key, item)
         else:
-            self.visit_object(value.v_ptr)
+            yield from self.visit_object(value.v_ptr)
 
-    def descend(self, kind: int, key: abi.TVMFFIAny, child: abi.TVMFFIAny) -> None:
+    def descend(self, kind: int, key: abi.TVMFFIAny, child: abi.TVMFFIAny) -> Frame:
         self.steps.append((kind, key))
         try:
-            self.visit_any(child)
+            yield self.visit_any(child)
         finally:
             self.steps.pop()
 
@@ -123,8 +124,7 @@ class AccessPathFinder:
               ["ffi.Object", "ffi.VisitErrorContext", "bool"], "Array<ffi.reflection.AccessPath>")
 def _find_access_paths(result, root, context, allow_prefix_match):
     finder = AccessPathFinder(context, allow_prefix_match)
-    with deep_recursion():
-        finder.visit_object(root)
+    run_frames(finder.visit_object(root), "FindAccessPaths")
     views = [object_view(path) for path in finder.results]
     set_object(result, array_from_anys(views))
     for path in finder.results:

@@ -140,6 +140,8 @@ typedef struct {
   FxObject base;
   vectorcallfunc vectorcall;
   PyObject* dict;
+  /* upstream's Function.release_gil: whether a call lets other Python threads run */
+  int release_gil;
 } FxFunction;
 
 /* object.c */
@@ -254,6 +256,11 @@ FX_HIDDEN int fx_context_to_python(const FxScope* scope, PyObject* py_scope);
 FX_HIDDEN int fx_context_from_python(FxScope* scope, PyObject* py_scope);
 /* A new scope; one given by Python also takes up that CallScope's framework context
  * (0, or -1 with an exception). Inline: every call starts one. */
+/* Whether closing the scope would do nothing: no references, no Python CallScope, nothing
+   grown (a framework context needs no closing). */
+static inline int fx_scope_is_empty(const FxScope* scope) {
+  return scope->n_owned == 0 && scope->py_scope == NULL && scope->owned == scope->owned_inline;
+}
 static inline int fx_scope_init(FxScope* scope, PyObject* given_py_scope) {
   scope->owned = scope->owned_inline;
   scope->n_owned = 0;
@@ -469,6 +476,10 @@ FX_HIDDEN void fx_drop_pyobject(void* self);
 FX_HIDDEN int fx_hold(void* obj);
 FX_HIDDEN void fx_release(void* obj);
 FX_HIDDEN int fx_safe_call_holding(void* func, TVMFFIAny* args, int32_t n, TVMFFIAny* result);
+/* Whether a call with these arguments holds a container (its lock may have to be waited for,
+   which is never done with the GIL held: a call of a Function with release_gil off still
+   releases it then). */
+FX_HIDDEN int fx_args_hold_containers(const TVMFFIAny* args, int32_t n);
 FX_HIDDEN int fx_copy_list_element(void* list, Py_ssize_t index, TVMFFIAny* out);
 FX_HIDDEN extern PyMethodDef fx_hold_methods[];
 

@@ -58,13 +58,15 @@ static void discard_outcome(int status, TVMFFIAny* result) {
  * error pending, which supersedes the call's outcome (the caller discards it).
  */
 static int call_in_environment(void* handle, TVMFFIAny* packed, int32_t n, TVMFFIAny* result,
-                               const FxScope* scope) {
+                               const FxScope* scope, int release_gil) {
   FxEnvironment env;
   int status = fx_environment_enter(&env, scope);
-  if (status == 0) {
+  if (status == 0 && release_gil) {
     Py_BEGIN_ALLOW_THREADS;
     status = fx_safe_call_holding(handle, packed, n, result);
     Py_END_ALLOW_THREADS;
+  } else if (status == 0) {
+    status = fx_safe_call_holding(handle, packed, n, result);
   }
   (void)fx_environment_leave(&env, scope);
   return status;
@@ -76,7 +78,7 @@ PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t n
   void* handle = ((FxObject*)self)->handle;
   TVMFFIAny stack[FX_STACK_ARGS], *packed = stack, result;
   FxScope scope;
-  int status;
+  int status, release_gil;
   if (FX_UNLIKELY(kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
     return reject_keywords(kwnames);
   }
@@ -103,16 +105,25 @@ PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t n
     }
   }
   fx_any_clear(&result);
+  release_gil = ((FxFunction*)self)->release_gil || fx_args_hold_containers(packed, (int32_t)n);
   if (FX_LIKELY(scope.device_type == -1 && scope.exchange_api == NULL)) {
-    Py_BEGIN_ALLOW_THREADS;
-    status = fx_safe_call_holding(handle, packed, (int32_t)n, &result);
-    Py_END_ALLOW_THREADS;
+    if (FX_LIKELY(release_gil)) {
+      Py_BEGIN_ALLOW_THREADS;
+      status = fx_safe_call_holding(handle, packed, (int32_t)n, &result);
+      Py_END_ALLOW_THREADS;
+    } else {
+      status = fx_safe_call_holding(handle, packed, (int32_t)n, &result);
+    }
   } else {
-    status = call_in_environment(handle, packed, (int32_t)n, &result, &scope);
+    status = call_in_environment(handle, packed, (int32_t)n, &result, &scope, release_gil);
   }
   if (packed != stack) PyMem_Free(packed);
-  /* what was made for the call goes before the result is looked at, as in the reference */
-  if (FX_UNLIKELY(fx_scope_close(&scope) < 0 || PyErr_Occurred())) {
+  /*
+   * What was made for the call goes before the result is looked at, as in the reference
+   * (a scope that holds nothing has nothing to close: the common scalar call).
+   */
+  if (FX_UNLIKELY(!fx_scope_is_empty(&scope) ? fx_scope_close(&scope) < 0 || PyErr_Occurred()
+                                             : PyErr_Occurred() != NULL)) {
     /*
      * An exception is pending: from that cleanup, or left in this thread by the
      * kernel's TVMFFIEnvCheckSignals (Ctrl-C), which it then stopped on

@@ -57,6 +57,14 @@ static int32_t containers_of(const TVMFFIAny* args, int32_t n, void** out) {
   return count;
 }
 
+int fx_args_hold_containers(const TVMFFIAny* args, int32_t n) {
+  int32_t i;
+  for (i = 0; i < n; ++i) {
+    if (is_held_kind(&args[i])) return 1;
+  }
+  return 0;
+}
+
 int fx_safe_call_holding(void* func, TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
   void *inline_order[FX_INLINE_HOLDS], **order = inline_order;
   int32_t i, count, first = 0;

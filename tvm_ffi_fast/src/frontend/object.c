@@ -35,6 +35,21 @@ void fx_run_deleter(TVMFFIObject* obj, uint64_t before) {
   PyErr_Restore(type, value, traceback);
 }
 
+/*
+ * Whether a new Function releases the GIL around its calls: yes unless the environment's
+ * TVM_FFI_RELEASE_GIL_BY_DEFAULT is an integer that is 0 (upstream reads the same variable,
+ * once per process). Holding it saves the two GIL hand-overs a scalar call spends most of its
+ * time on, but a kernel that waits for a thread calling back into Python then deadlocks.
+ */
+static int release_gil_by_default(void) {
+  static int cached = -1;
+  if (cached < 0) {
+    const char* text = getenv("TVM_FFI_RELEASE_GIL_BY_DEFAULT");
+    cached = text == NULL || *text == '\0' || strtol(text, NULL, 10) != 0;
+  }
+  return cached;
+}
+
 static PyObject* object_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   PyObject* self = type->tp_alloc(type, 0);
   (void)args;
@@ -44,6 +59,7 @@ static PyObject* object_new(PyTypeObject* type, PyObject* args, PyObject* kwargs
   /* only Function and its subclasses have a vectorcall slot (cheaper than a subtype walk) */
   if (type->tp_vectorcall_offset == offsetof(FxFunction, vectorcall)) {
     ((FxFunction*)self)->vectorcall = fx_function_vectorcall;
+    ((FxFunction*)self)->release_gil = release_gil_by_default();
   }
   return self;
 }
@@ -297,8 +313,31 @@ static PyMemberDef function_members[] = {
     {NULL, 0, 0, 0, NULL}};
 
 /* Attributes set on a Function (init_ffi_api names each one it installs, say). */
+static PyObject* function_get_release_gil(PyObject* self, void* closure) {
+  (void)closure;
+  return PyBool_FromLong(((FxFunction*)self)->release_gil);
+}
+
+static int function_set_release_gil(PyObject* self, PyObject* value, void* closure) {
+  int flag;
+  (void)closure;
+  if (value == NULL) {
+    PyErr_SetString(PyExc_AttributeError, "cannot delete release_gil");
+    return -1;
+  }
+  flag = PyObject_IsTrue(value);
+  if (flag < 0) return -1;
+  ((FxFunction*)self)->release_gil = flag;
+  return 0;
+}
+
 static PyGetSetDef function_getset[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {"release_gil", function_get_release_gil, function_set_release_gil,
+     "Whether calls release the Python GIL while the function runs (default: yes, unless\n"
+     "TVM_FFI_RELEASE_GIL_BY_DEFAULT=0). Holding it makes a scalar call cheaper; a kernel\n"
+     "that waits for another thread calling back into Python then deadlocks.",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static void function_dealloc(PyObject* self) {
