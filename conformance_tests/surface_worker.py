@@ -279,8 +279,12 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
                 elif kind == "get":
                     def call():
                         f = api.get_global_func(name, allow_missing=arg)
-                        return None if f is None else (
-                            f(3, "x") if name.startswith(prefix) else "builtin")
+                        if f is None:
+                            return None
+                        default = f.release_gil  # upstream's per-function GIL switch
+                        f.release_gil = not default  # the call answers the same either way
+                        return [default, f.release_gil,
+                                f(3, "x") if name.startswith(prefix) else "builtin"]
                     record.append(attempt(env, call))
                 elif kind == "listed":
                     # The registry module's: upstream's package does not export this name.

@@ -116,6 +116,10 @@ _MODULE_STEPS = st.one_of(
 @example([[("import", 0, 1), ("implements", 0, ("dump", True)), ("implements", 0, ("dump", False)),
            ("imports", 0, None), ("import", 1, 0), ("clear", 0, None), ("imports", 0, None),
            ("metadata", 0, ("echo", False)), ("properties", 1, None), ("kind", 2, None)]])
+# every module imports the others, then each asks for a name it may have only through them
+@example([[("import", a, b) for a in range(3) for b in range(3) if a != b]
+          + [("implements", a, (name, through)) for a in range(3) for name in ("echo", "dump")
+             for through in (True, False)]])
 def test_module_methods(pool, programs):
     assert_agree(pool.run("modules", programs), programs, "modules differ")
 

@@ -355,6 +355,7 @@ MUTANTS += [
        "a Python callback called from C with several arguments gets them in reverse order "
        "(cffi core)", T_CALLS, T_EDGES + "test_mixed_positional_arguments"),
     _m("front-call-args-cut-at-8", FRONT + "function.c",
+       r"(?<=Py_BEGIN_ALLOW_THREADS;\n      )"  # the default call: the GIL released
        r"status = fx_safe_call_holding\(handle, packed, \(int32_t\)n, &result\);",
        "status = fx_safe_call_holding(handle, packed, (int32_t)(n > FX_STACK_ARGS ? "
        "FX_STACK_ARGS : n), &result);",
