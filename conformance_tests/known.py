@@ -87,21 +87,6 @@ KNOWN: List[Divergence] = [
         "except Exception as error:\n"
         "    result = type(error).__name__"),
     Divergence(
-        "cffi-signal-handler-error",
-        "fast-cffi: when a Python signal handler raises (KeyboardInterrupt from SIGINT's, or "
-        "any exception) while a kernel checks for signals, the call fails with SystemError "
-        "'<cdata ...> returned a result with an exception set' instead of the handler's "
-        "exception: the cffi core calls the kernel through a cffi function pointer, which "
-        "does not look for the exception PyErr_CheckSignals left set. Found by "
-        "test_environment_kernels.",
-        lambda node, context: False,  # test_environment_kernels masks those steps for fast-cffi
-        "import signal\n"
-        "try:\n"
-        "    kernels['environment'].signal_check(int(signal.SIGINT), 1)\n"
-        "    result = None\n"
-        "except BaseException as error:\n"
-        "    result = type(error).__name__"),
-    Divergence(
         "ref-signal-handler-error",
         "ref: a Python signal handler (other than SIGINT's, which ref defers) that raises while a "
         "kernel checks for signals runs at the entry of ref's ctypes callback for "

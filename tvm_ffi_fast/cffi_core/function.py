@@ -166,6 +166,8 @@ def call_packed(safe_call: Any, handle: Any, args: Any, context: Optional[CallSc
                     status = safe_call(handle, packed, num_args, result)
                 finally:
                     environment.leave()
+        except SystemError as error:
+            raise _signal_handler_exception(error) from None
         finally:
             if held:
                 for container in reversed(held):
@@ -178,6 +180,22 @@ def call_packed(safe_call: Any, handle: Any, args: Any, context: Optional[CallSc
     finally:
         frame.reset()
         _FRAMES.append(frame)
+
+
+def _signal_handler_exception(error: SystemError) -> BaseException:
+    """The exception a call answered with ``error`` stands for.
+
+    A Python signal handler that ``TVMFFIEnvCheckSignals`` ran inside the kernel (through
+    ``PyErr_CheckSignals``) and that raised leaves its exception set in the interpreter;
+    CPython then turns cffi's returned status into a ``SystemError`` caused by it. The call's
+    answer is the handler's exception, as from the other front ends: the runtime's raised
+    error (the kernel's ``EnvErrorAlreadySet``) is taken out and dropped with it.
+    """
+    cause = error.__cause__
+    if cause is None or "returned a result with an exception set" not in str(error):
+        return error
+    take_last_error()
+    return cause
 
 
 def _encode_all(packed: Any, args: Any, num_args: int, frame: _Frame) -> None:
