@@ -331,17 +331,23 @@ def print_table(report: Dict, frontends: List[str]) -> None:
     cols = [f"{f}_ns" for f in frontends] + [
         f"{f}{suffix}" for suffix in ("/upstream", " GC %") for f in frontends
         if any(f"{f}{suffix}" in r for r in report["rows"])]
-    width = max(len(r["shape"]) for r in report["rows"])
-    print(f"{'shape':<{width}}  " + "  ".join(f"{c:>14}" for c in cols))
-    for row in report["rows"]:
+    print_rows(report["rows"], cols, 14, 0)
+    for key, value in report["summary"].items():
+        print(f"{key}: {value:.2f}")
+
+
+def print_rows(rows: List[Dict], cols: List[str], cell: int, ns_decimals: int) -> None:
+    """Fixed-width rows: the shape, then each column (a ratio, with "/" in its name, to two
+    decimals; a time to ``ns_decimals``; ``n/a`` where a row has no value)."""
+    width = max(len(r["shape"]) for r in rows)
+    print(f"{'shape':<{width}}  " + "  ".join(f"{c:>{cell}}" for c in cols))
+    for row in rows:
         cells = []
         for c in cols:
             value = row.get(c)
-            cells.append(f"{'n/a':>14}" if value is None else
-                         (f"{value:>14.2f}" if "/" in c else f"{value:>14.0f}"))
+            cells.append(f"{'n/a':>{cell}}" if value is None else
+                         (f"{value:>{cell}.2f}" if "/" in c else f"{value:>{cell}.{ns_decimals}f}"))
         print(f"{row['shape']:<{width}}  " + "  ".join(cells))
-    for key, value in report["summary"].items():
-        print(f"{key}: {value:.2f}")
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -232,15 +232,7 @@ def print_report(rep: Dict[str, Any], runners: List[str]) -> None:
     """The report as a fixed-width table, then the skipped runners with their reasons."""
     ratio_cols = [f"{a}/{b}" for a, b in RATIOS if any(f"{a}/{b}" in r for r in rep["rows"])]
     cols = [f"{r}_ns" for r in runners] + ratio_cols
-    width = max(len(r["shape"]) for r in rep["rows"])
-    print(f"{'shape':<{width}}  " + "  ".join(f"{c:>17}" for c in cols))
-    for row in rep["rows"]:
-        cells = []
-        for c in cols:
-            v = row.get(c)
-            cells.append(f"{'n/a':>17}" if v is None else
-                         (f"{v:>17.2f}" if "/" in c else f"{v:>17.1f}"))
-        print(f"{row['shape']:<{width}}  " + "  ".join(cells))
+    bench_calls.print_rows(rep["rows"], cols, 17, 1)
     for key, value in rep["summary"].items():
         print(f"{key}: {value:.2f}")
     for runner, reason in rep["skipped"].items():
