@@ -223,6 +223,12 @@ taken = [[] for _ in range(4)]
 added = [[] for _ in range(5)]
 
 
+def only_ints(items):
+    for x in items:
+        if not isinstance(x, int):
+            raise AssertionError("invented element %r" % (x,))
+
+
 def python_worker(t):
     def work():
         rng = random.Random(seed * 100 + t)
@@ -235,13 +241,9 @@ def python_worker(t):
             if len(lst) > 0:
                 lst[-1] if rng.random() < 0.5 else lst[0]
             if i % 200 == 0:
-                for x in lst[:]:   # a slice is one read under the List's lock
-                    if not isinstance(x, int):
-                        raise AssertionError("invented element %r" % (x,))
+                only_ints(lst[:])   # a slice is one read under the List's lock
                 try:   # iterating reads by index, as upstream does: a List that other
-                    for x in lst:   # threads shrink meanwhile raises IndexError
-                        if not isinstance(x, int):
-                            raise AssertionError("invented element %r" % (x,))
+                    only_ints(lst)   # threads shrink meanwhile raises IndexError
                 except IndexError as error:
                     if "out of bounds" not in str(error):
                         raise
