@@ -236,7 +236,9 @@ def _hold_containers(packed: Any, num_args: int) -> Optional[List[Any]]:
 class Function(Object):
     """A TVM FFI function; calling it calls through the ABI."""
 
-    __slots__ = ("_safe_call", "_self", "_release_gil", "__dict__")  # attributes may be set
+    # attributes may be set, as upstream; release_gil is kept in __dict__ too, so a Function
+    # whose switch was set is one with an attribute set (get_global_func's cache reads that)
+    __slots__ = ("_safe_call", "_self", "__dict__")
 
     @property
     def release_gil(self) -> bool:
@@ -430,8 +432,7 @@ def get_global_func(name: str, allow_missing: bool = False) -> Optional[Function
     # the Function last made for a name is kept and handed back while the name still finds
     # that function and no attribute was set on it.
     func = _LOOKED_UP.get(name)
-    if (func is not None and func._handle == handle and not func.__dict__
-            and not hasattr(func, "_release_gil")):  # nor release_gil, kept in a slot
+    if func is not None and func._handle == handle and not func.__dict__:
         decref(handle)
         return func
     func = _LOOKED_UP[name] = wrap_owned(handle, int(TI.kTVMFFIFunction))
