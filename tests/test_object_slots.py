@@ -67,7 +67,7 @@ print(json.dumps({{
     "field_write_still_works": (setattr(derived, "v_i64", 21), derived.v_i64)[1],
     "with_dict": [WithDict.__slots__, with_dict.note],
     "module_has_dict": "__dict__" in api.Module.__dict__.get("__slots__", ()),
-    "isinstance": [isinstance(pair, api.Object), issubclass(api.Function, api.Object),
+    "isinstance": [isinstance(pair, api.Object), issubclass(api.Function, api.core.CObject),
                    isinstance(Both(), collections.abc.Hashable), isinstance(array, api.Object)],
     "metaclass_is_abc": isinstance(api.Object, abc.ABCMeta),
     "copies": [copy.copy(pair).a, pickle.loads(pickle.dumps(pair)).b,

@@ -30,13 +30,13 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .class_attrs import _cannot_construct, _ffi_init_of, pack_kwargs
 from .function import get_global_func
-from .object_methods import ObjectMethods
+from .object_methods import CObjectMethods
 from .sentinels import MISSING
 from .type_records import TypeInfo
 from .type_registry import _lookup_type_attr
 
 #: ``repr(obj)`` by ``ffi.ReprPrint`` (``TypeName(handle)`` if that fails).
-object_repr = ObjectMethods.__repr__
+object_repr = CObjectMethods.__repr__
 
 
 def _global(name: str) -> Any:

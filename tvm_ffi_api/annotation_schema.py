@@ -33,8 +33,7 @@ from typing import Any, Tuple
 
 from . import upcalls
 from .device import Device
-from .object import Object
-from .object_meta import CObject
+from .object import CObject
 from .scalar_converters import dtype_classes
 from .string import Bytes, String
 from .type_registry import _type_cls_to_type_info
@@ -111,7 +110,7 @@ def _callable(args: Tuple[Any, ...]) -> TypeSchema:
 
 def _is_object_class(cls: type) -> bool:
 
-    return issubclass(cls, (Object, CObject))  # CObject: a base, refused as unregistered
+    return issubclass(cls, CObject)  # CObject itself: a base, refused as unregistered
 
 
 def _object_class(cls: type, args: Tuple[Any, ...]) -> TypeSchema:

@@ -7,8 +7,8 @@ in upstream's order, first match wins:
 =========================================================  ==========================
 value                                                      result
 =========================================================  ==========================
-an ``Object`` (not a Function, Tensor, Error or             the value itself
-OpaquePyObject: those are no ``Object`` upstream),
+an ``Object`` (a Function, Tensor, Error or               the value itself
+OpaquePyObject is a ``CObject`` only, as upstream's),
 ``String``/``Bytes``/``Shape``, ``bool``, any
 ``numbers.Number`` (NumPy scalars too), ``c_void_p``,
 ``dtype``
@@ -50,16 +50,12 @@ from .dtype import (
     numpy_dtype_table,
     torch_dtype_table,
 )
-from .error import Error, exception_to_error
+from .error import exception_to_error
 from .function import Function, wrap_callable
 from .object import Object, ObjectConvertible
-from .pyobject import OpaquePyObject, wrap_pyobject
+from .pyobject import wrap_pyobject
 from .string import Bytes, String
-from .tensor import Shape, Tensor, from_dlpack
-
-#: Our Object subclasses that upstream does not derive from its Object (so convert
-#: treats them as it treats any value of their kind, not as objects kept as they are).
-_NOT_OBJECTS_UPSTREAM = (Function, Tensor, Error, OpaquePyObject)
+from .tensor import Shape, from_dlpack
 
 #: Values convert returns unchanged (besides objects): upstream's PyNativeObject
 #: classes (String, Bytes, Shape), plain scalars and dtypes.
@@ -78,7 +74,7 @@ def convert(value: Any) -> Any:
     ``Error``; objects, scalars and dtypes stay as they are; a value no rule
     covers is wrapped in an ``OpaquePyObject``. See the module's table.
     """
-    if isinstance(value, Object) and not isinstance(value, _NOT_OBJECTS_UPSTREAM):
+    if isinstance(value, Object):
         return value
     if isinstance(value, _KEPT):
         return value

@@ -31,7 +31,7 @@ from . import dlpack_exchange, upcalls
 from .c_integers import as_c_int, narrow
 from .device import Device
 from .error import exception_to_error
-from .object import Object, ObjectConvertible, ObjectRValueRef, type_index_of
+from .object import CObject, ObjectConvertible, ObjectRValueRef, type_index_of
 from .pyobject import wrap_pyobject
 from .string import Bytes, String
 
@@ -82,7 +82,7 @@ def argument_kind(value: Any) -> str:
     cls = type(value)
     if value is None:
         return "none"
-    if isinstance(value, Object):
+    if isinstance(value, CObject):
         return "object"
     if isinstance(value, ObjectRValueRef):
         return "rvalue_ref"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, Tuple
 
 from .cany import CAny, to_py_class_value as _to_py_class_value
-from .object import Object, type_index_of
+from .object import CObject, type_index_of
 from .type_registry import _lookup_type_attr, type_index_to_key
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -37,7 +37,7 @@ def describe(value: Any) -> str:
                        ((bytes, bytearray), "bytes")):
         if isinstance(value, kind):
             return name
-    if isinstance(value, Object):
+    if isinstance(value, CObject):
         info = getattr(type(value), "__tvm_ffi_type_info__", None)
         if info is not None:
             return info.type_key

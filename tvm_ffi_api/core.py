@@ -42,23 +42,19 @@ from .error import (
 from .exchange_test_wrapper import DLTensorTestWrapper
 from .function import Function, get_global_func
 from .object import (
+    CObject,
     Object,
     ObjectConvertible,
     ObjectRValueRef,
     register_class,
     type_key_to_index as _object_type_key_to_index,
 )
-from .object_meta import CObject
 from .object_methods import new_object as _new_object
 from .pyobject import OpaquePyObject, wrap_pyobject as _convert_to_opaque_object
 from .registry import register_global_func
 from .stream import _set_stream as _env_set_current_stream
 from .string import Bytes, PyNativeObject, String
 from .tensor import Tensor, __dlpack_version__, from_dlpack, set_tensor_class, shape_content
-
-# Upstream's base of every object wrapper, registered as no FFI type (object_meta.py says why
-# ours is an abstract base): every Object, and so every subclass, is one.
-CObject.register(Object)
 
 #: The class devices are made as (see :func:`_set_class_device`).
 _CLASS_DEVICE: type = _device_module.DEVICE_CLASS

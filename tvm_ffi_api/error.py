@@ -27,7 +27,7 @@ from tvm_ffi_common.capi import LIB
 
 from . import error_crossing, upcalls
 from .backtrace import parse_backtrace, traceback_to_backtrace, with_backtrace  # noqa: F401 - re-exported
-from .object import Object, register_class, type_index_of, wrap_owned
+from .object import CObject, Object, register_class, type_index_of, wrap_owned
 from .object_methods import new_object
 from .pyobject import unwrap_pyobject, wrap_pyobject
 from .rules import missing_error_violation
@@ -85,7 +85,7 @@ def make_exception(kind: str, message: str, backtrace: str) -> BaseException:
 # ------------------------------------------------------------ Error objects
 
 
-class Error(Object):
+class Error(CObject):
     """An Error object: kind, message and backtrace of a failure that crossed the ABI."""
 
     __slots__ = ()

@@ -14,7 +14,7 @@ from .object_protocols import (
     ObjectConvertible as ObjectConvertible,
     ObjectRValueRef as ObjectRValueRef,
 )
-from .object_wrapper import Object as Object, TensorBase as TensorBase
+from .object_wrapper import CObject as CObject, Object as Object, TensorBase as TensorBase
 from .type_info import (
     class_for_type_index as class_for_type_index,
     type_info as type_info,

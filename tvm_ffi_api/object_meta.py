@@ -1,4 +1,4 @@
-"""The metaclass of ``Object``: a subclass carries no per-instance ``__dict__`` unless it asks.
+"""The metaclass of ``CObject`` and ``Object``: a subclass carries no per-instance ``__dict__`` unless it asks.
 
 A wrapper is a handle and nothing more; its fields live in the FFI object,
 read through descriptors on the class. So a subclass whose body declares no
@@ -12,11 +12,8 @@ It derives from :class:`abc.ABCMeta`, the metaclass upstream's ``Object``
 has, so a subclass may also derive from an abstract base class (whose
 metaclass is ``ABCMeta``) without a metaclass conflict.
 
-Also here: :class:`CObject`, the abstract base every object wrapper is an
-instance of (upstream's name for the base class under ``Object``).
-
-The reference and cffi cores create their ``Object`` with it; the compiled
-core's ``Object`` is an extension type, which ``tvm_ffi_fast/compiled_core/object.py``
+The reference and cffi cores create their ``CObject`` with it; the compiled
+core's ``CObject`` and ``Object`` are extension types, which ``tvm_ffi_fast/compiled_core/object.py``
 gives this metaclass right after the core is loaded (``_frontend.set_metaclass``),
 before any Python subclass exists.
 """
@@ -39,17 +36,3 @@ class ObjectMeta(abc.ABCMeta):
         """Sets up ``cls``, an extension type just given this metaclass, as ``__new__`` would
         have: the bookkeeping ``ABCMeta`` keeps per class (its registry and caches)."""
         abc._abc_init(cls)  # type: ignore[attr-defined]  # CPython's, as the compiled core
-
-
-class CObject(abc.ABC):
-    """The abstract base of every object wrapper: ``isinstance(x, CObject)`` holds for each.
-
-    Upstream's ``core.CObject`` is the extension type under its ``Object``,
-    holding the handle but registered as no FFI type; code tests against it and
-    the type converter refuses it as an annotation (it is no registered type).
-    Here ``Object`` itself holds the handle, so ``CObject`` is an abstract base
-    that ``core`` registers ``Object`` with (every subclass follows): a class of
-    its own, registered as no FFI type, that no wrapper is made of directly.
-    """
-
-    __slots__ = ()

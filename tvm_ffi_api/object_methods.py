@@ -1,9 +1,12 @@
-"""The methods every ``Object`` has that need no speed, written once.
+"""The methods every object wrapper has that need no speed, written once.
 
-Each core defines ``Object`` (a Python class in the reference, an extension
-type in the fast core) with the handle, identity and lifetime methods;
-:class:`ObjectMethods` adds the rest. The reference's ``Object`` derives from
-it; the fast core copies its members onto the C type (:func:`install_onto`).
+Each core defines ``CObject`` (a Python class in the reference, an extension
+type in the fast core) with the handle, identity and lifetime methods, and
+``Object`` under it; :class:`CObjectMethods` adds the rest of ``CObject``'s
+and :class:`ObjectMethods` the two that only an ``Object`` has (as upstream,
+a Function, Tensor, Error or opaque Python object has no ``type_key`` and no
+``_move``). The Python cores' classes derive from them; the compiled core
+copies their members onto its C types (:func:`install_onto`).
 
 Copying and pickling go through the value, never the handle: a wrapper owns
 exactly one reference, so a copy that duplicated ``_handle`` would make two
@@ -36,19 +39,14 @@ def _json_graph_function(name: str) -> Any:
     return func
 
 
-class ObjectMethods:
-    """Mixin of ``Object``: type key, repr, ctypes handle and moving."""
+class CObjectMethods:
+    """Mixin of ``CObject``: repr, ctypes handle, copying and pickling."""
 
     __slots__ = ()
 
     def __ctypes_handle__(self) -> ctypes.c_void_p:
         """The object's address as a ``ctypes.c_void_p``."""
         return ctypes.c_void_p(self._handle)
-
-    @property
-    def type_key(self) -> str:
-        """The registered type key of the object, e.g. ``"ffi.Array"``."""
-        return type_key(self.type_index)
 
     def __repr__(self) -> str:
         if not self._handle:
@@ -57,10 +55,6 @@ class ObjectMethods:
             return str(upcalls.get_global_func("ffi.ReprPrint")(self))
         except Exception:  # noqa: BLE001 - repr must never raise
             return f"{type(self).__name__}({self._handle})"
-
-    def _move(self) -> ObjectRValueRef:
-        """Passes this object so the callee may take over its reference."""
-        return ObjectRValueRef(self)
 
     def __reduce__(self) -> Any:
         return (new_object, (type(self),), self.__getstate__())
@@ -82,13 +76,29 @@ class ObjectMethods:
                                             graph)
 
 
+class ObjectMethods(CObjectMethods):
+    """Mixin of ``Object``: the type key and moving."""
+
+    __slots__ = ()
+
+    @property
+    def type_key(self) -> str:
+        """The registered type key of the object, e.g. ``"ffi.Array"``."""
+        return type_key(self.type_index)
+
+    def _move(self) -> ObjectRValueRef:
+        """Passes this object so the callee may take over its reference."""
+        return ObjectRValueRef(self)
+
+
 #: The special methods :func:`install_onto` copies too.
 _INSTALLED_DUNDERS = ("__repr__", "__ctypes_handle__", "__reduce__", "__getstate__",
                       "__setstate__")
 
 
-def install_onto(cls: type) -> None:
-    """Copies :class:`ObjectMethods`' members onto ``cls`` (a type that cannot derive from it)."""
-    for name, member in vars(ObjectMethods).items():
+def install_onto(cls: type, mixin: type) -> None:
+    """Copies the members ``mixin`` itself defines onto ``cls`` (a type that cannot derive
+    from it)."""
+    for name, member in vars(mixin).items():
         if not name.startswith("__") or name in _INSTALLED_DUNDERS:
             setattr(cls, name, member)

@@ -1,9 +1,14 @@
-"""The Python class of TVM FFI objects the Python cores share: ``Object`` and ``TensorBase``.
+"""The Python classes of TVM FFI objects the Python cores share: ``CObject``, ``Object``, ``TensorBase``.
 
 The reference and the cffi core (``tvm_ffi_fast/cffi_core``) wrap objects in
 these plain Python classes; their ``object`` modules re-export them with the
 class registry (the compiled core has extension types of its own instead).
-An :class:`Object` owns exactly one strong reference to the object at
+
+The hierarchy is upstream's: :class:`CObject` holds the handle and is the base
+of every wrapper; :class:`Object` derives from it for the object types a
+program registers and reflects (containers, modules, dataclasses...), while a
+``Function``, ``Tensor``, ``Error`` or opaque Python object is a CObject and
+not an Object. A :class:`CObject` owns exactly one strong reference to the object at
 ``_handle`` (the address of its header) and drops it when garbage collected,
 through ``releases`` (never from inside a finalizer where collection is not
 prompt).
@@ -16,13 +21,13 @@ from typing import Any
 
 from . import releases, upcalls
 from .object_meta import ObjectMeta
-from .object_methods import ObjectMethods
+from .object_methods import CObjectMethods, ObjectMethods
 
 _set_slot = object.__setattr__
 
 
-class Object(ObjectMethods, metaclass=ObjectMeta):
-    """Base class of every TVM FFI object seen from Python.
+class CObject(CObjectMethods, metaclass=ObjectMeta):
+    """Base class of every TVM FFI object wrapper seen from Python.
 
     Equality and hashing are by identity of the underlying object, unless a
     subclass defines value semantics (containers do). A subclass has no
@@ -32,7 +37,7 @@ class Object(ObjectMethods, metaclass=ObjectMeta):
 
     __slots__ = ("_handle", "_exchange_api", "__weakref__")
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> "Object":
+    def __new__(cls, *args: Any, **kwargs: Any) -> "CObject":
         # Every wrapper starts empty, however it is made (``cls.__new__(cls)`` by
         # pickle, a subclass whose ``__init__`` never calls ours, ...). The handle is
         # always written past any ``__setattr__`` of a subclass, as upstream's C field
@@ -51,7 +56,7 @@ class Object(ObjectMethods, metaclass=ObjectMeta):
     # -- construction from handles --------------------------------------------
 
     @classmethod
-    def _adopt(cls, handle: int) -> "Object":
+    def _adopt(cls, handle: int) -> "CObject":
         """A wrapper taking over one owned reference to ``handle``."""
         obj = cls.__new__(cls)
         _set_slot(obj, "_handle", handle)
@@ -67,14 +72,14 @@ class Object(ObjectMethods, metaclass=ObjectMeta):
         _set_slot(self, "_handle", None)
         try:
             result = fconstructor(*args)
-            if not isinstance(result, Object):
+            if not isinstance(result, CObject):
                 raise TypeError(f"constructor returned {type(result).__name__}, not an object")
             self.__move_handle_from__(result)
         finally:
             if old:
                 releases.decref_now(old)
 
-    def __move_handle_from__(self, other: "Object") -> None:
+    def __move_handle_from__(self, other: "CObject") -> None:
         """Takes ``other``'s reference, leaving ``other`` empty."""
         handle = other._handle
         _set_slot(other, "_handle", None)
@@ -112,14 +117,9 @@ class Object(ObjectMethods, metaclass=ObjectMeta):
         """Alias of :meth:`__chandle__`."""
         return self._handle or 0
 
-    @property
-    def type_index(self) -> int:
-        """The runtime type index of the object."""
-        return upcalls.type_index_of(self._handle)
-
     def same_as(self, other: object) -> bool:
         """Whether ``other`` wraps the very same object."""
-        return isinstance(other, Object) and self._handle == other._handle
+        return isinstance(other, CObject) and self._handle == other._handle
 
     is_ = same_as
 
@@ -134,11 +134,23 @@ class Object(ObjectMethods, metaclass=ObjectMeta):
 
 
 
-_EXCHANGE_API_SLOT = Object.__dict__["_exchange_api"]
+_EXCHANGE_API_SLOT = CObject.__dict__["_exchange_api"]
 
 
-class TensorBase(Object):
-    """The base of ``tensor.Tensor``: an Object that may instead view a borrowed DLTensor.
+class Object(ObjectMethods, CObject):
+    """Base class of the TVM FFI objects seen from Python but functions, tensors, errors and
+    opaque Python objects (those are :class:`CObject` only, as upstream's are)."""
+
+    __slots__ = ()
+
+    @property
+    def type_index(self) -> int:
+        """The runtime type index of the object."""
+        return upcalls.type_index_of(self._handle)
+
+
+class TensorBase(CObject):
+    """The base of ``tensor.Tensor``: a CObject that may instead view a borrowed DLTensor.
 
     ``_view`` holds the ``DLTensor*`` address of a view (a kernel's
     ``kTVMFFIDLTensorPtr``); ``tensor.TensorMethods`` reads the fields.

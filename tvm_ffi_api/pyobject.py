@@ -17,7 +17,7 @@ from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
 
 from . import upcalls
-from .object import Object, register_class
+from .object import CObject, register_class
 
 TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
@@ -27,7 +27,7 @@ _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
 release_pyobject = pycapi.RELEASE_REFERENCE
 
 
-class OpaquePyObject(Object):
+class OpaquePyObject(CObject):
     """An opaque object holding a Python object (see :meth:`pyobject`)."""
 
     __slots__ = ()

@@ -27,7 +27,7 @@ from .converter_base import (
 from .device import Device
 from .dtype import dtype
 from .function import Function
-from .object import Object
+from .object import CObject
 from .string import Bytes, String
 from .tensor import Tensor
 
@@ -45,7 +45,7 @@ def _any(conv: Converter, value: Any) -> Result:
 
     pack_checked(value, "Any", value)
     native = (type(None), bool, int, float, ctypes.c_void_p, String, Bytes, Tensor, Device,
-              Object, *dtype_classes())
+              CObject, *dtype_classes())
     return value, not isinstance(value, native)
 
 
@@ -175,6 +175,6 @@ def _callable(conv: Converter, value: Any) -> Result:
 
     if isinstance(value, Function):
         return value, False
-    if callable(value) and not isinstance(value, Object):
+    if callable(value) and not isinstance(value, CObject):
         return materialize(value, "Callable", value), True
     raise _mismatch("Callable", value)

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from tvm_ffi_common import abi
 
-from .object import Object, register_class
+from .object import CObject, Object, register_class
 
 TI = abi.TVMFFITypeIndex
 
@@ -34,9 +34,9 @@ class PyNativeObject:
     def __init_cached_object_by_constructor__(self, fconstructor: Any, *args: Any) -> None:
         """Keeps the object ``fconstructor(*args)`` returns as this value's object."""
         made = fconstructor(*args)
-        if not isinstance(made, Object):
+        if not isinstance(made, CObject):
             made = getattr(made, "_tvm_ffi_cached_object", None)
-        if not isinstance(made, Object):
+        if not isinstance(made, CObject):
             raise TypeError("the constructor returned no object")
         self._tvm_ffi_cached_object = made
 

@@ -46,7 +46,7 @@ from .converter_base import (
     pack_checked,
 )
 from .function import get_global_func
-from .object import Object, ObjectConvertible, ObjectRValueRef, type_index_of
+from .object import CObject, ObjectConvertible, ObjectRValueRef, type_index_of
 from .string import Bytes, String
 from .type_registry import (
     _lookup_type_attr,
@@ -196,8 +196,8 @@ def packed_value(packed: Any) -> Any:
 
 
 def _already(conv: Converter, value: Any) -> bool:
-    return isinstance(value, Object) and is_instance_index(type_index_of(value._handle),
-                                                           conv.type_index)
+    return isinstance(value, CObject) and is_instance_index(type_index_of(value._handle),
+                                                            conv.type_index)
 
 
 def _object(conv: Converter, value: Any) -> Result:
@@ -244,7 +244,7 @@ def _payload_enum(conv: Converter, value: Any) -> Result:
 
 def _unwrap_protocol(value: Any) -> tuple:
     """One step of following value protocols: ``(next value, stalled)``."""
-    if isinstance(value, (Object, ObjectRValueRef, String, Bytes)):
+    if isinstance(value, (CObject, ObjectRValueRef, String, Bytes)):
         return value, False
     kind = type(value)
     if hasattr(kind, "__tvm_ffi_object__"):
@@ -263,7 +263,7 @@ def _unwrap_protocol(value: Any) -> tuple:
             inner = value.asobject()
         except Exception:  # noqa: BLE001 - reported as the mismatch
             raise ConvertError(f"asobject() failed for {describe(value)}") from None
-        if not isinstance(inner, Object):
+        if not isinstance(inner, CObject):
             raise ConvertError(f"asobject() returned {describe(inner)} for {describe(value)}")
         return inner, False
     return value, False

@@ -305,6 +305,8 @@ def canonical(value: Any, depth: int = 0) -> Any:
         return ("Error", value.kind, value.message)
     if isinstance(value, api.Function):
         return ("Function",)
+    if isinstance(value, api.OpaquePyObject):
+        return ("OpaquePyObject", type(value.pyobject).__name__)
     if isinstance(value, api.Object):
         return ("Object", value.type_key)
     if isinstance(value, (api.Device,)):

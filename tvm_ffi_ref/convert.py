@@ -74,7 +74,7 @@ from .arg_setters import (
     set_object_kind_arg,
 )
 from .device import Device
-from .object import Object, type_index_of, wrap_owned
+from .object import CObject, type_index_of, wrap_owned
 from .pyobject import unwrap_pyobject
 from .runtime.strings import int_to_words
 from .string import Bytes, String  # noqa: F401 - kept for its load order (string.py's classes)
@@ -428,7 +428,7 @@ def _framework_value(handle: int, index: int, exchange_api: int, strict: bool) -
         return tensor
     if index in _CONTAINERS:
         container = wrap_owned(handle, index)
-        if isinstance(container, Object):
+        if isinstance(container, CObject):
             container._dlpack_exchange_api = exchange_api
         return container
     return None
@@ -502,7 +502,7 @@ def release_any(value: abi.TVMFFIAny) -> None:
         LIB.TVMFFIObjectDecRef(value.v_ptr)
 
 
-def optional_handle(value: Optional[Object]) -> Optional[int]:
+def optional_handle(value: Optional[CObject]) -> Optional[int]:
     """The handle of an optional object argument."""
     return None if value is None else value._handle
 

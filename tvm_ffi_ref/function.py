@@ -33,7 +33,7 @@ from .convert import CallScope, borrowed_to_python, pack_args, to_owned_any, to_
 from .error import Error, exception_to_error_raised, raise_taken_error
 from .error_crossing import reserve_callback_headroom
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
-from .object import Object, register_class
+from .object import CObject, register_class
 from .runtime import interrupts, tensor
 
 TI = abi.TVMFFITypeIndex
@@ -91,7 +91,7 @@ _HeldSafeCall = ctypes.PYFUNCTYPE(abi.TVMFFISafeCallType._restype_,
                                   *abi.TVMFFISafeCallType._argtypes_)
 
 
-class Function(Object):
+class Function(CObject):
     """A TVM FFI function; calling it calls through the ABI."""
 
     __slots__ = ("_safe_call", "_gil_held_call", "__dict__")  # attributes may be set, as upstream
@@ -121,7 +121,7 @@ class Function(Object):
         func.release_gil = release_gil_by_default()
         return func
 
-    def __move_handle_from__(self, other: Object) -> None:
+    def __move_handle_from__(self, other: CObject) -> None:
         # A subclass instance made empty (``MyFunction(...)``) becomes callable here.
         super().__move_handle_from__(other)
         self._safe_call = _safe_call_of(self._handle)

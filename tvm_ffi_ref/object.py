@@ -19,7 +19,7 @@ from tvm_ffi_common.capi import LIB
 
 from . import releases, upcalls
 from .object_protocols import ObjectConvertible, ObjectRValueRef  # noqa: F401 - the core contract (tvm_ffi_api/object.pyi)
-from .object_wrapper import Object, TensorBase  # noqa: F401 - the interface
+from .object_wrapper import CObject, Object, TensorBase  # noqa: F401 - the interface
 from .type_info import TYPE_CLASSES, class_for_type_index, type_info, type_key_to_index  # noqa: F401 - the core contract
 
 TI = abi.TVMFFITypeIndex

@@ -25,7 +25,7 @@ from tvm_ffi_common.installed_later import installed_later
 from . import error, python_core, runtime, upcalls
 from .arg_setters import CallScope
 from .error import exception_to_error_raised
-from .object import Object
+from .object import CObject
 from .python_core import DLTensorFields, field_address as _field_address, interpreter_pending_error
 from .runtime import containers, env, maps, strings, tensor
 from .runtime.slots import FFIError
@@ -122,7 +122,7 @@ def map_lookup(container: Any, key: Any, missing: Any, mutable: bool) -> Any:
         value = _global("ffi.DictGetItemOrMissing" if mutable else
                         "ffi.MapGetItemOrMissing")(container, key)
         sentinel = _global("ffi.GetInvalidObject")()
-        return missing if isinstance(value, Object) and value.same_as(sentinel) else value
+        return missing if isinstance(value, CObject) and value.same_as(sentinel) else value
     scope = CallScope()
     held = False
     try:

@@ -26,7 +26,7 @@ from . import arg_setters, dlpack, dlpack_exchange, rules, upcalls
 from ._core import ffi, lib
 from .arg_setters import PYTHON_SETTERS, argument_kind
 from .device import Device
-from .object import Object, decref, incref, type_index_of, wrap_owned
+from .object import CObject, decref, incref, type_index_of, wrap_owned
 from .pyobject import unwrap_pyobject
 
 TI = abi.TVMFFITypeIndex
@@ -394,7 +394,7 @@ def _framework_value(handle: int, index: int, exchange_api: int, strict: bool) -
         return tensor
     if index in _CONTAINERS:
         container = wrap_owned(handle, index)
-        if isinstance(container, Object):
+        if isinstance(container, CObject):
             container._dlpack_exchange_api = exchange_api
         return container
     return None
@@ -553,7 +553,7 @@ def release_any(value: abi.TVMFFIAny) -> None:
         decref(value.v_ptr)
 
 
-def optional_handle(value: Optional[Object]) -> Optional[int]:
+def optional_handle(value: Optional[CObject]) -> Optional[int]:
     """The handle of an optional object argument."""
     return None if value is None else value._handle
 

@@ -44,7 +44,7 @@ from .convert import (
 )
 from .error import Error, exception_to_error_raised, raise_taken_error
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
-from .object import Object, decref, register_class, wrap_owned
+from .object import CObject, decref, register_class, wrap_owned
 
 TI = abi.TVMFFITypeIndex
 _NULL = ffi.NULL
@@ -233,7 +233,7 @@ def _hold_containers(packed: Any, num_args: int) -> Optional[List[Any]]:
     return held
 
 
-class Function(Object):
+class Function(CObject):
     """A TVM FFI function; calling it calls through the ABI."""
 
     # attributes may be set, as upstream; release_gil is kept in __dict__ too, so a Function
@@ -269,7 +269,7 @@ class Function(Object):
         else:
             self._safe_call = self._self = None
 
-    def __move_handle_from__(self, other: Object) -> None:
+    def __move_handle_from__(self, other: CObject) -> None:
         # a subclass instance made empty (``MyFunction(...)``) becomes callable here
         super().__move_handle_from__(other)
         self._bind()

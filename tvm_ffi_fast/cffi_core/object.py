@@ -29,7 +29,7 @@ from tvm_ffi_common import abi
 from . import releases, upcalls
 from ._core import ffi, lib
 from .object_protocols import ObjectConvertible, ObjectRValueRef  # noqa: F401 - the interface
-from .object_wrapper import Object, TensorBase  # noqa: F401 - the interface
+from .object_wrapper import CObject, Object, TensorBase  # noqa: F401 - the interface
 from .type_info import TYPE_CLASSES, class_for_type_index, type_info, type_key, type_key_to_index  # noqa: F401,E501
 
 TI = abi.TVMFFITypeIndex

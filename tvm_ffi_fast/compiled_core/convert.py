@@ -24,7 +24,7 @@ from tvm_ffi_common import abi, pycapi
 
 from . import _frontend, dlpack_exchange, upcalls
 from .arg_setters import PYTHON_SETTERS, CallScope, argument_kind
-from .object import Object
+from .object import CObject
 
 TI = abi.TVMFFITypeIndex
 _OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)
@@ -110,7 +110,7 @@ def release_any(value: abi.TVMFFIAny) -> None:
         _frontend.decref(value.v_ptr)
 
 
-def optional_handle(value: Optional[Object]) -> Optional[int]:
+def optional_handle(value: Optional[CObject]) -> Optional[int]:
     """The handle of an optional object argument."""
     return None if value is None else value._handle
 

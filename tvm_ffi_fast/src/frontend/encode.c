@@ -300,7 +300,7 @@ static int encode_native(PyObject* value, FxKind kind, TVMFFIAny* out, FxScope* 
   int status;
   if (cached == NULL) return -1;
   if (cached != Py_None) {
-    if (!PyObject_TypeCheck(cached, fx_object_type)) {
+    if (!PyObject_TypeCheck(cached, fx_cobject_type)) {
       PyErr_Format(PyExc_TypeError, "_tvm_ffi_cached_object must be an Object, not %s",
                    fx_type_name(Py_TYPE(cached)));
       status = -1;
@@ -512,7 +512,7 @@ int fx_encode(PyObject* value, TVMFFIAny* out, FxScope* scope) {
   if (type == last_framework_type) {
     return fx_encode_framework_tensor(last_framework_api, value, out, scope);
   }
-  if (PyObject_TypeCheck(value, fx_object_type)) return encode_object_argument(value, out, scope);
+  if (PyObject_TypeCheck(value, fx_cobject_type)) return encode_object_argument(value, out, scope);
   if (type == &PyBytes_Type) {
     return encode_text(PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value), 0, out, scope);
   }

@@ -197,7 +197,7 @@ PyObject* fx_decode_owned_api(TVMFFIAny* value, const DLPackExchangeAPI* api, in
     if (!keep_ours) return tensor;
   } else if (api != NULL && is_container_index(index)) {
     PyObject* container = fx_wrap_owned(value->v_ptr, index);
-    if (container != NULL && PyObject_TypeCheck(container, fx_object_type)) {
+    if (container != NULL && PyObject_TypeCheck(container, fx_cobject_type)) {
       ((FxObject*)container)->exchange_api = api;
     }
     return container;

@@ -20,7 +20,7 @@
 static void* field_address(PyObject* obj, PyObject* offset_obj) {
   long long offset;
   void* handle;
-  if (!PyObject_TypeCheck(obj, fx_object_type)) {
+  if (!PyObject_TypeCheck(obj, fx_cobject_type)) {
     PyErr_Format(PyExc_TypeError, "a field belongs to an object, not %s",
                  fx_type_name(Py_TYPE(obj)));
     return NULL;

@@ -145,15 +145,17 @@ typedef struct {
 } FxFunction;
 
 /* object.c */
+FX_HIDDEN extern PyTypeObject* fx_cobject_type; /* CObject: the base of every wrapper */
+/* Object: CObject's subclass for every object type but functions and tensors */
 FX_HIDDEN extern PyTypeObject* fx_object_type;
 FX_HIDDEN extern PyTypeObject* fx_function_type;
 FX_HIDDEN int fx_object_types_init(PyObject* module);
-/* _frontend.set_object_metaclass(meta): Object, Function and TensorBase take the metaclass. */
+/* _frontend.set_object_metaclass(meta): CObject, Object, Function and TensorBase take it. */
 FX_HIDDEN PyObject* fx_py_set_object_metaclass(PyObject* self, PyObject* meta);
 /* A new instance of cls (tp_new, as cls.__new__(cls)) taking over `handle`; on failure the
  * reference is released. */
 FX_HIDDEN PyObject* fx_object_adopt(PyTypeObject* cls, void* handle);
-/* The handle of an Object argument (Python error and NULL when empty). */
+/* The handle of a CObject argument (Python error and NULL when empty). */
 FX_HIDDEN void* fx_object_handle_checked(PyObject* value);
 
 /* function.c */

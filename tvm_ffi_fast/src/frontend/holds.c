@@ -112,7 +112,7 @@ int fx_copy_list_element(void* list, Py_ssize_t index, TVMFFIAny* out) {
 /* hold(container) / release(container): one operation of several steps. */
 static void* held_handle(PyObject* container) {
   void* handle;
-  if (!PyObject_TypeCheck(container, fx_object_type)) {
+  if (!PyObject_TypeCheck(container, fx_cobject_type)) {
     PyErr_Format(PyExc_TypeError, "expected a container, got %s", fx_type_name(Py_TYPE(container)));
     return NULL;
   }

@@ -1,17 +1,19 @@
 /*
- * object.c -- the Object and Function extension types.
+ * object.c -- the CObject, Object and Function extension types.
  *
- * Object is tvm_ffi_ref's object.Object with its storage in C: one slot
+ * CObject is the wrapper the reference's object_wrapper.CObject is, with its storage in C: one slot
  * holding the handle (one owned strong reference), released in tp_dealloc
  * without any Python call. The shared API modules read and write the slot as
  * `_handle` (an int, or None when empty), exactly as they do in the
- * reference front end, and subclass Object in Python (containers, Module,
- * reflected classes). The methods that need no speed (repr, type_key, _move,
- * __ctypes_handle__) are added to the type by tvm_ffi_fast/compiled_core/object.py.
+ * reference front end. Object derives from it and adds nothing in C but the type index: as
+ * upstream's do, Function and Tensor derive from CObject and are not Objects. Python code
+ * subclasses Object (containers, Module, reflected classes). The methods that need no speed
+ * (repr, type_key, _move, __ctypes_handle__) are added to the types by
+ * tvm_ffi_fast/compiled_core/object.py.
  *
  * Function adds the packed call as vectorcall (function.c).
  *
- * Both are heap types (PyType_FromSpec) so that, like Python classes, they
+ * All are heap types (PyType_FromSpec) so that, like Python classes, they
  * take attributes: register_class stores _tvm_ffi_type_index on them and
  * object.py/function.py add their Python-level methods.
  */
@@ -19,6 +21,7 @@
 
 #include <structmember.h>
 
+PyTypeObject* fx_cobject_type;
 PyTypeObject* fx_object_type;
 PyTypeObject* fx_function_type;
 
@@ -99,7 +102,7 @@ static void object_dealloc(PyObject* self) {
 PyObject* fx_object_adopt(PyTypeObject* cls, void* handle) {
   PyObject* obj = cls->tp_new(cls, fx_names.empty_tuple, NULL);
   if (obj == NULL) goto fail;
-  if (!PyObject_TypeCheck(obj, fx_object_type)) {
+  if (!PyObject_TypeCheck(obj, fx_cobject_type)) {
     PyErr_Format(PyExc_TypeError, "%s is not an Object class", cls->tp_name);
     Py_DECREF(obj);
     goto fail;
@@ -180,7 +183,6 @@ static PyGetSetDef object_getset[] = {
     {"_handle", object_get_handle, object_set_handle,
      "The object's address (an int), or None when this wrapper holds nothing.", NULL},
     {"id_", object_get_id, NULL, "Alias of __chandle__().", NULL},
-    {"type_index", object_get_type_index, NULL, "The runtime type index of the object.", NULL},
     {"_dlpack_exchange_api", object_get_exchange_api, object_set_exchange_api,
      "The DLPack exchange table a container result remembers (an address, 0: none).", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
@@ -202,12 +204,12 @@ static PyObject* object_chandle(PyObject* self, PyObject* unused) {
 }
 
 static PyObject* object_same_as(PyObject* self, PyObject* other) {
-  return PyBool_FromLong(PyObject_TypeCheck(other, fx_object_type) &&
+  return PyBool_FromLong(PyObject_TypeCheck(other, fx_cobject_type) &&
                          ((FxObject*)self)->handle == ((FxObject*)other)->handle);
 }
 
 static PyObject* object_move_handle_from(PyObject* self, PyObject* other) {
-  if (!PyObject_TypeCheck(other, fx_object_type)) {
+  if (!PyObject_TypeCheck(other, fx_cobject_type)) {
     PyErr_Format(PyExc_TypeError, "expected an Object, got %s", fx_type_name(Py_TYPE(other)));
     return NULL;
   }
@@ -231,7 +233,7 @@ static PyObject* object_init_by_constructor(PyObject* self, PyObject* const* arg
      new one never reuses its address (re-initialising gives a different object). */
   o->handle = NULL;
   result = PyObject_Vectorcall(args[0], args + 1, (size_t)(nargs - 1), NULL);
-  if (result != NULL && !PyObject_TypeCheck(result, fx_object_type)) {
+  if (result != NULL && !PyObject_TypeCheck(result, fx_cobject_type)) {
     PyErr_Format(PyExc_TypeError, "constructor returned %s, not an object",
                  fx_type_name(Py_TYPE(result)));
     Py_CLEAR(result);
@@ -264,7 +266,7 @@ static PyMethodDef object_methods[] = {
 static PyObject* object_richcompare(PyObject* self, PyObject* other, int op) {
   int same;
   if (op != Py_EQ && op != Py_NE) Py_RETURN_NOTIMPLEMENTED;
-  same = PyObject_TypeCheck(other, fx_object_type) &&
+  same = PyObject_TypeCheck(other, fx_cobject_type) &&
          ((FxObject*)self)->handle == ((FxObject*)other)->handle;
   return PyBool_FromLong(op == Py_EQ ? same : !same);
 }
@@ -288,7 +290,7 @@ static PyMemberDef object_members[] = {
 
 static PyType_Slot object_slots[] = {
     {Py_tp_doc,
-     "Base class of every TVM FFI object seen from Python.\n\n"
+     "Base class of every TVM FFI object wrapper seen from Python.\n\n"
      "Owns one strong reference to the object at its handle and drops it when\n"
      "collected. Equality and hashing are by identity of the underlying object,\n"
      "unless a subclass defines value semantics (containers do)."},
@@ -302,8 +304,23 @@ static PyType_Slot object_slots[] = {
     {Py_tp_hash, object_hash},
     {0, NULL}};
 
+static PyType_Spec cobject_spec = {"tvm_ffi_fast.object.CObject", sizeof(FxObject), 0,
+                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, object_slots};
+
+/* Object: a CObject that is a registered FFI object type (Function and Tensor are not). */
+static PyGetSetDef object_only_getset[] = {
+    {"type_index", object_get_type_index, NULL, "The runtime type index of the object.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyType_Slot object_only_slots[] = {
+    {Py_tp_doc,
+     "Base class of the TVM FFI objects seen from Python, except functions, tensors,\n"
+     "errors and opaque Python objects (those derive from CObject only, as upstream's do)."},
+    {Py_tp_getset, object_only_getset},
+    {0, NULL}};
+
 static PyType_Spec object_spec = {"tvm_ffi_fast.object.Object", sizeof(FxObject), 0,
-                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, object_slots};
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, object_only_slots};
 
 /* ------------------------------------------------------------ Function */
 
@@ -365,17 +382,18 @@ static PyType_Spec function_spec = {
  * The metaclass of the Object types (object_meta.ObjectMeta, which gives a Python subclass
  * that declares no __slots__ an empty one). A type made by PyType_FromSpec has `type` as its
  * metaclass, and PyType_FromMetaclass (which would take another) is Python 3.12's; so the
- * three types made here are given it after the fact, before any Python subclass exists (a
+ * four types made here are given it after the fact, before any Python subclass exists (a
  * subclass takes its metaclass from its bases). A metaclass that adds no fields to `type`
  * lays its instances out as `type` does, which is what makes the swap sound: checked here.
  */
 PyObject* fx_py_set_object_metaclass(PyObject* self, PyObject* meta) {
-  PyTypeObject* types[3];
+  PyTypeObject* types[4];
   size_t i;
   (void)self;
-  types[0] = fx_object_type;
-  types[1] = fx_function_type;
-  types[2] = fx_tensor_type;
+  types[0] = fx_cobject_type;
+  types[1] = fx_object_type;
+  types[2] = fx_function_type;
+  types[3] = fx_tensor_type;
   if (!PyType_Check(meta) || !PyType_IsSubtype((PyTypeObject*)meta, &PyType_Type)) {
     PyErr_Format(PyExc_TypeError, "set_object_metaclass: meta must be a subclass of type, got %R",
                  meta);
@@ -404,14 +422,19 @@ PyObject* fx_py_set_object_metaclass(PyObject* self, PyObject* meta) {
 
 int fx_object_types_init(PyObject* module) {
   PyObject* bases;
-  fx_object_type = (PyTypeObject*)PyType_FromSpec(&object_spec);
-  if (fx_object_type == NULL) return -1;
-  bases = PyTuple_Pack(1, (PyObject*)fx_object_type);
+  fx_cobject_type = (PyTypeObject*)PyType_FromSpec(&cobject_spec);
+  if (fx_cobject_type == NULL) return -1;
+  bases = PyTuple_Pack(1, (PyObject*)fx_cobject_type);
   if (bases == NULL) return -1;
-  fx_function_type = (PyTypeObject*)PyType_FromSpecWithBases(&function_spec, bases);
+  fx_object_type = (PyTypeObject*)PyType_FromSpecWithBases(&object_spec, bases);
+  fx_function_type = fx_object_type == NULL
+                         ? NULL
+                         : (PyTypeObject*)PyType_FromSpecWithBases(&function_spec, bases);
   Py_DECREF(bases);
   if (fx_function_type == NULL) return -1;
   /* The module keeps one reference each; these globals keep theirs for the process. */
+  Py_INCREF(fx_cobject_type);
+  if (PyModule_AddObject(module, "CObject", (PyObject*)fx_cobject_type) < 0) return -1;
   Py_INCREF(fx_object_type);
   if (PyModule_AddObject(module, "Object", (PyObject*)fx_object_type) < 0) return -1;
   Py_INCREF(fx_function_type);

@@ -279,7 +279,7 @@ static PyObject* new_map_handle(PyObject* self, PyObject* const* given, Py_ssize
 
 /* The handle of a container argument (a Python error and NULL when empty or not one). */
 static void* container_handle(const char* name, PyObject* container) {
-  if (!PyObject_TypeCheck(container, fx_object_type)) {
+  if (!PyObject_TypeCheck(container, fx_cobject_type)) {
     PyErr_Format(PyExc_TypeError, "%s: expected a container, got %s", name,
                  fx_type_name(Py_TYPE(container)));
     return NULL;

@@ -354,7 +354,7 @@ static PyType_Spec tensor_spec = {"tvm_ffi_fast.object.TensorBase", sizeof(FxTen
                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, tensor_slots};
 
 int fx_tensor_type_init(PyObject* module) {
-  PyObject* bases = PyTuple_Pack(1, (PyObject*)fx_object_type);
+  PyObject* bases = PyTuple_Pack(1, (PyObject*)fx_cobject_type);
   if (bases == NULL) return -1;
   fx_tensor_type = (PyTypeObject*)PyType_FromSpecWithBases(&tensor_spec, bases);
   Py_DECREF(bases);
