@@ -39,19 +39,12 @@ def walk(recipe: Any, context: str = "arg") -> Iterator[Tuple[Any, str]]:
 
 
 #: Found by ``test_surface_edges`` and ``test_structural_visitors_and_mutators`` (their
-#: generation steps around them, see there); none is a one-line fix (the class hierarchy and
-#: the Error class are shared by every front end; the cffi core copies long text on purpose).
+#: generation steps around them, see there); none is a one-line fix (the Error class is
+#: shared by every front end; the cffi core copies long text on purpose). Earlier: a Tensor,
+#: Function, Error or opaque object was an ``Object`` in ours; CObject is their base now.
 #: Earlier: ref losing NumPy's RuntimeError for a float8/bfloat16 Tensor went with the C
 #: deferred deleter of tvm_ffi_common/_pycapi.c that ref's DLPack exports now carry.
 KNOWN: List[Divergence] = [
-    Divergence(
-        "tensor-is-an-object",
-        "A Tensor is an instance of the package's Object (with type_key 'ffi.Tensor') in every "
-        "front end of ours; upstream's Tensor derives from core.CObject only: isinstance(t, "
-        "tvm_ffi.Object) is False there and t.type_key raises AttributeError.",
-        lambda node, context: False,  # test_identity_hashes_and_pickles skips these two reads
-        "t = api.from_dlpack(np.zeros(3, dtype='float32'))\n"
-        "result = [isinstance(t, api.Object), hasattr(t, 'type_key')]"),
     Divergence(
         "extra-public-attributes",
         "Ours has public names upstream's API lacks: Error.append_backtrace, Object.type_key "
