@@ -85,6 +85,8 @@ def _members(cls: type, prefix: str, public: List[type]) -> List[str]:
 def python_names(api) -> List[str]:
     """The shared API's public names, as exported by the front-end package ``api``."""
     listed = [(name, getattr(api, name)) for name in api.__all__]
+    # The base of every wrapper (Function and Tensor too), public as upstream's core.CObject.
+    listed.append(("core.CObject", api.core.CObject))
     for module_name in SUBMODULES:
         module = getattr(api, module_name)
         listed += [(f"{module_name}.{name}", getattr(module, name))

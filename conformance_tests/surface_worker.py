@@ -359,8 +359,9 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
         return out
 
     def op_identity(env, cases: List[Any]) -> List[Any]:
-        """Each recipe: a value built twice; whether it is an ``Object``, ``is_``/``id_``/``same_as`` against itself and its twin, hashes against itself
-        and its twin, a pickle round trip, and ``Tensor.size`` of every dimension."""
+        """Each recipe: a value built twice; whether it is an ``Object`` and a ``CObject``,
+        ``is_``/``id_``/``same_as`` against itself and its twin, hashes against itself and its
+        twin, a pickle round trip, and ``Tensor.size`` of every dimension."""
         api, out = env.api, []
         for recipe in cases:
             try:
@@ -371,7 +372,7 @@ def handlers(build: Callable, attempt: Callable, raised: Callable) -> Dict[str, 
             tensor = isinstance(a, api.Tensor)
             # ``type_key``/``type_index`` are ours only (known.py, "extra-public-attributes"):
             # identity methods are compared, not those.
-            record = [isinstance(a, api.Object)]
+            record = [isinstance(a, api.Object), isinstance(a, api.core.CObject)]
             if hasattr(a, "same_as"):
                 record.append(attempt(env, lambda: [a.is_(a), a.is_(b), a.id_ == a.id_,
                                                     a.id_ == b.id_, a.same_as(a), a.same_as(b)]))
