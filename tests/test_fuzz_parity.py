@@ -10,7 +10,9 @@ it saw; the three outputs must be equal:
   not visited, and a List cleared meanwhile raises upstream's ``IndexError``;
 * ``remove_global_func`` returns None, whether or not the name was registered;
 * setting an attribute a py_class does not declare raises ``AttributeError``;
-* ``tvm_ffi.cpp.load_inline`` with empty C++ sources returns a Module (with no functions).
+* ``tvm_ffi.cpp.load_inline`` with empty C++ sources returns a Module (with no functions);
+* a Function, Tensor, Error or opaque Python object is a ``core.CObject`` and not an
+  ``Object``; containers and modules are both.
 
 Where ours deliberately differs (a Dict changed during iteration raises Python's
 ``RuntimeError``, tests/stress_cases.py) the case is pinned there, not here.
@@ -88,6 +90,19 @@ with tempfile.TemporaryDirectory() as directory:
     for sources in ["", [""]]:
         module = api.cpp.load_inline("fuzz_empty", cpp_sources=sources, build_directory=directory)
         print(repr(sources), type(module).__name__, isinstance(module, api.Module))
+""",
+    "object hierarchy": r"""
+import numpy as np
+values = {"function": api.get_global_func("ffi.Array"),
+          "tensor": api.from_dlpack(np.zeros(3, dtype="float32")),
+          "opaque": api.convert(object()),
+          "error": api.convert(ValueError("e")),
+          "array": api.convert([1]),
+          "module": api.system_lib() if hasattr(api, "system_lib") else api.Array([])}
+for name, value in values.items():
+    print(name, type(value).__name__, isinstance(value, api.Object),
+          isinstance(value, api.core.CObject), issubclass(type(value), api.Object),
+          api.convert(value) is value)
 """,
     "remove_global_func": r"""
 api.register_global_func("fuzz.temporary", lambda: 1)
