@@ -35,6 +35,8 @@ if [ "${1:-}" = "--ci" ]; then
     set -- "${SUBSET[@]}" "$@"
 elif [ $# = 0 ]; then
     set -- tests conformance_tests
+    # The whole suite includes the wheel tests (as CI's run does; =0 leaves them out).
+    export TVM_FFI_ABI_WHEEL_TESTS="${TVM_FFI_ABI_WHEEL_TESTS:-1}"
 fi
 
 # 1. A copy of the tree as it is (tracked and untracked files, build products excluded);
@@ -53,6 +55,10 @@ for pair in cc:gcc c++:g++; do
     chmod +x "$OUT/bin/${pair%%:*}"
 done
 export CC="$OUT/bin/cc" CXX="$OUT/bin/c++" LDSHARED="$OUT/bin/cc -shared"
+# The preloaded helper that sends libubsan's reports to the log directory (its source says why).
+mkdir -p "$OUT/lib"
+gcc -shared -fPIC -O2 "$ROOT/tools/sanitize_ubsan_log.c" -o "$OUT/lib/libsanitize_ubsan_log.so" \
+    -ldl || { echo "sanitize: could not build the UBSan log helper"; exit 2; }
 (cd "$SRC" && nice -n "${SANITIZE_NICE:-10}" "$PYTHON" setup.py -q build_ext --inplace \
     >"$OUT/build.log" 2>&1) || { tail -40 "$OUT/build.log"; echo "sanitize: build failed"; exit 2; }
 
@@ -61,11 +67,16 @@ rm -rf "$LOGS" && mkdir -p "$LOGS"
 export PYTHONPATH="$SRC${PYTHONPATH:+:$PYTHONPATH}"
 # libstdc++ too: Python does not link it, and ASan resolves the C++ runtime it intercepts
 # (__cxa_throw) when it starts, so a library that throws and was loaded later would abort it.
-export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(g++ -print-file-name=libstdc++.so.6)${LD_PRELOAD:+:$LD_PRELOAD}"
+# libubsan and the helper after libasan (which must come first): every process that inherits this
+# environment, however deep, writes its reports to $LOGS as asan.<pid> and ubsan.<pid>.
+export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so):$(g++ -print-file-name=libstdc++.so.6):$OUT/lib/libsanitize_ubsan_log.so${LD_PRELOAD:+:$LD_PRELOAD}"
 # Leaks: off (CPython keeps much of what it allocates until the process ends). ODR: off (the
 # oracle's processes load upstream's libtvm_ffi.so, which defines the same C++ symbols as ours).
 export ASAN_OPTIONS="detect_leaks=0:log_path=$LOGS/asan:detect_odr_violation=0:${ASAN_EXTRA:-}"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=0:log_path=$LOGS/ubsan"
+# UBSAN_OPTIONS' log_path is ASan's own: libasan reads UBSAN_OPTIONS too, and libubsan's start-up
+# hands its log_path to libasan's report file; libubsan's own file is SANITIZE_UBSAN_LOG.
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=0:log_path=$LOGS/asan"
+export SANITIZE_UBSAN_LOG="$LOGS/ubsan"
 # Test kernels compiled at test time are instrumented too, and cached apart from the normal ones.
 export TVM_FFI_KERNEL_DIR="$OUT/test-kernels" CONFORMANCE_KERNEL_DIR="$OUT/conformance-kernels"
 unset CORPUS_UPSTREAM_RESULTS
@@ -80,7 +91,8 @@ unset LD_PRELOAD
 
 # 4. The reports, by kind and by where their top frame is.
 "$PYTHON" "$ROOT/tools/sanitize_report.py" "$LOGS" --project "$OUT" \
-    --suppressions "$ROOT/tools/sanitize_suppressions.txt" --json "$RUN/summary.json"
+    --suppressions "$ROOT/tools/sanitize_suppressions.txt" --json "$RUN/summary.json" \
+    --stray "$RUN/pytest.log"
 report_status=$?
 echo "sanitize: pytest exit status $tests_status; reports: $([ $report_status = 0 ] && echo clean || echo FAILED)"
 [ "$report_status" = 0 ] && [ "${SANITIZE_TESTS_MUST_PASS:-0}" = 0 -o "$tests_status" = 0 ]

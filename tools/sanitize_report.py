@@ -74,7 +74,7 @@ def reports_of(path: str):
     for kind, body, location in reports:
         frames = parse_frames(body)
         if location is not None:  # UBSan names the faulting line before any frame
-            frames.insert(0, ("?", location))
+            frames.insert(0, (frames[0][0] if frames else "?", location))
         out.append((kind, frames))
     return out
 
@@ -109,6 +109,23 @@ def suppressed_by(rules, kind, func, where):
     return None
 
 
+def stray_reports(path: str):
+    """Report headers printed into ``path`` (the tests' output) rather than a log file: a process
+    whose sanitizer wrote to stderr (its environment lost the log path), which a test that
+    failed then showed. Each is (kind, the line)."""
+    found = []
+    if path and os.path.exists(path):
+        with open(path, errors="replace") as f:
+            for line in f:
+                asan = ASAN_HEADER.search(line)
+                ubsan = UBSAN_HEADER.search(line.strip())
+                if asan:
+                    found.append((asan["kind"] or asan["check"], line.strip()[:200]))
+                elif ubsan:
+                    found.append((ubsan_kind(ubsan["message"]), line.strip()[:200]))
+    return found
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("logs", help="the directory of asan.<pid> and ubsan.<pid> logs")
@@ -116,6 +133,8 @@ def main(argv=None) -> int:
                         help="the directory whose objects and sources are the project's")
     parser.add_argument("--suppressions", default="")
     parser.add_argument("--json", default="", help="write the summary here too")
+    parser.add_argument("--stray", default="",
+                        help="the tests' output: a report printed there, not logged, fails too")
     args = parser.parse_args(argv)
     project = os.path.realpath(args.project) + os.sep
     rules = load_suppressions(args.suppressions)
@@ -143,6 +162,10 @@ def main(argv=None) -> int:
         print(f"{title}: {sum(counter.values())}")
         for (kind, func, where), count in counter.most_common():
             print(f"  {count:5d}  {kind}  at {func} ({where})  e.g. {examples[(kind, func, where)]}")
+    stray = stray_reports(args.stray)
+    print(f"reports printed into the tests' output instead of a log file (FAIL): {len(stray)}")
+    for kind, line in stray[:20]:
+        print(f"  {kind}: {line}")
     by_kind = {}
     for group, counter in groups.items():
         kinds = collections.Counter()
@@ -151,10 +174,10 @@ def main(argv=None) -> int:
         by_kind[group] = dict(kinds)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"log_files": len(logs), "by_kind": by_kind,
+            json.dump({"log_files": len(logs), "by_kind": by_kind, "stray": stray,
                        "reports": {g: [[*k, n] for k, n in c.items()] for g, c in groups.items()}},
                       f, indent=1)
-    return 1 if groups["project"] or groups["unsuppressed"] else 0
+    return 1 if groups["project"] or groups["unsuppressed"] or stray else 0
 
 
 if __name__ == "__main__":
