@@ -9,6 +9,10 @@
 #   tools/sanitize.sh             the whole suite (tests/ and conformance_tests/; the PyPy runs skip)
 #   tools/sanitize.sh --ci        the CI subset (SUBSET below; a few minutes on two cores)
 #   tools/sanitize.sh PATHS...    those tests (pytest arguments)
+#   tools/sanitize.sh --self-test proves the job catches reports in any process it starts: faults
+#                                 planted in a child, a forked grandchild and tvm-ffi-check's
+#                                 sandbox (tools/sanitize_selftest.*) must fail the report; exit
+#                                 status 0 when they all do
 #
 # Python itself is not instrumented, so libasan is preloaded into every process the tests start
 # (the environment carries LD_PRELOAD, the options and PYTHONPATH to the copy into subprocesses).
@@ -16,6 +20,11 @@
 # keeps this run's logs, pytest output and summary in build/sanitize/runs/NAME (runs made one
 # after another, in chunks, each keep theirs; by default a run replaces the last one's).
 set -uo pipefail
+SELF_TEST=0
+if [ "${1:-}" = "--self-test" ]; then
+    SELF_TEST=1 SANITIZE_RUN=self-test
+    shift
+fi
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${SANITIZE_DIR:-$ROOT/build/sanitize}"
 SRC="$OUT/src"
@@ -84,8 +93,17 @@ unset CORPUS_UPSTREAM_RESULTS
 # core's C is what CPython runs here too (TVM_FFI_FAST_CORE=cffi), and PyPy under the
 # preloaded runtime was never tried.
 unset TVM_FFI_PYPY
-(cd "$SRC" && nice -n "${SANITIZE_NICE:-10}" "$PYTHON" -m pytest -p no:cacheprovider "$@" \
-    2>&1 | tee "$RUN/pytest.log")
+if [ "$SELF_TEST" = 1 ]; then
+    PLANTED="$OUT/self-test/libsanitize_planted.so"
+    mkdir -p "$OUT/self-test"
+    "$CC" -shared -fPIC -I"$SRC/c_api/include" "$SRC/tools/sanitize_selftest.c" -o "$PLANTED" ||
+        exit 2
+    (cd "$SRC" && "$PYTHON" "$ROOT/tools/sanitize_selftest.py" "$PLANTED" "$LOGS" 2>&1 |
+        tee "$RUN/pytest.log")
+else
+    (cd "$SRC" && nice -n "${SANITIZE_NICE:-10}" "$PYTHON" -m pytest -p no:cacheprovider "$@" \
+        2>&1 | tee "$RUN/pytest.log")
+fi
 tests_status=${PIPESTATUS[0]}
 unset LD_PRELOAD
 
@@ -95,4 +113,28 @@ unset LD_PRELOAD
     --stray "$RUN/pytest.log"
 report_status=$?
 echo "sanitize: pytest exit status $tests_status; reports: $([ $report_status = 0 ] && echo clean || echo FAILED)"
+if [ "$SELF_TEST" = 1 ]; then
+    # Passes only when every planted report was found and counted, and the run failed on them.
+    "$PYTHON" - "$RUN/summary.json" "$tests_status" "$report_status" <<'CHECK'
+import json, sys
+summary = json.load(open(sys.argv[1]))
+counts = {}
+for kind, func, _, n in summary["reports"]["project"]:
+    key = (kind.split(" (")[0], func)
+    counts[key] = counts.get(key, 0) + n
+need = {"child and checker: heap-use-after-free":
+            counts.get(("heap-use-after-free", "__tvm_ffi_planted_use_after_free"), 0) >= 2,
+        "grandchild: signed integer overflow":
+            sum(n for (kind, func), n in counts.items()
+                if "signed integer overflow" in kind and func == "__tvm_ffi_planted_overflow") >= 1,
+        "options lost: a stray report": len(summary["stray"]) >= 1,
+        "the driver found each in its log": sys.argv[2] == "0",
+        "the run failed": sys.argv[3] != "0"}
+for what, ok in need.items():
+    print(f"sanitize self-test: {what}: {'yes' if ok else 'NO'}")
+print("sanitize self-test:", "PASSED" if all(need.values()) else "FAILED")
+sys.exit(0 if all(need.values()) else 1)
+CHECK
+    exit
+fi
 [ "$report_status" = 0 ] && [ "${SANITIZE_TESTS_MUST_PASS:-0}" = 0 -o "$tests_status" = 0 ]
