@@ -6,7 +6,9 @@ The top frame is the first stack frame outside the sanitizer runtimes (their int
 top frame is in an object or source file under ``--project`` (the instrumented copy of the tree
 and the test kernels compiled there) is the project's: it fails the run. Any other report fails
 it too unless a line of ``--suppressions`` names its kind and top frame (CPython, NumPy, torch,
-upstream's library in the oracle's processes).
+upstream's library in the oracle's processes). The one exception in the project's code: a line
+of ``--expected`` names a fault made on purpose (a function of the broken example kernels, which
+exist so that tvm-ffi-check has rules broken to find), by exact function name and kind.
 
 Exit status: 0 when no report is left unsuppressed, 1 otherwise.
 """
@@ -126,20 +128,45 @@ def stray_reports(path: str):
     return found
 
 
+def load_expected(path: str):
+    """(function, kind prefix) of each line of the expected-faults file: FUNCTION KIND # why."""
+    rules = []
+    if path and os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                parts = line.partition("#")[0].split(None, 1)
+                if len(parts) == 2:
+                    rules.append((parts[0], parts[1].strip()))
+    return rules
+
+
+def expected_by(rules, kind, func):
+    """The rule that names a deliberate fault of the project's (exact function name, the kind
+    or its start), or None."""
+    for name, rule_kind in rules:
+        if name == func and (rule_kind == "*" or kind.startswith(rule_kind)):
+            return f"{name} {rule_kind}"
+    return None
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("logs", help="the directory of asan.<pid> and ubsan.<pid> logs")
     parser.add_argument("--project", required=True,
                         help="the directory whose objects and sources are the project's")
     parser.add_argument("--suppressions", default="")
+    parser.add_argument("--expected",
+                        default=os.path.join(os.path.dirname(__file__), "sanitize_expected.txt"),
+                        help="deliberate faults in the project's code: FUNCTION KIND # why")
     parser.add_argument("--json", default="", help="write the summary here too")
     parser.add_argument("--stray", default="",
                         help="the tests' output: a report printed there, not logged, fails too")
     args = parser.parse_args(argv)
     project = os.path.realpath(args.project) + os.sep
     rules = load_suppressions(args.suppressions)
-    groups = {"project": collections.Counter(), "suppressed": collections.Counter(),
-              "unsuppressed": collections.Counter()}
+    deliberate = load_expected(args.expected)
+    groups = {"project": collections.Counter(), "expected": collections.Counter(),
+              "suppressed": collections.Counter(), "unsuppressed": collections.Counter()}
     examples = {}
     logs = sorted(os.listdir(args.logs)) if os.path.isdir(args.logs) else []
     for name in logs:
@@ -147,7 +174,8 @@ def main(argv=None) -> int:
             top = top_frame(frames) or ("?", "?")
             func, where = top
             if os.path.realpath(where).startswith(project):
-                group, key = "project", (kind, func, os.path.relpath(where, project))
+                group = "expected" if expected_by(deliberate, kind, func) else "project"
+                key = (kind, func, os.path.relpath(where, project))
             else:
                 rule = suppressed_by(rules, kind, func, where)
                 group = "suppressed" if rule else "unsuppressed"
@@ -156,6 +184,8 @@ def main(argv=None) -> int:
             examples.setdefault(key, name)
     print(f"sanitize: {len(logs)} log file(s) in {args.logs}")
     for group, title in (("project", "reports in the project's code (FAIL)"),
+                         ("expected", "reports in the project's code made on purpose "
+                                      "(the broken example kernels; --expected)"),
                          ("unsuppressed", "reports elsewhere, not suppressed (FAIL)"),
                          ("suppressed", "reports elsewhere, suppressed by name")):
         counter = groups[group]
