@@ -73,7 +73,7 @@ gcc -shared -fPIC -O2 "$ROOT/tools/sanitize_ubsan_log.c" -o "$OUT/lib/libsanitiz
 
 # 3. The tests, in the copy, every process under the sanitizers.
 rm -rf "$LOGS" && mkdir -p "$LOGS"
-export PYTHONPATH="$SRC${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$SRC${PYTHONPATH:+:$PYTHONPATH}" SANITIZE_SRC="$SRC"
 # libstdc++ too: Python does not link it, and ASan resolves the C++ runtime it intercepts
 # (__cxa_throw) when it starts, so a library that throws and was loaded later would abort it.
 # libubsan and the helper after libasan (which must come first): every process that inherits this
