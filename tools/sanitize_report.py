@@ -29,6 +29,8 @@ FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ (?:in (?P<func>.+?) )?\s*"
 ASAN_HEADER = re.compile(r"(?:ERROR: AddressSanitizer: (?P<kind>[\w-]+)(?P<detail> \([^)]*\))?"
                          r"|AddressSanitizer: (?P<check>CHECK failed): (?P<where>\S+))")
 UBSAN_HEADER = re.compile(r"^(?P<file>[^\s:]+):\d+(?::\d+)?: runtime error: (?P<message>.*)$")
+#: A UBSan report's first line anywhere in a line of text (a test's output may quote it).
+STRAY_UBSAN = re.compile(r"\S+:\d+(?::\d+)?: runtime error: (?P<message>[^'\"\\]*)")
 #: Frames of the sanitizer runtimes themselves.
 RUNTIME_FRAME = re.compile(r"libasan|libubsan|libsanitizer|__interceptor_|__asan_|__ubsan_")
 
@@ -89,16 +91,17 @@ def top_frame(frames):
     return None
 
 
-def load_suppressions(path: str):
-    """(kind, frame substring, reason) of each line of the suppressions file."""
+def load_rules(path: str):
+    """(first word, the rest, reason) of each rule line of a suppressions or expected-faults
+    file: the rule before any '#', the reason after it."""
     rules = []
     if path and os.path.exists(path):
         with open(path) as f:
             for line in f:
                 text, _, reason = line.partition("#")
-                parts = text.split()
-                if len(parts) >= 2:
-                    rules.append((parts[0], " ".join(parts[1:]), reason.strip()))
+                parts = text.split(None, 1)
+                if len(parts) == 2:
+                    rules.append((parts[0], parts[1].strip(), reason.strip()))
     return rules
 
 
@@ -120,7 +123,7 @@ def stray_reports(path: str):
         with open(path, errors="replace") as f:
             for line in f:
                 asan = ASAN_HEADER.search(line)
-                ubsan = UBSAN_HEADER.search(line.strip())
+                ubsan = STRAY_UBSAN.search(line)
                 if asan:
                     found.append((asan["kind"] or asan["check"], line.strip()[:200]))
                 elif ubsan:
@@ -128,22 +131,10 @@ def stray_reports(path: str):
     return found
 
 
-def load_expected(path: str):
-    """(function, kind prefix) of each line of the expected-faults file: FUNCTION KIND # why."""
-    rules = []
-    if path and os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                parts = line.partition("#")[0].split(None, 1)
-                if len(parts) == 2:
-                    rules.append((parts[0], parts[1].strip()))
-    return rules
-
-
 def expected_by(rules, kind, func):
     """The rule that names a deliberate fault of the project's (exact function name, the kind
     or its start), or None."""
-    for name, rule_kind in rules:
+    for name, rule_kind, _ in rules:
         if name == func and (rule_kind == "*" or kind.startswith(rule_kind)):
             return f"{name} {rule_kind}"
     return None
@@ -163,8 +154,8 @@ def main(argv=None) -> int:
                         help="the tests' output: a report printed there, not logged, fails too")
     args = parser.parse_args(argv)
     project = os.path.realpath(args.project) + os.sep
-    rules = load_suppressions(args.suppressions)
-    deliberate = load_expected(args.expected)
+    rules = load_rules(args.suppressions)
+    deliberate = load_rules(args.expected)
     groups = {"project": collections.Counter(), "expected": collections.Counter(),
               "suppressed": collections.Counter(), "unsuppressed": collections.Counter()}
     examples = {}
