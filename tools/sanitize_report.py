@@ -28,7 +28,8 @@ FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ (?:in (?P<func>.+?) )?\s*"
                    r"(?:\((?P<module>[^()]+?)\+0x[0-9a-f]+\)|(?P<file>\S+?)(?::\d+)*)$")
 ASAN_HEADER = re.compile(r"(?:ERROR: AddressSanitizer: (?P<kind>[\w-]+)(?P<detail> \([^)]*\))?"
                          r"|AddressSanitizer: (?P<check>CHECK failed): (?P<where>\S+))")
-UBSAN_HEADER = re.compile(r"^(?P<file>[^\s:]+):\d+(?::\d+)?: runtime error: (?P<message>.*)$")
+UBSAN_HEADER = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+)(?::\d+)?: runtime error: "
+                          r"(?P<message>.*)$")
 #: A UBSan report's first line anywhere in a line of text (a test's output may quote it).
 STRAY_UBSAN = re.compile(r"\S+:\d+(?::\d+)?: runtime error: (?P<message>[^'\"\\]*)")
 #: Frames of the sanitizer runtimes themselves.
@@ -69,7 +70,7 @@ def reports_of(path: str):
                 kind = asan["kind"] + (asan["detail"] or "")
                 current = (kind, [], None)
             else:
-                current = (ubsan_kind(ubsan["message"]), [], ubsan["file"])
+                current = (ubsan_kind(ubsan["message"]), [], f"{ubsan['file']}:{ubsan['line']}")
         elif current is not None:
             current[1].append(line)
     if current:
@@ -131,11 +132,14 @@ def stray_reports(path: str):
     return found
 
 
-def expected_by(rules, kind, func):
+def expected_by(rules, kind, func, where):
     """The rule that names a deliberate fault of the project's (exact function name, the kind
-    or its start), or None."""
+    or its start), or None. A rule may name ``FILE:LINE`` instead of the function, for a UBSan
+    report whose stack was cut off (a process killed while it printed): FILE is the source's
+    name without the ``-<digest>`` of a kernel compiled at test time."""
+    place = re.sub(r"-[0-9a-f]{8,}(\.\w+:)", r"\1", os.path.basename(where))
     for name, rule_kind, _ in rules:
-        if name == func and (rule_kind == "*" or kind.startswith(rule_kind)):
+        if name in (func, place) and (rule_kind == "*" or kind.startswith(rule_kind)):
             return f"{name} {rule_kind}"
     return None
 
@@ -165,7 +169,7 @@ def main(argv=None) -> int:
             top = top_frame(frames) or ("?", "?")
             func, where = top
             if os.path.realpath(where).startswith(project):
-                group = "expected" if expected_by(deliberate, kind, func) else "project"
+                group = "expected" if expected_by(deliberate, kind, func, where) else "project"
                 key = (kind, func, os.path.relpath(where, project))
             else:
                 rule = suppressed_by(rules, kind, func, where)
