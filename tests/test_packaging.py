@@ -58,6 +58,10 @@ def _unbuilt_clone(tmp_path) -> str:
 def _from(cwd, *args, **env):
     base = {k: v for k, v in os.environ.items()
             if k not in ("PYTHONPATH", "TVM_FFI_IMPL", "PYTHONSAFEPATH")}
+    if os.environ.get("SANITIZE_SRC"):
+        # Under tools/sanitize.sh the package being tested is the job's instrumented copy, which
+        # it puts on PYTHONPATH; the editable install beside it is the normal build.
+        base["PYTHONPATH"] = os.environ["SANITIZE_SRC"]
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd,
                           env=dict(base, **env), timeout=120)
 

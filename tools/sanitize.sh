@@ -9,6 +9,10 @@
 #   tools/sanitize.sh             the whole suite (tests/ and conformance_tests/; the PyPy runs skip)
 #   tools/sanitize.sh --ci        the CI subset (SUBSET below; a few minutes on two cores)
 #   tools/sanitize.sh PATHS...    those tests (pytest arguments)
+#   tools/sanitize.sh --self-test proves the job catches reports in any process it starts: faults
+#                                 planted in a child, a forked grandchild and tvm-ffi-check's
+#                                 sandbox (tools/sanitize_selftest.*) must fail the report; exit
+#                                 status 0 when they all do
 #
 # Python itself is not instrumented, so libasan is preloaded into every process the tests start
 # (the environment carries LD_PRELOAD, the options and PYTHONPATH to the copy into subprocesses).
@@ -16,6 +20,11 @@
 # keeps this run's logs, pytest output and summary in build/sanitize/runs/NAME (runs made one
 # after another, in chunks, each keep theirs; by default a run replaces the last one's).
 set -uo pipefail
+SELF_TEST=0
+if [ "${1:-}" = "--self-test" ]; then
+    SELF_TEST=1 SANITIZE_RUN=self-test
+    shift
+fi
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${SANITIZE_DIR:-$ROOT/build/sanitize}"
 SRC="$OUT/src"
@@ -35,6 +44,8 @@ if [ "${1:-}" = "--ci" ]; then
     set -- "${SUBSET[@]}" "$@"
 elif [ $# = 0 ]; then
     set -- tests conformance_tests
+    # The whole suite includes the wheel tests (as CI's run does; =0 leaves them out).
+    export TVM_FFI_ABI_WHEEL_TESTS="${TVM_FFI_ABI_WHEEL_TESTS:-1}"
 fi
 
 # 1. A copy of the tree as it is (tracked and untracked files, build products excluded);
@@ -53,19 +64,28 @@ for pair in cc:gcc c++:g++; do
     chmod +x "$OUT/bin/${pair%%:*}"
 done
 export CC="$OUT/bin/cc" CXX="$OUT/bin/c++" LDSHARED="$OUT/bin/cc -shared"
+# The preloaded helper that sends libubsan's reports to the log directory (its source says why).
+mkdir -p "$OUT/lib"
+gcc -shared -fPIC -O2 "$ROOT/tools/sanitize_ubsan_log.c" -o "$OUT/lib/libsanitize_ubsan_log.so" \
+    -ldl || { echo "sanitize: could not build the UBSan log helper"; exit 2; }
 (cd "$SRC" && nice -n "${SANITIZE_NICE:-10}" "$PYTHON" setup.py -q build_ext --inplace \
     >"$OUT/build.log" 2>&1) || { tail -40 "$OUT/build.log"; echo "sanitize: build failed"; exit 2; }
 
 # 3. The tests, in the copy, every process under the sanitizers.
 rm -rf "$LOGS" && mkdir -p "$LOGS"
-export PYTHONPATH="$SRC${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$SRC${PYTHONPATH:+:$PYTHONPATH}" SANITIZE_SRC="$SRC"
 # libstdc++ too: Python does not link it, and ASan resolves the C++ runtime it intercepts
 # (__cxa_throw) when it starts, so a library that throws and was loaded later would abort it.
-export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(g++ -print-file-name=libstdc++.so.6)${LD_PRELOAD:+:$LD_PRELOAD}"
+# libubsan and the helper after libasan (which must come first): every process that inherits this
+# environment, however deep, writes its reports to $LOGS as asan.<pid> and ubsan.<pid>.
+export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so):$(g++ -print-file-name=libstdc++.so.6):$OUT/lib/libsanitize_ubsan_log.so${LD_PRELOAD:+:$LD_PRELOAD}"
 # Leaks: off (CPython keeps much of what it allocates until the process ends). ODR: off (the
 # oracle's processes load upstream's libtvm_ffi.so, which defines the same C++ symbols as ours).
 export ASAN_OPTIONS="detect_leaks=0:log_path=$LOGS/asan:detect_odr_violation=0:${ASAN_EXTRA:-}"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=0:log_path=$LOGS/ubsan"
+# UBSAN_OPTIONS' log_path is ASan's own: libasan reads UBSAN_OPTIONS too, and libubsan's start-up
+# hands its log_path to libasan's report file; libubsan's own file is SANITIZE_UBSAN_LOG.
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=0:log_path=$LOGS/asan"
+export SANITIZE_UBSAN_LOG="$LOGS/ubsan"
 # Test kernels compiled at test time are instrumented too, and cached apart from the normal ones.
 export TVM_FFI_KERNEL_DIR="$OUT/test-kernels" CONFORMANCE_KERNEL_DIR="$OUT/conformance-kernels"
 unset CORPUS_UPSTREAM_RESULTS
@@ -73,14 +93,48 @@ unset CORPUS_UPSTREAM_RESULTS
 # core's C is what CPython runs here too (TVM_FFI_FAST_CORE=cffi), and PyPy under the
 # preloaded runtime was never tried.
 unset TVM_FFI_PYPY
-(cd "$SRC" && nice -n "${SANITIZE_NICE:-10}" "$PYTHON" -m pytest -p no:cacheprovider "$@" \
-    2>&1 | tee "$RUN/pytest.log")
+if [ "$SELF_TEST" = 1 ]; then
+    PLANTED="$OUT/self-test/libsanitize_planted.so"
+    mkdir -p "$OUT/self-test"
+    "$CC" -shared -fPIC -I"$SRC/c_api/include" "$SRC/tools/sanitize_selftest.c" -o "$PLANTED" ||
+        exit 2
+    (cd "$SRC" && "$PYTHON" "$ROOT/tools/sanitize_selftest.py" "$PLANTED" "$LOGS" 2>&1 |
+        tee "$RUN/pytest.log")
+else
+    (cd "$SRC" && nice -n "${SANITIZE_NICE:-10}" "$PYTHON" -m pytest -p no:cacheprovider "$@" \
+        2>&1 | tee "$RUN/pytest.log")
+fi
 tests_status=${PIPESTATUS[0]}
 unset LD_PRELOAD
 
 # 4. The reports, by kind and by where their top frame is.
 "$PYTHON" "$ROOT/tools/sanitize_report.py" "$LOGS" --project "$OUT" \
-    --suppressions "$ROOT/tools/sanitize_suppressions.txt" --json "$RUN/summary.json"
+    --suppressions "$ROOT/tools/sanitize_suppressions.txt" --json "$RUN/summary.json" \
+    --stray "$RUN/pytest.log"
 report_status=$?
 echo "sanitize: pytest exit status $tests_status; reports: $([ $report_status = 0 ] && echo clean || echo FAILED)"
+if [ "$SELF_TEST" = 1 ]; then
+    # Passes only when every planted report was found and counted, and the run failed on them.
+    "$PYTHON" - "$RUN/summary.json" "$tests_status" "$report_status" <<'CHECK'
+import json, sys
+summary = json.load(open(sys.argv[1]))
+counts = {}
+for kind, func, _, n in summary["reports"]["project"]:
+    key = (kind.split(" (")[0], func)
+    counts[key] = counts.get(key, 0) + n
+need = {"child and checker: heap-use-after-free":
+            counts.get(("heap-use-after-free", "__tvm_ffi_planted_use_after_free"), 0) >= 2,
+        "grandchild: signed integer overflow":
+            sum(n for (kind, func), n in counts.items()
+                if "signed integer overflow" in kind and func == "__tvm_ffi_planted_overflow") >= 1,
+        "options lost: a stray report": len(summary["stray"]) >= 1,
+        "the driver found each in its log": sys.argv[2] == "0",
+        "the run failed": sys.argv[3] != "0"}
+for what, ok in need.items():
+    print(f"sanitize self-test: {what}: {'yes' if ok else 'NO'}")
+print("sanitize self-test:", "PASSED" if all(need.values()) else "FAILED")
+sys.exit(0 if all(need.values()) else 1)
+CHECK
+    exit
+fi
 [ "$report_status" = 0 ] && [ "${SANITIZE_TESTS_MUST_PASS:-0}" = 0 -o "$tests_status" = 0 ]

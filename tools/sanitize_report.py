@@ -6,7 +6,9 @@ The top frame is the first stack frame outside the sanitizer runtimes (their int
 top frame is in an object or source file under ``--project`` (the instrumented copy of the tree
 and the test kernels compiled there) is the project's: it fails the run. Any other report fails
 it too unless a line of ``--suppressions`` names its kind and top frame (CPython, NumPy, torch,
-upstream's library in the oracle's processes).
+upstream's library in the oracle's processes). The one exception in the project's code: a line
+of ``--expected`` names a fault made on purpose (a function of the broken example kernels, which
+exist so that tvm-ffi-check has rules broken to find), by exact function name and kind.
 
 Exit status: 0 when no report is left unsuppressed, 1 otherwise.
 """
@@ -26,7 +28,10 @@ FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ (?:in (?P<func>.+?) )?\s*"
                    r"(?:\((?P<module>[^()]+?)\+0x[0-9a-f]+\)|(?P<file>\S+?)(?::\d+)*)$")
 ASAN_HEADER = re.compile(r"(?:ERROR: AddressSanitizer: (?P<kind>[\w-]+)(?P<detail> \([^)]*\))?"
                          r"|AddressSanitizer: (?P<check>CHECK failed): (?P<where>\S+))")
-UBSAN_HEADER = re.compile(r"^(?P<file>[^\s:]+):\d+(?::\d+)?: runtime error: (?P<message>.*)$")
+UBSAN_HEADER = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+)(?::\d+)?: runtime error: "
+                          r"(?P<message>.*)$")
+#: A UBSan report's first line anywhere in a line of text (a test's output may quote it).
+STRAY_UBSAN = re.compile(r"\S+:\d+(?::\d+)?: runtime error: (?P<message>[^'\"\\]*)")
 #: Frames of the sanitizer runtimes themselves.
 RUNTIME_FRAME = re.compile(r"libasan|libubsan|libsanitizer|__interceptor_|__asan_|__ubsan_")
 
@@ -65,7 +70,7 @@ def reports_of(path: str):
                 kind = asan["kind"] + (asan["detail"] or "")
                 current = (kind, [], None)
             else:
-                current = (ubsan_kind(ubsan["message"]), [], ubsan["file"])
+                current = (ubsan_kind(ubsan["message"]), [], f"{ubsan['file']}:{ubsan['line']}")
         elif current is not None:
             current[1].append(line)
     if current:
@@ -74,7 +79,7 @@ def reports_of(path: str):
     for kind, body, location in reports:
         frames = parse_frames(body)
         if location is not None:  # UBSan names the faulting line before any frame
-            frames.insert(0, ("?", location))
+            frames.insert(0, (frames[0][0] if frames else "?", location))
         out.append((kind, frames))
     return out
 
@@ -87,16 +92,17 @@ def top_frame(frames):
     return None
 
 
-def load_suppressions(path: str):
-    """(kind, frame substring, reason) of each line of the suppressions file."""
+def load_rules(path: str):
+    """(first word, the rest, reason) of each rule line of a suppressions or expected-faults
+    file: the rule before any '#', the reason after it."""
     rules = []
     if path and os.path.exists(path):
         with open(path) as f:
             for line in f:
                 text, _, reason = line.partition("#")
-                parts = text.split()
-                if len(parts) >= 2:
-                    rules.append((parts[0], " ".join(parts[1:]), reason.strip()))
+                parts = text.split(None, 1)
+                if len(parts) == 2:
+                    rules.append((parts[0], parts[1].strip(), reason.strip()))
     return rules
 
 
@@ -109,18 +115,53 @@ def suppressed_by(rules, kind, func, where):
     return None
 
 
+def stray_reports(path: str):
+    """Report headers printed into ``path`` (the tests' output) rather than a log file: a process
+    whose sanitizer wrote to stderr (its environment lost the log path), which a test that
+    failed then showed. Each is (kind, the line)."""
+    found = []
+    if path and os.path.exists(path):
+        with open(path, errors="replace") as f:
+            for line in f:
+                asan = ASAN_HEADER.search(line)
+                ubsan = STRAY_UBSAN.search(line)
+                if asan:
+                    found.append((asan["kind"] or asan["check"], line.strip()[:200]))
+                elif ubsan:
+                    found.append((ubsan_kind(ubsan["message"]), line.strip()[:200]))
+    return found
+
+
+def expected_by(rules, kind, func, where):
+    """The rule that names a deliberate fault of the project's (exact function name, the kind
+    or its start), or None. A rule may name ``FILE:LINE`` instead of the function, for a UBSan
+    report whose stack was cut off (a process killed while it printed): FILE is the source's
+    name without the ``-<digest>`` of a kernel compiled at test time."""
+    place = re.sub(r"-[0-9a-f]{8,}(\.\w+:)", r"\1", os.path.basename(where))
+    for name, rule_kind, _ in rules:
+        if name in (func, place) and (rule_kind == "*" or kind.startswith(rule_kind)):
+            return f"{name} {rule_kind}"
+    return None
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("logs", help="the directory of asan.<pid> and ubsan.<pid> logs")
     parser.add_argument("--project", required=True,
                         help="the directory whose objects and sources are the project's")
     parser.add_argument("--suppressions", default="")
+    parser.add_argument("--expected",
+                        default=os.path.join(os.path.dirname(__file__), "sanitize_expected.txt"),
+                        help="deliberate faults in the project's code: FUNCTION KIND # why")
     parser.add_argument("--json", default="", help="write the summary here too")
+    parser.add_argument("--stray", default="",
+                        help="the tests' output: a report printed there, not logged, fails too")
     args = parser.parse_args(argv)
     project = os.path.realpath(args.project) + os.sep
-    rules = load_suppressions(args.suppressions)
-    groups = {"project": collections.Counter(), "suppressed": collections.Counter(),
-              "unsuppressed": collections.Counter()}
+    rules = load_rules(args.suppressions)
+    deliberate = load_rules(args.expected)
+    groups = {"project": collections.Counter(), "expected": collections.Counter(),
+              "suppressed": collections.Counter(), "unsuppressed": collections.Counter()}
     examples = {}
     logs = sorted(os.listdir(args.logs)) if os.path.isdir(args.logs) else []
     for name in logs:
@@ -128,7 +169,8 @@ def main(argv=None) -> int:
             top = top_frame(frames) or ("?", "?")
             func, where = top
             if os.path.realpath(where).startswith(project):
-                group, key = "project", (kind, func, os.path.relpath(where, project))
+                group = "expected" if expected_by(deliberate, kind, func, where) else "project"
+                key = (kind, func, os.path.relpath(where, project))
             else:
                 rule = suppressed_by(rules, kind, func, where)
                 group = "suppressed" if rule else "unsuppressed"
@@ -137,12 +179,18 @@ def main(argv=None) -> int:
             examples.setdefault(key, name)
     print(f"sanitize: {len(logs)} log file(s) in {args.logs}")
     for group, title in (("project", "reports in the project's code (FAIL)"),
+                         ("expected", "reports in the project's code made on purpose "
+                                      "(the broken example kernels; --expected)"),
                          ("unsuppressed", "reports elsewhere, not suppressed (FAIL)"),
                          ("suppressed", "reports elsewhere, suppressed by name")):
         counter = groups[group]
         print(f"{title}: {sum(counter.values())}")
         for (kind, func, where), count in counter.most_common():
             print(f"  {count:5d}  {kind}  at {func} ({where})  e.g. {examples[(kind, func, where)]}")
+    stray = stray_reports(args.stray)
+    print(f"reports printed into the tests' output instead of a log file (FAIL): {len(stray)}")
+    for kind, line in stray[:20]:
+        print(f"  {kind}: {line}")
     by_kind = {}
     for group, counter in groups.items():
         kinds = collections.Counter()
@@ -151,10 +199,10 @@ def main(argv=None) -> int:
         by_kind[group] = dict(kinds)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"log_files": len(logs), "by_kind": by_kind,
+            json.dump({"log_files": len(logs), "by_kind": by_kind, "stray": stray,
                        "reports": {g: [[*k, n] for k, n in c.items()] for g, c in groups.items()}},
                       f, indent=1)
-    return 1 if groups["project"] or groups["unsuppressed"] else 0
+    return 1 if groups["project"] or groups["unsuppressed"] or stray else 0
 
 
 if __name__ == "__main__":
