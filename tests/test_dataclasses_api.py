@@ -279,6 +279,13 @@ CASES = [
      ["pylist", [["bool", False], ["int", 1], ["bool", True], ["str", "Array"], ["str", "List"],
                  ["pylist", [["int", 1]]], ["int", 3], ["bool", False], ["int", 11], ["int", 13],
                  ["str", "List"], ["pylist", [["int", 11]]]]]),
+    ("deep copy keeps sharing that only the graph holds",
+     "b = Bag(maybe=Point(1))\nb.anything = api.Array([b.maybe, api.Array([b.maybe])])\n"
+     "n = Node(1)\nn.next = Later(n)\nc, m = copy.deepcopy(b), copy.deepcopy(n)\n"
+     "result = [c.anything[0].same_as(c.maybe), c.anything[1][0].same_as(c.maybe), "
+     "c.maybe.same_as(b.maybe), m.next.node.same_as(m), m.same_as(n)]",
+     ["pylist", [["bool", True], ["bool", True], ["bool", False], ["bool", True],
+                 ["bool", False]]]),
     ("fields, asdict, astuple, is_dataclass",
      "p = Point(1, 2.0, 'n')\n"
      "result = [[f.name for f in dc.fields(p)], dc.asdict(p), dc.astuple(p), "
