@@ -254,6 +254,38 @@ CASES = [
      "b = Bag(items=[1])\nc = copy.copy(b)\n"
      "result = [c.same_as(b), c.items.same_as(b.items), list(c.items)]",
      ["pylist", [["bool", False], ["bool", True], ["pylist", [["int", 1]]]]]),
+    # A setter stores an object (or None) its converter would pass on unchanged without calling
+    # it (the fast runtime judges that by type, pyclass_schema.c); the rest still converts.
+    ("object values pass through field setters",
+     "p, n = Point(1), Node(2)\nlater = Later(n)\nb = Bag(maybe=p, anything=p)\nn.next = later\n"
+     "b2 = Bag()\nb2.anything = api.Array([1])\narr = b2.anything\nb2.items = api.Array([3])\n"
+     "result = [b.maybe.same_as(p), b.anything.same_as(p), n.next.same_as(later), "
+     "b2.anything.same_as(arr), type(b2.items).__name__, list(b2.items), "
+     "error(setattr, b, 'maybe', n)[1], error(setattr, n, 'next', p)[1]]",
+     ["pylist", [["bool", True]] * 4 + [
+         ["str", "List"], ["pylist", [["int", 3]]], ["str", "expected dc.Point, got dc.Node"],
+         ["str", "expected dc.Later, got dc.Point"]]]),
+    ("None passes through Optional and Any fields only",
+     "b = Bag(maybe=Point(1), anything=1)\nb.maybe = None\nb.anything = None\n"
+     "result = [b.maybe, b.anything, error(Later, None)[1]]",
+     ["pylist", [["none"], ["none"],
+                 ["str", "dc.Later.__ffi_init__() field 'node':\n  expected dc.Node, got None"]]]),
+    ("deep copy and structural map rebuild py_class fields",
+     "p = Point(1)\nb = Bag(items=[1], maybe=p, anything=api.Array([p, Node(3)]))\n"
+     "c = copy.deepcopy(b)\nm = api.structural_map(b, [(int, lambda x: x + 10)])\n"
+     "result = [c.maybe.same_as(p), c.maybe.x, c.anything[0].same_as(c.maybe), "
+     "type(c.anything).__name__, type(c.items).__name__, list(c.items), c.anything[1].value, "
+     "m.maybe.same_as(p), m.maybe.x, m.anything[1].value, type(m.items).__name__, list(m.items)]",
+     ["pylist", [["bool", False], ["int", 1], ["bool", True], ["str", "Array"], ["str", "List"],
+                 ["pylist", [["int", 1]]], ["int", 3], ["bool", False], ["int", 11], ["int", 13],
+                 ["str", "List"], ["pylist", [["int", 11]]]]]),
+    ("deep copy keeps sharing that only the graph holds",
+     "b = Bag(maybe=Point(1))\nb.anything = api.Array([b.maybe, api.Array([b.maybe])])\n"
+     "n = Node(1)\nn.next = Later(n)\nc, m = copy.deepcopy(b), copy.deepcopy(n)\n"
+     "result = [c.anything[0].same_as(c.maybe), c.anything[1][0].same_as(c.maybe), "
+     "c.maybe.same_as(b.maybe), m.next.node.same_as(m), m.same_as(n)]",
+     ["pylist", [["bool", True], ["bool", True], ["bool", False], ["bool", True],
+                 ["bool", False]]]),
     ("fields, asdict, astuple, is_dataclass",
      "p = Point(1, 2.0, 'n')\n"
      "result = [[f.name for f in dc.fields(p)], dc.asdict(p), dc.astuple(p), "

@@ -70,6 +70,7 @@ SOURCES = [
     "structural_mutate_hooks",  # the built-in types' native __s_mutate__ hooks
     "visit_error_context",  # ffi.VisitErrorContext.FindAccessPaths
     "pyclass",  # types a front end lays out: field accessors, generated __ffi_init__
+    "pyclass_schema",  # the values a py_class setter stores without its converter
     "tensor",  # Tensor objects and DLPack
     "env",  # streams, DLPack allocator, signal checks
     "module",  # Module objects: symbols, exported functions, imports

@@ -42,8 +42,9 @@ static int is_enum(int32_t ti) {
   return 0;
 }
 
-/* Records the copy (owned, consumed) of original. */
-static int remember(Copier* c, void* original, TVMFFIAny copy) {
+/* Records the copy (owned, consumed) of original; in the table only when it can be met again
+ * (an unshared original cannot). */
+static int remember(Copier* c, void* original, TVMFFIAny copy, int unshared) {
   if (c->n_made == c->cap_made) {
     size_t capacity = c->cap_made == 0 ? 16 : c->cap_made * 2;
     TVMFFIAny* made = (TVMFFIAny*)realloc(c->made, capacity * sizeof(TVMFFIAny));
@@ -63,6 +64,10 @@ static int remember(Copier* c, void* original, TVMFFIAny copy) {
   }
   c->made[c->n_made] = copy;
   c->originals[c->n_made] = original;
+  if (unshared) {
+    c->n_made++;
+    return 0;
+  }
   return fr_ptrmap_put(&c->copies, original, NULL, c->n_made++);
 }
 
@@ -112,6 +117,7 @@ enum { FRAME_IMMUTABLE, FRAME_MUTABLE, FRAME_OBJECT };
 
 typedef struct {
   int kind;
+  int unshared; /* the original has no other holder than its parent: never met again */
   void* obj; /* the original (fr_s_check_path reads it) */
   int32_t type_index;
   TVMFFIAny* items;  /* owned: the children (key, value, ... for maps) or the field values */
@@ -133,7 +139,7 @@ static void drop_frame(CopyFrame* f) {
   free(f->fields);
 }
 
-static CopyFrame* push_frame(CopyStack* st, int kind, void* obj, int32_t ti) {
+static CopyFrame* push_frame(CopyStack* st, int kind, void* obj, int32_t ti, int unshared) {
   CopyFrame* f;
   CopyFrame* frames =
       (CopyFrame*)fr_s_stack_room(st->frames, st->n, &st->capacity, sizeof(CopyFrame));
@@ -142,6 +148,7 @@ static CopyFrame* push_frame(CopyStack* st, int kind, void* obj, int32_t ti) {
   f = &frames[st->n++];
   memset(f, 0, sizeof(*f));
   f->kind = kind;
+  f->unshared = unshared;
   f->obj = obj;
   f->type_index = ti;
   if (fr_s_check_path("DeepCopy", st->frames, st->n, sizeof(CopyFrame),
@@ -153,18 +160,19 @@ static CopyFrame* push_frame(CopyStack* st, int kind, void* obj, int32_t ti) {
 }
 
 /* An Array or Map: its children copied first (it is in progress meanwhile). */
-static int start_immutable(Copier* c, CopyStack* st, void* obj, int32_t ti) {
-  CopyFrame* f = push_frame(st, FRAME_IMMUTABLE, obj, ti);
+static int start_immutable(Copier* c, CopyStack* st, void* obj, int32_t ti, int unshared) {
+  CopyFrame* f = push_frame(st, FRAME_IMMUTABLE, obj, ti, unshared);
   if (f == NULL) return -1;
   if (children(obj, ti == kTVMFFIMap, &f->items, &f->n) != 0) return -1;
   f->copies = (TVMFFIAny*)malloc((f->n + 1) * sizeof(TVMFFIAny));
   if (f->copies == NULL) return fr_raise_oom();
+  if (unshared) return 1;
   return fr_ptrmap_put(&c->copies, obj, NULL, IN_PROGRESS) != 0 ? -1 : 1;
 }
 
 /* A List or Dict made empty first (so a cycle back finds it), then filled. */
-static int start_mutable(Copier* c, CopyStack* st, void* obj, int32_t ti) {
-  CopyFrame* f = push_frame(st, FRAME_MUTABLE, obj, ti);
+static int start_mutable(Copier* c, CopyStack* st, void* obj, int32_t ti, int unshared) {
+  CopyFrame* f = push_frame(st, FRAME_MUTABLE, obj, ti, unshared);
   void* made;
   if (f == NULL) return -1;
   if (children(obj, ti == kTVMFFIDict, &f->items, &f->n) != 0) return -1;
@@ -174,15 +182,15 @@ static int start_mutable(Copier* c, CopyStack* st, void* obj, int32_t ti) {
     fr_decref(made);
     return -1;
   }
-  if (remember(c, obj, fr_any_object(made)) != 0) return -1;
+  if (remember(c, obj, fr_any_object(made), unshared) != 0) return -1;
   f->slot = c->n_made - 1;
   return 1;
 }
 
 /* An object: its field values read, then shallow-copied; each field whose copy differs is set
  * on the copy as it comes. */
-static int start_object(Copier* c, CopyStack* st, void* obj, int32_t ti) {
-  CopyFrame* f = push_frame(st, FRAME_OBJECT, obj, ti);
+static int start_object(Copier* c, CopyStack* st, void* obj, int32_t ti, int unshared) {
+  CopyFrame* f = push_frame(st, FRAME_OBJECT, obj, ti, unshared);
   TVMFFIAny entry, copy, self;
   size_t n;
   if (f == NULL) return -1;
@@ -200,20 +208,32 @@ static int start_object(Copier* c, CopyStack* st, void* obj, int32_t ti) {
                     fr_type_key_of(ti));
   }
   self = fr_object_view(obj);
-  if (fr_call(entry.v_obj, &self, 1, &copy) != 0 || remember(c, obj, copy) != 0) return -1;
+  if (fr_call(entry.v_obj, &self, 1, &copy) != 0 || remember(c, obj, copy, unshared) != 0) {
+    return -1;
+  }
   f = &st->frames[st->n - 1]; /* the copy hook may not touch this stack, but be exact */
   f->slot = c->n_made - 1;
   return 1;
 }
 
+static int same_as(const TVMFFIAny* a, const TVMFFIAny* b) {
+  return a->type_index == b->type_index && a->v_int64 == b->v_int64;
+}
+
 /* The copy of a value that needs no frame (0, *out borrowed: owned by the copier, or value
- * itself); pushes a frame for the rest (1); or -1. */
-static int start(Copier* c, CopyStack* st, const TVMFFIAny* value, TVMFFIAny* out) {
+ * itself); pushes a frame for the rest (1); or -1. held: the references the copier holds to
+ * value itself (0 for the root). An object whose only other holder is the parent it was read
+ * from is unshared: no other path and no cycle leads to it, so it is neither looked up nor
+ * entered in the table (at a million objects each look-up is a cache miss). */
+static int start(Copier* c, CopyStack* st, const TVMFFIAny* value, uint32_t held,
+                 TVMFFIAny* out) {
   int32_t ti = value->type_index;
-  FrPtrSlot* slot;
+  FrPtrSlot* slot = NULL;
+  int unshared;
   *out = *value;
   if (ti < kTVMFFIStaticObjectBegin) return 0;
-  slot = fr_ptrmap_find(&c->copies, value->v_obj, NULL);
+  unshared = held > 0 && fr_strong_count(value->v_obj) == held + 1;
+  if (!unshared) slot = fr_ptrmap_find(&c->copies, value->v_obj, NULL);
   if (slot != NULL) {
     if (slot->value == IN_PROGRESS) c->deferred = 1; /* it stands in for itself until fixed */
     else *out = c->made[slot->value];
@@ -223,13 +243,13 @@ static int start(Copier* c, CopyStack* st, const TVMFFIAny* value, TVMFFIAny* ou
       is_enum(ti)) {
     return 0;
   }
-  if (ti == kTVMFFIArray || ti == kTVMFFIMap) return start_immutable(c, st, value->v_obj, ti);
-  if (ti == kTVMFFIList || ti == kTVMFFIDict) return start_mutable(c, st, value->v_obj, ti);
-  return start_object(c, st, value->v_obj, ti);
-}
-
-static int same_as(const TVMFFIAny* a, const TVMFFIAny* b) {
-  return a->type_index == b->type_index && a->v_int64 == b->v_int64;
+  if (ti == kTVMFFIArray || ti == kTVMFFIMap) {
+    return start_immutable(c, st, value->v_obj, ti, unshared);
+  }
+  if (ti == kTVMFFIList || ti == kTVMFFIDict) {
+    return start_mutable(c, st, value->v_obj, ti, unshared);
+  }
+  return start_object(c, st, value->v_obj, ti, unshared);
 }
 
 /* The copy of the frame's child index - 1, taken in. */
@@ -295,20 +315,34 @@ static int frame_finish(Copier* c, CopyFrame* f, TVMFFIAny* out) {
       }
     }
   }
-  if (made == NULL || remember(c, f->obj, fr_any_object(made)) != 0) return -1;
+  if (made == NULL || remember(c, f->obj, fr_any_object(made), f->unshared) != 0) return -1;
   *out = c->made[c->n_made - 1];
   return 0;
+}
+
+/* The references the copier holds to a frame's current child: the frame's own, and for an
+ * object the shallow copy's field while it still holds the original (-1 on error). */
+static int held_by_copier(Copier* c, CopyFrame* f, const TVMFFIAny* child) {
+  TVMFFIAny in_copy;
+  int same;
+  if (f->kind != FRAME_OBJECT || !fr_any_is_object(child)) return 1;
+  if (fr_read_field(c->made[f->slot].v_obj, f->fields[f->index - 1], &in_copy) != 0) return -1;
+  same = same_as(&in_copy, child);
+  fr_any_release(&in_copy);
+  return same ? 2 : 1;
 }
 
 /* The copy of a value (borrowed: owned by the copier, or value itself). */
 static int copy_value(Copier* c, const TVMFFIAny* value, TVMFFIAny* out) {
   CopyStack st = {NULL, 0, 0};
   TVMFFIAny copied;
-  int status = start(c, &st, value, out);
+  int status = start(c, &st, value, 0, out);
   while (status > 0 && st.n > 0) {
     CopyFrame* f = &st.frames[st.n - 1];
     if (f->index < f->n) {
-      status = start(c, &st, &f->items[f->index++], &copied);
+      const TVMFFIAny* child = &f->items[f->index++];
+      int held = held_by_copier(c, f, child);
+      status = held < 0 ? -1 : start(c, &st, child, (uint32_t)held, &copied);
       if (status != 0) continue; /* a frame was pushed (1), or an error (-1) */
     } else {
       status = frame_finish(c, f, &copied);

@@ -98,6 +98,13 @@ void* fr_function_new(FrPackedFn fn, void* ctx, void (*ctx_deleter)(void* ctx)) 
   return f;
 }
 
+void* fr_function_context(void* func, FrPackedFn fn) {
+  FrFunction* f = (FrFunction*)func;
+  if (f == NULL || fr_type_index(f) != kTVMFFIFunction) return NULL;
+  if (f->cell.safe_call != extern_c_trampoline || f->inner != (TVMFFISafeCallType)fn) return NULL;
+  return f->self;
+}
+
 int fr_call(void* func, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   *result = fr_any_none();
   return fr_function_call(func, (TVMFFIAny*)args, num_args, result);

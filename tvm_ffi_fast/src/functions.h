@@ -23,6 +23,9 @@ typedef int (*FrPackedFn)(void* ctx, const TVMFFIAny* args, int32_t num_args, TV
 
 /* A Function object calling fn(ctx, ...); ctx_deleter (may be NULL) frees ctx with it. */
 FR_HIDDEN void* fr_function_new(FrPackedFn fn, void* ctx, void (*ctx_deleter)(void* ctx));
+/* The ctx a Function object made by fr_function_new(fn, ...) calls fn with; NULL when func is
+   not a Function made from fn (or was made with a NULL ctx). */
+FR_HIDDEN void* fr_function_context(void* func, FrPackedFn fn);
 
 /* Calls any Function object (result starts as None). */
 FR_HIDDEN int fr_call(void* func, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);

@@ -54,6 +54,7 @@ typedef struct {
   void* data;       /* FRAME_OBJECT: {field: data} */
   const TVMFFIFieldInfo** fields;
   int guarded;      /* a List or Dict: in the active set */
+  int unshared;     /* the value is never met again: its node is not indexed */
 } SaveFrame;
 
 typedef struct {
@@ -217,8 +218,9 @@ static int value_data(Writer* w, SaveStack* st, const TVMFFIAny* value, TVMFFIAn
 }
 
 /* The node {"type": ..., "data": ...} of value, data owned (consumed): appended to the nodes
- * and indexed; its index into *out. */
-static int add_node(Writer* w, const TVMFFIAny* value, TVMFFIAny data, int64_t* out) {
+ * and indexed (unless unshared); its index into *out. */
+static int add_node(Writer* w, const TVMFFIAny* value, TVMFFIAny data, int unshared,
+                    int64_t* out) {
   int32_t ti = value->type_index;
   const char* type_key = ti == kTVMFFISmallStr ? "ffi.String"
                          : ti == kTVMFFISmallBytes ? "ffi.Bytes" : fr_type_key_of(ti);
@@ -242,22 +244,42 @@ static int add_node(Writer* w, const TVMFFIAny* value, TVMFFIAny data, int64_t* 
     return -1;
   }
   fr_seq_items(w->nodes)[((FrSeq*)w->nodes)->cell.size++] = fr_any_object(node);
+  if (unshared) return 0;
   return fr_map_set(&w->index, fr_any_copy(value), fr_any_int(*out));
 }
 
-/* The node index of a value already saved or needing no frame (0), or a frame pushed (1). */
-static int start(Writer* w, SaveStack* st, const TVMFFIAny* value, int64_t* out) {
-  TVMFFIAny* found;
-  TVMFFIAny data;
-  int status, has = fr_map_find(w->index, value, &found);
-  if (has < 0) return -1;
-  if (has) {
-    *out = found->v_int64;
+/* Whether value can be met again neither as itself nor as an equal key: an object the index
+ * compares by address (no content equality: not a string, bytes, BigInt or a type with an
+ * __any_equal__), whose only holders are the parent it was read from and the walk's own `held`
+ * references (-1: unknown, the root). Such a node is neither looked up nor indexed: at a
+ * million nodes each is a cache miss in a table that keeps doubling. */
+static int is_unshared(const TVMFFIAny* value, int held) {
+  int32_t ti = value->type_index;
+  if (held < 0 || ti < kTVMFFIStaticObjectBegin || ti == kTVMFFIStr || ti == kTVMFFIBytes ||
+      ti == kTVMFFIBigInt) {
     return 0;
   }
+  if (fr_strong_count(value->v_obj) != (uint32_t)held + 1) return 0;
+  return fr_type_attr_entry(fr_any_equal_column(), ti).type_index == kTVMFFINone;
+}
+
+/* The node index of a value already saved or needing no frame (0), or a frame pushed (1). */
+static int start(Writer* w, SaveStack* st, const TVMFFIAny* value, int held, int64_t* out) {
+  TVMFFIAny* found;
+  TVMFFIAny data;
+  int unshared = is_unshared(value, held), status;
+  if (!unshared) {
+    int has = fr_map_find(w->index, value, &found);
+    if (has < 0) return -1;
+    if (has) {
+      *out = found->v_int64;
+      return 0;
+    }
+  }
   status = value_data(w, st, value, &data);
+  if (status == 1) st->frames[st->n - 1].unshared = unshared;
   if (status != 0) return status;
-  return add_node(w, value, data, out);
+  return add_node(w, value, data, unshared, out);
 }
 
 /* The frame's next child needing a node (1), its end (0, its data into *data), or -1. Inline
@@ -328,7 +350,7 @@ static int frame_take(SaveFrame* f, int64_t index) {
 static int node_of(Writer* w, const TVMFFIAny* value, int64_t* out) {
   SaveStack st = {NULL, 0, 0};
   int64_t index = 0;
-  int status = start(w, &st, value, &index);
+  int status = start(w, &st, value, -1, &index);
   while (status > 0 && st.n > 0) {
     SaveFrame* f = &st.frames[st.n - 1];
     const TVMFFIAny* child;
@@ -336,11 +358,12 @@ static int node_of(Writer* w, const TVMFFIAny* value, int64_t* out) {
     status = frame_next(f, &child, &held, &data);
     if (status < 0) break;
     if (status == 1) {
-      status = start(w, &st, child, &index);
+      /* a container's child is borrowed from it; a field's is held once (held) */
+      status = start(w, &st, child, child == &held ? 1 : 0, &index);
       fr_any_release(&held);
       if (status != 0) continue; /* a frame was pushed (1), or an error (-1) */
     } else {
-      status = add_node(w, &f->value, data, &index);
+      status = add_node(w, &f->value, data, f->unshared, &index);
       if (status != 0) break;
       drop_frame(w, f);
       if (--st.n == 0) break;

@@ -205,6 +205,7 @@ typedef struct {
   int32_t index;
   void* converter;
   FrConvertFn convert;
+  FrSchemaRule passes; /* what the converter passes on unchanged (set once the type is laid out) */
 } SetterCtx;
 
 static int field_setter(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
@@ -223,6 +224,9 @@ static int field_setter(void* ctx, const TVMFFIAny* args, int32_t n, TVMFFIAny* 
       args[1].type_index == setter->index) {
     return write_field(addr, setter->index, &args[1]);
   }
+  if (fr_pyclass_schema_passes(&setter->passes, &args[1])) {
+    return write_field(addr, setter->index, &args[1]);
+  }
   if (setter->convert(setter->converter, &args[1], &converted) != 0) return -1;
   status = write_field(addr, setter->index, &converted);
   fr_any_release(&converted);
@@ -238,6 +242,8 @@ static int make_field_setter(void* ctx, const FrArg* args, TVMFFIAny* rv) {
   setter->index = (int32_t)args[0].value.v_int64;
   setter->converter = (void*)(intptr_t)args[1].value.v_int64;
   setter->convert = (FrConvertFn)(intptr_t)args[2].value.v_int64;
+  setter->passes.instance_of = -1;
+  setter->passes.none = 0;
   fn = fr_function_new(field_setter, setter, free);
   if (fn == NULL) return -1;
   *rv = fr_any_object(fn);
@@ -547,6 +553,19 @@ static NewCtx* new_ctx(int32_t type_index, int64_t total_size) {
   return spec;
 }
 
+/* Each of the type's own fields whose setter ffi.MakeFieldSetter made learns, from its schema,
+ * which values its converter would pass on unchanged (pyclass_schema.c). */
+static void learn_schemas(const TVMFFITypeInfo* type) {
+  int32_t i;
+  for (i = 0; i < type->num_fields; ++i) {
+    const TVMFFIFieldInfo* f = &type->fields[i];
+    SetterCtx* setter;
+    if (!(f->flags & kTVMFFIFieldFlagBitSetterIsFunctionObj)) continue;
+    setter = (SetterCtx*)fr_function_context(f->setter, field_setter);
+    if (setter != NULL) fr_pyclass_schema_rule(&f->metadata, &setter->passes);
+  }
+}
+
 static int register_columns(void* ctx, const FrArg* args, TVMFFIAny* rv) {
   int32_t type_index = (int32_t)args[0].value.v_int64;
   int64_t total_size = args[1].value.v_int64;
@@ -554,6 +573,7 @@ static int register_columns(void* ctx, const FrArg* args, TVMFFIAny* rv) {
   (void)ctx;
   *rv = fr_any_none();
   if (register_ffi_init(type_index) != 0) return -1;
+  learn_schemas(fr_type_info_or_null(type_index));
   if ((spec = new_ctx(type_index, total_size)) == NULL) return fr_raise_oom();
   if (register_function_attr(type_index, "__ffi_new__",
                              fr_typed_function_new(&kNewSpec, spec, free)) != 0) {

@@ -86,6 +86,16 @@ FR_HIDDEN int fr_convert_attrs_init(void);
    ffi._PyClassRegisterTypeAttrColumns (types whose layout a front end defines) */
 FR_HIDDEN int fr_pyclass_register_globals(void);
 
+/* pyclass_schema.c: the values a py_class field's converter passes on unchanged, judged by
+   type (an instance of instance_of, if >= 0; None when none), read from the field's
+   type_schema metadata; such values are stored without calling the converter. */
+typedef struct {
+  int32_t instance_of;
+  int none;
+} FrSchemaRule;
+FR_HIDDEN void fr_pyclass_schema_rule(const TVMFFIByteArray* metadata, FrSchemaRule* rule);
+FR_HIDDEN int fr_pyclass_schema_passes(const FrSchemaRule* rule, const TVMFFIAny* value);
+
 /* dataclass_ops.c (with dataclass_*.c): the hook columns and BigInt's hooks (at load), and the
    ffi.ReprPrint / ffi.RecursiveEq... / ffi.RecursiveHash globals */
 FR_HIDDEN int fr_dataclass_init(void);
