@@ -488,6 +488,7 @@ typedef struct {
   PyObject* ctx_device_id; /* device_id */
   PyObject* ctx_stream;    /* stream */
   PyObject* empty_tuple;   /* () */
+  PyObject* dlpack_keywords[4]; /* __dlpack__'s: stream, max_version, dl_device, copy */
 } FxNames;
 FX_HIDDEN extern FxNames fx_names;
 
