@@ -513,5 +513,6 @@ FX_HIDDEN extern PyMethodDef fx_hold_methods[];
 FX_HIDDEN extern PyMethodDef fx_module_methods[];
 /* fields.c: reflected field access and the field converter callback */
 FX_HIDDEN extern PyMethodDef fx_field_methods[];
+FX_HIDDEN int fx_field_types_init(PyObject* module);
 
 #endif /* TVM_FFI_FAST_FRONTEND_H_ */

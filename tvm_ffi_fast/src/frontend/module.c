@@ -182,6 +182,7 @@ static int init_module(void) {
     goto fail;
   }
   if (fx_object_types_init(module) < 0 || fx_tensor_type_init(module) < 0 ||
+      fx_field_types_init(module) < 0 ||
       fx_dlpack_init(module) < 0 ||
       add_constants(module) < 0) {
     goto fail;
