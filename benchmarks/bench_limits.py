@@ -11,7 +11,9 @@ two floats, a short string echoed (ctypes and cffi pass and get back ``bytes``: 
 converts ``str``). The TVM FFI rows call ``bench_kernels.cc``'s kernels, built as
 bench_calls.py builds them. A TVM FFI call releases the GIL around the kernel (as ctypes and
 cffi do; nanobind and pybind11 keep it): "upstream-held" and "fast-held" are the same calls
-with ``Function.release_gil = False``, to show what the two GIL hand-overs cost.
+with ``Function.release_gil = False``, to show what the two GIL hand-overs cost, and
+"nanobind-released" is nanobind with the GIL released around the C++ call
+(``nb::call_guard<nb::gil_scoped_release>``): the floor for a call that lets other threads run.
 
 The nanobind and pybind11 modules are compiled from ``limits/*.cpp`` by this script, once, into
 a cache directory (``--cache``; default a directory under the system's temporary one, named by
@@ -45,14 +47,17 @@ import bench_calls  # noqa: E402  (the kernel library's build and the timing loo
 #: Runners in column order: TVM FFI front ends, then the bindings and the raw calls.
 TVM_RUNNERS = {"upstream": "tvm_ffi", "fast": "tvm_ffi_fast", "ref": "tvm_ffi_ref",
                "upstream-held": "tvm_ffi", "fast-held": "tvm_ffi_fast"}
-RUNNERS = list(TVM_RUNNERS) + ["nanobind", "pybind11", "cffi", "ctypes"]
+#: Binding runners -> the module they import ("-released": its functions that release the GIL).
+BINDINGS = {"nanobind": "nanobind", "nanobind-released": "nanobind", "pybind11": "pybind11"}
+RUNNERS = list(TVM_RUNNERS) + list(BINDINGS) + ["cffi", "ctypes"]
 #: (name, iterations per loop) in table order.
 #: Short loops, many of them (--repeat): on a loaded machine a loop of a few hundred
 #: microseconds more often runs whole in one time slice, and the best of them is steadier.
 SHAPES = [("no-op call", 5000), ("two ints", 5000), ("two floats", 5000),
           ("short str echo", 5000)]
 #: Ratios printed per row: (numerator, denominator).
-RATIOS = [("fast", "nanobind"), ("fast-held", "nanobind"), ("fast", "upstream"),
+RATIOS = [("fast", "nanobind"), ("fast-held", "nanobind"), ("fast", "nanobind-released"),
+          ("upstream", "nanobind-released"), ("fast", "upstream"),
           ("fast-held", "upstream-held"), ("upstream", "nanobind"), ("fast", "pybind11"),
           ("ref", "upstream")]
 
@@ -121,8 +126,8 @@ def prepare(runners: List[str], cache: str, python: str) -> Dict[str, Any]:
         try:
             if runner in TVM_RUNNERS:
                 ready[runner] = {"path": kernels}
-            elif runner in ("nanobind", "pybind11"):
-                ready[runner] = {"path": build_binding(runner, cache)}
+            elif runner in BINDINGS:
+                ready[runner] = {"path": build_binding(BINDINGS[runner], cache)}
             else:
                 if runner == "cffi":
                     importlib.import_module("cffi")
@@ -148,10 +153,12 @@ def _functions(runner: str, path: str) -> Dict[str, Any]:
         if runner.endswith("-held"):
             for function in (nop, add, mul, echo):
                 function.release_gil = False
-    elif runner in ("nanobind", "pybind11"):
+    elif runner in BINDINGS:
         sys.path.insert(0, path)
-        mod = importlib.import_module(f"limit_{runner}")
-        nop, add, mul, echo = mod.nop, mod.add_int, mod.mul_float, mod.echo_str
+        mod = importlib.import_module(f"limit_{BINDINGS[runner]}")
+        suffix = "_released" if runner.endswith("-released") else ""
+        nop, add, mul, echo = (getattr(mod, name + suffix)
+                               for name in ("nop", "add_int", "mul_float", "echo_str"))
         text = "abc"
     elif runner == "cffi":
         from cffi import FFI

@@ -280,6 +280,16 @@ VALUES = [
     "ValueError('boom')", "CustomError('custom')", "KeyboardInterrupt('kb')",
     "object()", "Plain()", "Convertible()", "api.convert([1])._move()",
     "StrSub('a str subclass value')", "TupleSub((1, 2))", "DictSub(z=1)",
+    "2**30 - 1", "-(2**30 - 1)", "2**30", "-(2**30)", "'\\x7f'", "'\\x80'",
+]
+
+#: Argument lists passed whole: the plain arguments a call writes in place (scalars, short
+#: ASCII str, Objects) before, between and after ones that need encoding, holding or a scope.
+CALLS = [
+    "(1, 2)", "(1.5, None, True, 'abc', api.Shape((1,)))",
+    "(1, 'abcdefgh', 2.5)", "(7, api.List([1]), 'x')", "(api.Dict({'a': 1}), 3)",
+    "(2**40, 1, -1)", "(np.ones(2), 4, 'yz')", "(1, [2, 3], 'q', (4,), None)",
+    "tuple(range(9))", "tuple(range(8))", "(api.convert(b'long bytes as Bytes'), 'abc\\u00e9')",
 ]
 
 DESCRIBE_SCRIPT = r'''
@@ -331,6 +341,11 @@ for source in {sources!r}:
     except BaseException as error:
         returned = "raises " + type(error).__name__
     out.append(described + "returned: " + returned)
+for source in {calls!r}:
+    try:
+        out.append(str(describe(*eval(source))))
+    except BaseException as error:
+        out.append("raises " + type(error).__name__)
 print(json.dumps(out))
 '''
 
@@ -349,8 +364,8 @@ def descriptions(kernels):
 
     def run(frontend):
         script = DESCRIBE_SCRIPT.format(imports=RUNTIME_IMPORTS[frontend], describe=describe,
-                                        values=values, sources=VALUES)
-        return dict(zip(VALUES, json.loads(run_python(script))))
+                                        values=values, sources=VALUES, calls=CALLS)
+        return dict(zip(VALUES + CALLS, json.loads(run_python(script))))
 
     return {frontend: run(frontend) for frontend in RUNTIME_IMPORTS}
 
@@ -359,7 +374,8 @@ def descriptions(kernels):
 def test_a_kernel_cannot_tell_the_front_ends_apart(descriptions, ours, theirs):
     """Same runtime, two front ends: every byte a kernel can read is the same."""
     differing = {source: (descriptions[ours][source], descriptions[theirs][source])
-                 for source in VALUES if descriptions[ours][source] != descriptions[theirs][source]}
+                 for source in VALUES + CALLS
+                 if descriptions[ours][source] != descriptions[theirs][source]}
     assert not differing
 
 
@@ -374,7 +390,8 @@ def test_the_described_values_cover_every_encoding(descriptions):
 def test_the_runtimes_agree_on_what_the_front_ends_made(descriptions):
     """Across runtimes too: only the runtimes' own allocation choices may differ."""
     differing = {source: (descriptions["fast"][source], descriptions["ref"][source])
-                 for source in VALUES if descriptions["fast"][source] != descriptions["ref"][source]}
+                 for source in VALUES + CALLS
+                 if descriptions["fast"][source] != descriptions["ref"][source]}
     assert not differing
 
 

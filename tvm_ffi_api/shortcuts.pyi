@@ -6,7 +6,7 @@ calls; a core does it in one (the reference through its Python runtime, the
 fast cores in C).
 """
 
-from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from tvm_ffi_common import abi
 
@@ -75,6 +75,10 @@ def dtype_to_string(code: int, bits: int, lanes: int) -> str:
 
 def field_get(getter: int, offset: int, obj: Any) -> Any:
     """A reflected field's value, through its getter at ``obj``'s field ``offset``."""
+
+def field_getter(getter: int, offset: int) -> Callable[[Any], Any]:
+    """``field_get(getter, offset, obj)`` as a callable of ``obj`` alone (a field property's
+    ``fget``); it takes attributes (``__name__``, ``__doc__``, ...)."""
 
 def field_set(setter: int, flags: int, offset: int, obj: Any, value: Any) -> None:
     """Writes a reflected field through its setter."""

@@ -55,11 +55,7 @@ class FieldGetter:
     def __init__(self, getter: int, offset: int):
         self.getter = getter
         self.offset = offset
-        if _PARTIAL_IS_COMPILED:
-            self._call = functools.partial(shortcuts.field_get, getter, offset)
-        else:
-            field_get = shortcuts.field_get
-            self._call = lambda obj: field_get(getter, offset, obj)
+        self._call = shortcuts.field_getter(getter, offset)
 
     def __call__(self, obj: Any) -> Any:
         return self._call(obj)

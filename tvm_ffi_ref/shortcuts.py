@@ -16,7 +16,9 @@ reference front end, each operation has two ways:
 from __future__ import annotations
 
 import ctypes
-from typing import Any, List, Sequence, Tuple
+import functools
+import sys
+from typing import Any, Callable, List, Sequence, Tuple
 
 from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
@@ -289,6 +291,15 @@ def field_get(getter: int, offset: int, obj: Any) -> Any:
     if abi.TVMFFIFieldGetter(getter)(_field_address(obj, offset), ctypes.byref(result)) != 0:
         upcalls.raise_last_error()
     return _to_python(result)
+
+
+def field_getter(getter: int, offset: int) -> Callable[[Any], Any]:
+    """``field_get(getter, offset, obj)`` as a callable of ``obj``: ``functools.partial`` on
+    CPython, where it is compiled; a closure elsewhere (PyPy's partial is Python code building a
+    dict on every call, where its JIT inlines a closure)."""
+    if sys.implementation.name == "cpython":
+        return functools.partial(field_get, getter, offset)
+    return lambda obj: field_get(getter, offset, obj)
 
 
 def field_set(setter: int, flags: int, offset: int, obj: Any, value: Any) -> None:

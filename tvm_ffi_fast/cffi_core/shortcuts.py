@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from tvm_ffi_common import abi
 
@@ -299,6 +299,12 @@ def field_get(getter: int, offset: int, obj: Any) -> Any:
         return decode_owned(result)
     finally:
         _FIELD_SLOTS.append(slots)
+
+
+def field_getter(getter: int, offset: int) -> Callable[[Any], Any]:
+    """``field_get(getter, offset, obj)`` as a callable of ``obj`` (a closure: this core runs
+    on PyPy, whose JIT inlines it)."""
+    return lambda obj: field_get(getter, offset, obj)
 
 
 def field_set(setter: int, flags: int, offset: int, obj: Any, value: Any) -> None:

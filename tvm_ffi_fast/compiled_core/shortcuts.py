@@ -93,6 +93,10 @@ dtype_to_string = _frontend.dtype_to_string
 #: ``TVMFFIFieldGetter`` (an address) at ``obj``'s handle + ``offset``.
 field_get = _frontend.field_get
 
+#: ``field_getter(getter, offset)``: ``field_get(getter, offset, obj)`` as a callable of ``obj``,
+#: the two addresses converted once (a C object with a ``__dict__``).
+field_getter = _frontend.field_getter
+
 #: ``field_set(setter, flags, offset, obj, value)``: writes a reflected field through its
 #: setter (a C setter's address, or a Function handle when ``flags`` say so).
 field_set = _frontend.field_set

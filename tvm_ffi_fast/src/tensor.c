@@ -153,8 +153,9 @@ int fr_tensor_from_dlpack_versioned(DLManagedTensorVersioned* from, int32_t requ
 /* Upstream reads any handle as a tensor; ours must be a Tensor or derive from one. */
 static int check_tensor(TVMFFIObjectHandle obj, const char* fn) {
   int32_t index = fr_type_index(obj);
-  const TVMFFITypeInfo* info = fr_type_info_or_null(index);
+  const TVMFFITypeInfo* info;
   if (index == kTVMFFITensor) return 0;
+  info = fr_type_info_or_null(index);
   if (info == NULL) {
     return fr_raise("TypeError", "%s: expected a ffi.Tensor, got type index %d", fn, (int)index);
   }
@@ -178,7 +179,7 @@ int fr_tensor_to_dlpack(TVMFFIObjectHandle from, DLManagedTensor** out) {
   FR_REQUIRE(from, "TVMFFITensorToDLPack", "from");
   FR_REQUIRE(out, "TVMFFITensorToDLPack", "out");
   if (check_tensor(from, "TVMFFITensorToDLPack") != 0) return -1;
-  m = (DLManagedTensor*)calloc(1, sizeof(DLManagedTensor));
+  m = (DLManagedTensor*)malloc(sizeof(DLManagedTensor)); /* every field is set below */
   if (m == NULL) return fr_raise_oom();
   m->dl_tensor = *FR_CELL(from, DLTensor);
   m->manager_ctx = from;
@@ -193,7 +194,7 @@ int fr_tensor_to_dlpack_versioned(TVMFFIObjectHandle from, DLManagedTensorVersio
   FR_REQUIRE(from, "TVMFFITensorToDLPackVersioned", "from");
   FR_REQUIRE(out, "TVMFFITensorToDLPackVersioned", "out");
   if (check_tensor(from, "TVMFFITensorToDLPackVersioned") != 0) return -1;
-  m = (DLManagedTensorVersioned*)calloc(1, sizeof(DLManagedTensorVersioned));
+  m = (DLManagedTensorVersioned*)malloc(sizeof(DLManagedTensorVersioned)); /* all set below */
   if (m == NULL) return fr_raise_oom();
   m->version.major = DLPACK_MAJOR_VERSION;
   m->version.minor = DLPACK_MINOR_VERSION;

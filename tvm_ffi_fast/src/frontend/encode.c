@@ -103,24 +103,12 @@ static int encode_bigint(PyObject* value, TVMFFIAny* out, FxScope* scope) {
 static int encode_long(PyObject* value, TVMFFIAny* out, FxScope* scope) {
   int overflow;
   long long x;
-  /* An int of one digit (|x| < 2**30) is read in place: the common argument, and a third of
-     a scalar call's encoding time went to the general conversion. */
-#if !defined(PYPY_VERSION) && PY_VERSION_HEX >= 0x030C0000
-  if (FX_LIKELY(PyUnstable_Long_IsCompact((PyLongObject*)value))) {
+  /* An int of one digit is read in place: the common argument, and a third of a scalar
+     call's encoding time went to the general conversion. */
+  if (FX_LIKELY(fx_long_compact(value, &out->v_int64))) {
     out->type_index = kTVMFFIInt;
-    out->v_int64 = (int64_t)PyUnstable_Long_CompactValue((PyLongObject*)value);
     return 0;
   }
-#elif !defined(PYPY_VERSION) && PY_VERSION_HEX >= 0x030B0000
-  {
-    Py_ssize_t size = Py_SIZE(value); /* the sign times the number of digits */
-    if (FX_LIKELY(size >= -1 && size <= 1)) {
-      out->type_index = kTVMFFIInt;
-      out->v_int64 = (int64_t)size * (int64_t)((PyLongObject*)value)->ob_digit[0];
-      return 0;
-    }
-  }
-#endif
   x = PyLong_AsLongLongAndOverflow(value, &overflow);
   if (FX_LIKELY(overflow == 0)) {
     if (x == -1 && PyErr_Occurred()) return -1;

@@ -8,6 +8,7 @@
  * offset from the object header. These do the access in C:
  *
  *   field_get(getter, offset, obj)             -> the field's value
+ *   field_getter(getter, offset)               -> a callable of obj giving field_get's value
  *   field_set(setter, flags, offset, obj, v)   -> None
  *   field_convert_callback()                   -> the address of fx_field_convert
  *
@@ -17,8 +18,9 @@
  */
 #include "frontend.h"
 
-static void* field_address(PyObject* obj, PyObject* offset_obj) {
-  long long offset;
+#include <structmember.h>
+
+static void* field_address_at(PyObject* obj, long long offset) {
   void* handle;
   if (!PyObject_TypeCheck(obj, fx_cobject_type)) {
     PyErr_Format(PyExc_TypeError, "a field belongs to an object, not %s",
@@ -31,14 +33,25 @@ static void* field_address(PyObject* obj, PyObject* offset_obj) {
                  fx_type_name(Py_TYPE(obj)));
     return NULL;
   }
-  offset = PyLong_AsLongLong(offset_obj);
-  if (offset == -1 && PyErr_Occurred()) return NULL;
   return (char*)handle + offset;
+}
+
+static void* field_address(PyObject* obj, PyObject* offset_obj) {
+  long long offset = PyLong_AsLongLong(offset_obj);
+  if (offset == -1 && PyErr_Occurred()) return NULL;
+  return field_address_at(obj, offset);
+}
+
+/* The field at address read through getter, as a Python value. */
+static PyObject* read_field(TVMFFIFieldGetter getter, void* address) {
+  TVMFFIAny result;
+  fx_any_clear(&result);
+  if (getter(address, &result) != 0) return fx_raise_last_error();
+  return fx_decode_owned(&result);
 }
 
 static PyObject* field_get(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   TVMFFIFieldGetter getter;
-  TVMFFIAny result;
   void* address;
   (void)self;
   if (nargs != 3) {
@@ -52,9 +65,109 @@ static PyObject* field_get(PyObject* self, PyObject* const* args, Py_ssize_t nar
   }
   address = field_address(args[2], args[1]);
   if (address == NULL) return NULL;
-  fx_any_clear(&result);
-  if (getter(address, &result) != 0) return fx_raise_last_error();
-  return fx_decode_owned(&result);
+  return read_field(getter, address);
+}
+
+/*
+ * field_getter(getter, offset): field_get(getter, offset, obj) as a callable of obj alone, the
+ * two addresses converted once (a property's fget: every read of the field calls it). It has a
+ * __dict__, as functools.partial has, for the name and doc the API gives it.
+ */
+typedef struct {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  TVMFFIFieldGetter getter; /* NULL: the field has none (raised when called) */
+  long long offset;
+  PyObject* dict;
+} FxFieldGetter;
+
+static PyObject* field_getter_call(PyObject* self, PyObject* const* args, size_t nargsf,
+                                   PyObject* kwnames) {
+  FxFieldGetter* g = (FxFieldGetter*)self;
+  void* address;
+  if (PyVectorcall_NARGS(nargsf) != 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
+    PyErr_SetString(PyExc_TypeError, "a field getter takes one argument: the object");
+    return NULL;
+  }
+  if (g->getter == NULL) {
+    PyErr_SetString(PyExc_TypeError, "the field has no getter");
+    return NULL;
+  }
+  address = field_address_at(args[0], g->offset);
+  return address == NULL ? NULL : read_field(g->getter, address);
+}
+
+static int field_getter_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(((FxFieldGetter*)self)->dict);
+  Py_VISIT(Py_TYPE(self)); /* a heap type's instances own it */
+  return 0;
+}
+
+static int field_getter_clear(PyObject* self) {
+  Py_CLEAR(((FxFieldGetter*)self)->dict);
+  return 0;
+}
+
+static void field_getter_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  field_getter_clear(self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+static PyMemberDef field_getter_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(FxFieldGetter, vectorcall), READONLY, NULL},
+    {"__dictoffset__", T_PYSSIZET, offsetof(FxFieldGetter, dict), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyGetSetDef field_getter_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyType_Slot field_getter_slots[] = {
+    {Py_tp_doc, "A reflected field's reader: called with an object, returns the field's value."},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_members, field_getter_members},
+    {Py_tp_getset, field_getter_getset},
+    {Py_tp_traverse, field_getter_traverse},
+    {Py_tp_clear, field_getter_clear},
+    {Py_tp_dealloc, field_getter_dealloc},
+    {0, NULL}};
+
+static PyType_Spec field_getter_spec = {
+    "tvm_ffi_fast.shortcuts.FieldGetter", sizeof(FxFieldGetter), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL, field_getter_slots};
+
+static PyTypeObject* field_getter_type;
+
+static PyObject* field_getter(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  FxFieldGetter* g;
+  void* getter;
+  long long offset;
+  (void)self;
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "field_getter(getter, offset) takes 2 arguments");
+    return NULL;
+  }
+  getter = PyLong_AsVoidPtr(args[0]);
+  if (getter == NULL && PyErr_Occurred()) return NULL;
+  offset = PyLong_AsLongLong(args[1]);
+  if (offset == -1 && PyErr_Occurred()) return NULL;
+  g = PyObject_GC_New(FxFieldGetter, field_getter_type);
+  if (g == NULL) return NULL;
+  g->vectorcall = field_getter_call;
+  g->getter = (TVMFFIFieldGetter)getter;
+  g->offset = offset;
+  g->dict = NULL;
+  PyObject_GC_Track((PyObject*)g);
+  return (PyObject*)g;
+}
+
+int fx_field_types_init(PyObject* module) {
+  (void)module;
+  field_getter_type = (PyTypeObject*)PyType_FromSpec(&field_getter_spec);
+  return field_getter_type == NULL ? -1 : 0;
 }
 
 static PyObject* field_set(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -128,6 +241,9 @@ static PyObject* field_convert_callback(PyObject* self, PyObject* unused) {
 PyMethodDef fx_field_methods[] = {
     {"field_get", (PyCFunction)(void (*)(void))field_get, METH_FASTCALL,
      "field_get(getter, offset, obj): the value of the field (its TVMFFIFieldGetter's result)."},
+    {"field_getter", (PyCFunction)(void (*)(void))field_getter, METH_FASTCALL,
+     "field_getter(getter, offset): a callable of one object returning field_get(getter, "
+     "offset, obj)."},
     {"field_set", (PyCFunction)(void (*)(void))field_set, METH_FASTCALL,
      "field_set(setter, flags, offset, obj, value): writes the field through its setter."},
     {"field_convert_callback", field_convert_callback, METH_NOARGS,

@@ -33,6 +33,7 @@
 #define FX_HIDDEN __attribute__((visibility("hidden")))
 #define FX_LIKELY(x) __builtin_expect(!!(x), 1)
 #define FX_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define FX_NOINLINE __attribute__((noinline))
 
 /* The cells follow the 24-byte object header. */
 #define FX_CELL(handle, type) ((type*)((char*)(handle) + sizeof(TVMFFIObject)))
@@ -106,6 +107,30 @@ static inline int fx_has_attr(PyObject* o, PyObject* name) {
 static inline int fx_address_arg(PyObject* value, void** out) {
   *out = (value == NULL || value == Py_None) ? NULL : PyLong_AsVoidPtr(value);
   return (*out == NULL && PyErr_Occurred()) ? -1 : 0;
+}
+
+/*
+ * An int of one digit (|x| < 2**30) read in place into *out: 1, or 0 when it has more digits
+ * (or the interpreter has no such layout: PyPy) and needs the general conversion. value must
+ * be an exact int.
+ */
+static inline int fx_long_compact(PyObject* value, int64_t* out) {
+#if !defined(PYPY_VERSION) && PY_VERSION_HEX >= 0x030C0000
+  if (FX_LIKELY(PyUnstable_Long_IsCompact((PyLongObject*)value))) {
+    *out = (int64_t)PyUnstable_Long_CompactValue((PyLongObject*)value);
+    return 1;
+  }
+#elif !defined(PYPY_VERSION) && PY_VERSION_HEX >= 0x030B0000
+  Py_ssize_t size = Py_SIZE(value); /* the sign times the number of digits */
+  if (FX_LIKELY(size >= -1 && size <= 1)) {
+    *out = (int64_t)size * (int64_t)((PyLongObject*)value)->ob_digit[0];
+    return 1;
+  }
+#else
+  (void)value;
+  (void)out;
+#endif
+  return 0;
 }
 
 /* A zeroed TVMFFIAny (kTVMFFINone): what every argument slot starts as. */
@@ -465,6 +490,7 @@ typedef struct {
   PyObject* ctx_device_id; /* device_id */
   PyObject* ctx_stream;    /* stream */
   PyObject* empty_tuple;   /* () */
+  PyObject* dlpack_keywords[4]; /* __dlpack__'s: stream, max_version, dl_device, copy */
 } FxNames;
 FX_HIDDEN extern FxNames fx_names;
 
@@ -489,5 +515,6 @@ FX_HIDDEN extern PyMethodDef fx_hold_methods[];
 FX_HIDDEN extern PyMethodDef fx_module_methods[];
 /* fields.c: reflected field access and the field converter callback */
 FX_HIDDEN extern PyMethodDef fx_field_methods[];
+FX_HIDDEN int fx_field_types_init(PyObject* module);
 
 #endif /* TVM_FFI_FAST_FRONTEND_H_ */

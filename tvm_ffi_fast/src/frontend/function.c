@@ -1,18 +1,20 @@
 /*
  * function.c -- the packed call: Function.__call__ as vectorcall, and global lookups.
  *
- * A call encodes the arguments into TVMFFIAny slots on the C stack (encode.c),
- * calls the function's safe_call with the function object itself as handle
- * (what TVMFFIFunctionCall does, minus one hop) with the GIL released, as
- * upstream does by default and as ctypes does for the reference front end,
- * (the List and Dict arguments held for the whole call: holds.c), releases
- * what the encoding made for the call, then checks the status and
- * result against the calling convention (rules.c) and decodes the result
- * (decode.c) or raises the error (errors.c): tvm_ffi_ref's Function.__call__
- * and finish_call, step for step. When the arguments brought a framework's
- * DLPack exchange table or a device, its stream and allocator are the
- * environment's during the call and the result is seen through the table
- * (exchange.c).
+ * A call encodes the arguments into TVMFFIAny slots on the C stack, calls the function's
+ * safe_call with the function object itself as handle (what TVMFFIFunctionCall does, minus
+ * one hop) with the GIL released, as upstream does by default and as ctypes does for the
+ * reference front end, releases what the encoding made for the call, then checks the status
+ * and result against the calling convention (rules.c) and decodes the result (decode.c) or
+ * raises the error (errors.c): tvm_ffi_ref's Function.__call__ and finish_call, step for step.
+ *
+ * Two paths. Plain arguments (scalars, short ASCII str, Objects other than List/Dict:
+ * encode_plain) make nothing, hold nothing and bring no framework context, so they are
+ * written in place and the call goes straight on. Any other argument sends the call through
+ * encode.c with a scope (general_call): its List and Dict arguments held for the whole call
+ * (holds.c), and, when the arguments brought a framework's DLPack exchange table or a device,
+ * its stream and allocator the environment's during the call and the result seen through the
+ * table (exchange.c).
  */
 #include "frontend.h"
 
@@ -72,23 +74,18 @@ static int call_in_environment(void* handle, TVMFFIAny* packed, int32_t n, TVMFF
   return status;
 }
 
-PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
-                                 PyObject* kwnames) {
-  Py_ssize_t n = PyVectorcall_NARGS(nargsf), i;
-  void* handle = ((FxObject*)self)->handle;
-  TVMFFIAny stack[FX_STACK_ARGS], *packed = stack, result;
+/*
+ * The general call: any arguments. stack holds FX_STACK_ARGS slots of which the first
+ * `encoded` are written already (the plain ones before the first that is not); NULL when there
+ * are more arguments than that.
+ */
+static FX_NOINLINE PyObject* general_call(PyObject* self, void* handle, PyObject* const* args,
+                                          Py_ssize_t n, TVMFFIAny* stack, Py_ssize_t encoded) {
+  TVMFFIAny *packed = stack, result;
   FxScope scope;
+  Py_ssize_t i;
   int status, release_gil;
-  if (FX_UNLIKELY(kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
-    return reject_keywords(kwnames);
-  }
-  if (FX_UNLIKELY(handle == NULL)) {
-    /* AttributeError, as the reference raises it (an empty Function has no safe_call) */
-    PyErr_SetString(PyExc_AttributeError,
-                    "cannot call an empty Function: it holds no function object");
-    return NULL;
-  }
-  if (FX_UNLIKELY(n > FX_STACK_ARGS)) {
+  if (packed == NULL) {
     if (n > INT32_MAX) {
       PyErr_SetString(PyExc_OverflowError, "too many arguments for one TVM FFI call");
       return NULL;
@@ -97,7 +94,7 @@ PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t n
     if (packed == NULL) return PyErr_NoMemory();
   }
   fx_scope_init(&scope, NULL);
-  for (i = 0; i < n; ++i) {
+  for (i = encoded; i < n; ++i) {
     if (FX_UNLIKELY(fx_encode(args[i], &packed[i], &scope) < 0)) {
       fx_scope_close(&scope);
       if (packed != stack) PyMem_Free(packed);
@@ -120,7 +117,7 @@ PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t n
   if (packed != stack) PyMem_Free(packed);
   /*
    * What was made for the call goes before the result is looked at, as in the reference
-   * (a scope that holds nothing has nothing to close: the common scalar call).
+   * (a scope that holds nothing has nothing to close).
    */
   if (FX_UNLIKELY(!fx_scope_is_empty(&scope) ? fx_scope_close(&scope) < 0 || PyErr_Occurred()
                                              : PyErr_Occurred() != NULL)) {
@@ -133,6 +130,116 @@ PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t n
     return NULL;
   }
   return fx_finish_call(status, &result, scope.exchange_api);
+}
+
+/*
+ * An argument that needs nothing made for the call, no lock held and no framework context:
+ * None, a bool, an int of one digit, a float, a str of at most 7 ASCII characters, an Object
+ * other than a List or Dict that remembers no exchange table. Written into *out as fx_encode
+ * writes it (the same 16 bytes); 0 for anything else, left to fx_encode.
+ */
+static inline int encode_plain(PyObject* value, TVMFFIAny* out) {
+  PyTypeObject* type = Py_TYPE(value);
+  if (type == &PyLong_Type) {
+    out->type_index = kTVMFFIInt;
+    out->zero_padding = 0;
+    return fx_long_compact(value, &out->v_int64);
+  }
+  if (type == &PyFloat_Type) {
+    out->type_index = kTVMFFIFloat;
+    out->zero_padding = 0;
+    out->v_float64 = PyFloat_AS_DOUBLE(value);
+    return 1;
+  }
+  if (value == Py_None) {
+    fx_any_clear(out);
+    return 1;
+  }
+  if (type == &PyBool_Type) {
+    out->type_index = kTVMFFIBool;
+    out->zero_padding = 0;
+    out->v_int64 = value == Py_True;
+    return 1;
+  }
+#ifndef PYPY_VERSION
+  if (type == &PyUnicode_Type) {
+    Py_ssize_t size;
+    if (!PyUnicode_IS_COMPACT_ASCII(value) || (size = PyUnicode_GET_LENGTH(value)) > 7) return 0;
+    /* inline, NUL-padded, as fx_make_str_or_bytes writes it (ASCII is its own UTF-8) */
+    out->type_index = kTVMFFISmallStr;
+    out->small_str_len = (uint32_t)size;
+    out->v_int64 = 0;
+    memcpy(out->v_bytes, PyUnicode_DATA(value), (size_t)size);
+    return 1;
+  }
+#endif
+  if (PyObject_TypeCheck(value, fx_object_type)) {
+    FxObject* o = (FxObject*)value;
+    if (o->handle == NULL || o->exchange_api != NULL ||
+        tvm_ffi_runtime_locks_type(fx_header_index(o->handle))) {
+      return 0;
+    }
+    out->type_index = fx_header_index(o->handle);
+    out->zero_padding = 0;
+    out->v_ptr = o->handle;
+    return 1;
+  }
+  return 0;
+}
+
+/*
+ * Function.__call__. Most calls pass only plain arguments (encode_plain): then nothing
+ * outlives the call, no container is held and no framework context is set, so the call goes
+ * straight to safe_call, and a scalar result is made here (the rules pass every POD index but
+ * the borrowed-only ones, which fx_finish_call rejects). Anything else is general_call's.
+ */
+PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
+                                 PyObject* kwnames) {
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf), i;
+  void* handle = ((FxObject*)self)->handle;
+  TVMFFIAny packed[FX_STACK_ARGS], result;
+  int status;
+  if (FX_UNLIKELY(kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
+    return reject_keywords(kwnames);
+  }
+  if (FX_UNLIKELY(handle == NULL)) {
+    /* AttributeError, as the reference raises it (an empty Function has no safe_call) */
+    PyErr_SetString(PyExc_AttributeError,
+                    "cannot call an empty Function: it holds no function object");
+    return NULL;
+  }
+  if (FX_UNLIKELY(n > FX_STACK_ARGS)) return general_call(self, handle, args, n, NULL, 0);
+  for (i = 0; i < n; ++i) {
+    if (!encode_plain(args[i], &packed[i])) return general_call(self, handle, args, n, packed, i);
+  }
+  fx_any_clear(&result);
+  if (FX_LIKELY(((FxFunction*)self)->release_gil)) {
+    Py_BEGIN_ALLOW_THREADS;
+    status = fx_safe_call(handle, packed, (int32_t)n, &result);
+    Py_END_ALLOW_THREADS;
+  } else {
+    status = fx_safe_call(handle, packed, (int32_t)n, &result);
+  }
+  if (FX_UNLIKELY(PyErr_Occurred() != NULL)) {
+    /* left by the kernel's TVMFFIEnvCheckSignals: it supersedes the call's outcome */
+    discard_outcome(status, &result);
+    return NULL;
+  }
+  if (FX_LIKELY(status == 0) && !fx_crossings_remembered()) {
+    switch (result.type_index) {
+      case kTVMFFIInt:
+        return PyLong_FromLongLong(result.v_int64);
+      case kTVMFFIFloat:
+        return PyFloat_FromDouble(result.v_float64);
+      case kTVMFFINone:
+        Py_RETURN_NONE;
+      case kTVMFFIBool:
+        return PyBool_FromLong(result.v_int64 != 0);
+      default:
+        break;
+    }
+  }
+  return fx_finish_call(status, &result, NULL);
 }
 
 /* get_global_func(name, allow_missing=False) */

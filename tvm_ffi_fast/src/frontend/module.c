@@ -95,7 +95,11 @@ static int init_names(void) {
       intern(&fx_names.view_of, "_view_of_dltensor") ||
       intern(&fx_names.ctx_api, "exchange_api") ||
       intern(&fx_names.ctx_device_type, "device_type") ||
-      intern(&fx_names.ctx_device_id, "device_id") || intern(&fx_names.ctx_stream, "stream")) {
+      intern(&fx_names.ctx_device_id, "device_id") || intern(&fx_names.ctx_stream, "stream") ||
+      intern(&fx_names.dlpack_keywords[0], "stream") ||
+      intern(&fx_names.dlpack_keywords[1], "max_version") ||
+      intern(&fx_names.dlpack_keywords[2], "dl_device") ||
+      intern(&fx_names.dlpack_keywords[3], "copy")) {
     return -1;
   }
   fx_names.empty_tuple = PyTuple_New(0);
@@ -178,6 +182,7 @@ static int init_module(void) {
     goto fail;
   }
   if (fx_object_types_init(module) < 0 || fx_tensor_type_init(module) < 0 ||
+      fx_field_types_init(module) < 0 ||
       fx_dlpack_init(module) < 0 ||
       add_constants(module) < 0) {
     goto fail;

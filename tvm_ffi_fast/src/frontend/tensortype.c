@@ -287,7 +287,12 @@ static PyObject* tensor_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t
   for (i = 0; i < n_kw; ++i) {
     PyObject* keyword = PyTuple_GET_ITEM(kwnames, i);
     int k;
-    for (k = 0; k < 4 && PyUnicode_CompareWithASCIIString(keyword, names[k]) != 0; ++k) {
+    /* keywords written in source are interned: the same object as ours */
+    for (k = 0; k < 4 && keyword != fx_names.dlpack_keywords[k]; ++k) {
+    }
+    if (k == 4) {
+      for (k = 0; k < 4 && PyUnicode_CompareWithASCIIString(keyword, names[k]) != 0; ++k) {
+      }
     }
     if (k == 4) {
       return PyErr_Format(PyExc_TypeError, "__dlpack__() got an unexpected keyword argument '%U'",
