@@ -20,8 +20,7 @@ from tvm_ffi_common import abi
 from . import anyvalue, memory
 from .containers import ANY_SIZE
 from .hashing import MASK64
-
-TI = abi.TVMFFITypeIndex
+from .type_index import TI
 
 
 class MapCell(ctypes.Structure):

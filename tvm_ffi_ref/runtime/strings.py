@@ -20,8 +20,7 @@ from tvm_ffi_common import abi
 
 from . import memory
 from .slots import FFIError, implements
-
-TI = abi.TVMFFITypeIndex
+from .type_index import TI
 
 #: The longest str or bytes that travels inline.
 SMALL_STR_MAX = 7

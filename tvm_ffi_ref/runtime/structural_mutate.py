@@ -79,8 +79,8 @@ from .structural_traversal import (
     traversal_of,
 )
 from .structural_visit import with_region_global
+from .type_index import TI
 
-TI = abi.TVMFFITypeIndex
 MUTATE_ATTR = b"__s_mutate__"
 INPLACE_ATTR = b"__s_maybe_inplace_mutate__"
 SHALLOW_COPY_ATTR = b"__ffi_shallow_copy__"

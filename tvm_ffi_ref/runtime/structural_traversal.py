@@ -52,8 +52,8 @@ from .registry import TYPES
 from .signatures import OBJECT_PARAMS, SCHEMAS
 from .slots import ErrorAlreadyRaised, FFIError
 from .structural_rules import REGION
+from .type_index import TI
 
-TI = abi.TVMFFITypeIndex
 OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin
 _VTABLE_AT, _REGION_AT = 24, 32
 _TRAVERSAL_SIZE = 40

@@ -71,8 +71,8 @@ from .structural_traversal import (
     run_native_hook,
     traversal_of,
 )
+from .type_index import TI
 
-TI = abi.TVMFFITypeIndex
 VISIT_ATTR = b"__s_visit__"
 ADVANCE, SKIP = 0, 1
 
