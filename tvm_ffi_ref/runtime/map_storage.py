@@ -257,7 +257,7 @@ def _dense_insert(type_index: int, address: int, key, value) -> Optional[int]:
         if rehashed is not None:
             memory.dec_ref(new)
             new = rehashed
-        index = table.item(index).next
+        index = table.next(index)
     rehashed = _dense_insert(type_index, new, key, value)
     if rehashed is not None:
         memory.dec_ref(new)
@@ -279,7 +279,7 @@ def entry_addresses(address: int) -> List[int]:
     index = cell.iter_list_head
     while index != INVALID_INDEX:
         entries.append(table.item_address(index))
-        index = table.item(index).next
+        index = table.next(index)
     return entries
 
 
@@ -346,8 +346,8 @@ def copy_map(address: int) -> int:
     table = DenseTable(copy)
     for i in range(cell.slots):
         if not table.is_empty(i):
-            anyvalue.inc_ref_any(table.item(i).first)
-            anyvalue.inc_ref_any(table.item(i).second)
+            anyvalue.inc_ref_any(table.key(i))
+            anyvalue.inc_ref_any(borrow(table.item_address(i) + ANY_SIZE))
     target.size, target.iter_list_head, target.iter_list_tail = \
         cell.size, cell.iter_list_head, cell.iter_list_tail
     return copy
