@@ -3,7 +3,8 @@ and tvm_ffi_ref, side by side, with the ratios to upstream and how each scales.
 
     python benchmarks/bench_scaling.py [--quick] [--sizes N ...] [--depths N ...]
                                        [--timeout S] [--repeat R] [--only TEXT ...]
-                                       [--frontends ...] [--json FILE]
+                                       [--frontends ...] [--ref-max N] [--process-time]
+                                       [--json FILE]
 
 Two groups of rows:
 
@@ -29,7 +30,8 @@ scaled linearly, would already take past three deadlines. The table gives second
 upstream, and microseconds per element; the last table gives each front end's slope from the
 second size to the last (log of the time ratio over log of the size ratio: 1.0 is linear, 2.0
 quadratic). Machines here are shared and noisy: compare within one run, and use ``--repeat``
-(each case built and timed R times in its process, the best kept) where sizes are small.
+(each case built and timed R times in its process, the best kept) where sizes are small, and
+``--process-time`` (each case's own CPU time, which other processes' load disturbs less).
 """
 
 from __future__ import annotations
@@ -134,14 +136,15 @@ def rss_bytes():
         return int(f.read().split()[1]) * resource.getpagesize()
 gc.collect()
 rss_start = rss_bytes()
+clock = time.{clock}
 for _ in range({repeat}):
-    start = time.perf_counter()
+    start = clock()
 {build}
-    built = time.perf_counter() - start
+    built = clock() - start
     gc.collect()
-    start = time.perf_counter()
+    start = clock()
 {timed}
-    seconds = time.perf_counter() - start
+    seconds = clock() - start
     best = seconds if best is None else min(best, seconds)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 print(json.dumps({{"seconds": best, "build": built, "peak_bytes": max(0, peak - rss_start)}}))
@@ -154,10 +157,11 @@ def _indent(code: str) -> str:
 
 
 def run_case(frontend: str, row: Dict[str, Any], size: int, timeout: float,
-             repeat: int = 1) -> Dict[str, Any]:
+             repeat: int = 1, clock: str = "perf_counter") -> Dict[str, Any]:
     """One row at one size under one front end, in a fresh interpreter: {"seconds", "build"}
-    (the best of ``repeat`` builds and timings), or {"error": "crash" | "timeout" | message}."""
-    code = _WORKER.format(module=FRONTENDS[frontend], size=size, repeat=repeat,
+    (the best of ``repeat`` builds and timings, by the ``time`` function named ``clock``), or
+    {"error": "crash" | "timeout" | message}."""
+    code = _WORKER.format(module=FRONTENDS[frontend], size=size, repeat=repeat, clock=clock,
                           build=_indent(row["build"]), timed=_indent(row["timed"]))
     try:
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -177,8 +181,8 @@ def run_case(frontend: str, row: Dict[str, Any], size: int, timeout: float,
 
 
 def measure(frontends: List[str], all_rows: List[Dict[str, Any]], timeout: float,
-            repeat: int = 1, log=print,
-            caps: Optional[Dict[str, int]] = None) -> Dict[str, Dict[str, Dict[int, Dict[str, Any]]]]:
+            repeat: int = 1, log=print, caps: Optional[Dict[str, int]] = None,
+            clock: str = "perf_counter") -> Dict[str, Dict[str, Dict[int, Dict[str, Any]]]]:
     """row -> front end -> size -> result, the front ends taking turns at each size (so a
     change of load weighs on all of them); ``caps``: front end -> the largest size it runs
     (larger ones are "not run")."""
@@ -205,7 +209,7 @@ def measure(frontends: List[str], all_rows: List[Dict[str, Any]], timeout: float
                         by_frontend[f][size] = got
                         previous[f] = (size, got)
                         continue
-                got = run_case(f, row, size, timeout, repeat)
+                got = run_case(f, row, size, timeout, repeat, clock)
                 by_frontend[f][size] = got
                 previous[f] = (size, got)
                 log(f"  {row['row']} N={size} {f}: "
@@ -335,6 +339,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--ref-max", type=int, default=REF_MAX_SIZE,
                         help=f"the largest size or depth the reference runs (default "
                              f"{REF_MAX_SIZE:.0e}): {REF_CAP_REASON}")
+    parser.add_argument("--process-time", action="store_true",
+                        help="time each case by its process's CPU time (time.process_time), "
+                             "not wall time: steadier on a shared, loaded machine (the "
+                             "deadline stays wall time)")
     parser.add_argument("--json", help="also write the results as JSON to this file")
     args = parser.parse_args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
@@ -343,7 +351,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     selected = [r for r in rows(sizes, depths)
                 if not args.only or any(part in r["row"] for part in args.only)]
     results = measure(args.frontends, selected, timeout, args.repeat,
-                      caps={"ref": args.ref_max})
+                      caps={"ref": args.ref_max},
+                      clock="process_time" if args.process_time else "perf_counter")
     print_report(results, args.frontends, timeout)
     if "ref" in args.frontends and max(sizes + depths) > args.ref_max:
         print(f"\nref: sizes above {args.ref_max:.0e} not run ({REF_CAP_REASON}; --ref-max "
