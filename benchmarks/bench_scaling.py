@@ -3,7 +3,8 @@ and tvm_ffi_ref, side by side, with the ratios to upstream and how each scales.
 
     python benchmarks/bench_scaling.py [--quick] [--sizes N ...] [--depths N ...]
                                        [--timeout S] [--repeat R] [--only TEXT ...]
-                                       [--frontends ...] [--json FILE]
+                                       [--frontends ...] [--ref-max N]
+                                       [--json FILE]
 
 Two groups of rows:
 
@@ -34,7 +35,8 @@ scaled linearly, would already take past three deadlines. The table gives second
 upstream, and microseconds per element; the last table gives each front end's slope from the
 second size to the last (log of the time ratio over log of the size ratio: 1.0 is linear, 2.0
 quadratic). Machines here are shared and noisy: compare within one run, and use ``--repeat``
-(each case built and timed R times in its process, the best kept) where sizes are small.
+(each case built and timed R times in its process, the best kept) where sizes are small, and
+the CPU columns (each case's own CPU time, which other processes' load disturbs less).
 """
 
 from __future__ import annotations
@@ -110,8 +112,9 @@ DEEP_OPS = {
 SIZES, QUICK_SIZES = [100, 10_000, 1_000_000], [100, 1_000, 10_000]
 #: The reference's largest size by default, and why.
 REF_MAX_SIZE = 100_000
-REF_CAP_REASON = ("the reference is Python over ctypes: a 1e6 row takes it minutes to hours, "
-                  "and its speed is worked on apart")
+REF_CAP_REASON = ("the reference is Python over ctypes: its 1e6 rows take 20 s to about 10 "
+                  "minutes each (JSON), building the value (not timed) as long again, "
+                  "and --ref-max 1e6 adds about an hour to a run")
 DEPTHS, QUICK_DEPTHS = [10_000, 1_000_000], [1_000, 10_000]
 
 
@@ -164,7 +167,8 @@ def _indent(code: str) -> str:
 def run_case(frontend: str, row: Dict[str, Any], size: int, timeout: float,
              repeat: int = 1) -> Dict[str, Any]:
     """One row at one size under one front end, in a fresh interpreter: {"seconds", "build"}
-    (the best of ``repeat`` builds and timings), or {"error": "crash" | "timeout" | message}."""
+    (the best of ``repeat`` builds and timings, wall and CPU time), or
+    {"error": "crash" | "timeout" | message}."""
     code = _WORKER.format(module=FRONTENDS[frontend], size=size, repeat=repeat,
                           build=_indent(row["build"]), timed=_indent(row["timed"]))
     try:
@@ -185,8 +189,7 @@ def run_case(frontend: str, row: Dict[str, Any], size: int, timeout: float,
 
 
 def measure(frontends: List[str], all_rows: List[Dict[str, Any]], timeout: float,
-            repeat: int = 1, log=print,
-            caps: Optional[Dict[str, int]] = None) -> Dict[str, Dict[str, Dict[int, Dict[str, Any]]]]:
+            repeat: int = 1, log=print, caps: Optional[Dict[str, int]] = None) -> Dict[str, Dict[str, Dict[int, Dict[str, Any]]]]:
     """row -> front end -> size -> result, the front ends taking turns at each size (so a
     change of load weighs on all of them); ``caps``: front end -> the largest size it runs
     (larger ones are "not run")."""

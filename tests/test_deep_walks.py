@@ -156,17 +156,24 @@ print("loaded shares", back.a.same_as(back.b), SAVE(back, None) == text)
 
 @pytest.mark.parametrize("frontend", FRONTENDS)
 def test_cycles_below_the_old_limit_are_named(frontend):
-    # a List holding itself 20,000 levels down: the walks that would go round it forever say
-    # so (checked when their stack reaches a power of two); deep copy keeps the cycle
+    # a List holding itself 20,000 levels down: the walks that would go round it forever
+    # (upstream: until its stack overflows) say so, checked when their stack (visit and
+    # mutate: the path of objects being descended) reaches a power of two from 16,384; deep
+    # copy keeps the cycle
     out = _run(frontend, """
 ring = api.List([])
 value = ring
 for _ in range(20000):
     value = api.List([value])
 ring.append(value)
-for name, call in [("hash", lambda: HASH(value, False, False)),
-                   ("equal", lambda: EQUAL(value, value, False, False)),
-                   ("json", lambda: SAVE(value, None))]:
+for name, call in [
+        ("hash", lambda: HASH(value, False, False)),
+        ("equal", lambda: EQUAL(value, value, False, False)),
+        ("json", lambda: SAVE(value, None)),
+        ("visit", lambda: api.structural_visit(value, [(int, lambda x, visitor: None)])),
+        ("walk", lambda: api.structural_walk(value, [(int, lambda x: None)])),
+        ("mutate", lambda: api.structural_mutate(value, [(int, lambda x, mutator: x)])),
+        ("map", lambda: api.structural_map(value, [(int, lambda x: x)]))]:
     try:
         call()
         print(name, "returned")
@@ -176,10 +183,12 @@ copied = COPY(value)
 print("copy keeps the cycle", bottom_of(copied, 20001).same_as(copied))
 ring.pop()  # break the cycle so the values can be freed
 """)
+    cycle = "the value graph has a cycle (a value contains itself)"
     assert out.splitlines() == [
-        "hash StructuralHash: the value graph has a cycle (a value contains itself)",
-        "equal StructuralEqual: the value graph has a cycle (a value contains itself)",
+        f"hash StructuralHash: {cycle}", f"equal StructuralEqual: {cycle}",
         "json Cycle detected during serialization: a List contains itself",
+        f"visit StructuralVisit: {cycle}", f"walk StructuralVisit: {cycle}",
+        f"mutate StructuralMutate: {cycle}", f"map StructuralMutate: {cycle}",
         "copy keeps the cycle True"], out
 
 

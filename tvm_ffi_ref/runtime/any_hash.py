@@ -55,8 +55,7 @@ from . import anyvalue, errors, functions, memory, strings
 from .hashing import MASK64, stable_hash_bytes, stable_hash_combine, stable_hash_small
 from .registry import TYPES
 from .slots import FFIError
-
-TI = abi.TVMFFITypeIndex
+from .type_index import TI
 
 #: The type attribute columns holding custom key rules, by type index.
 ANY_HASH_ATTR = b"__any_hash__"

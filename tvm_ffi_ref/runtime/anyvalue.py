@@ -15,8 +15,8 @@ from tvm_ffi_common import abi
 
 from . import memory, strings
 from .slots import FFIError, implements
+from .type_index import TI
 
-TI = abi.TVMFFITypeIndex
 OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin
 
 

@@ -41,8 +41,8 @@ from .maps import map_find, map_items, map_size as map_size_of
 from .registry import TYPES
 from .slots import FFIError
 from .strings import bigint_words
+from .type_index import TI
 
-TI = abi.TVMFFITypeIndex
 FLAGS = abi.TVMFFIFieldFlagBitMask
 
 

@@ -38,8 +38,8 @@ from .dataclass_walk import (
 from .hashing import MASK64, stable_hash_bytes, stable_hash_combine
 from .registry import TYPES
 from .slots import FFIError
+from .type_index import TI
 
-TI = abi.TVMFFITypeIndex
 FLAGS = abi.TVMFFIFieldFlagBitMask
 
 

@@ -22,8 +22,7 @@ from .containers import seq_items
 from .maps import map_items
 from .registry import TYPES
 from .slots import FFIError
-
-TI = abi.TVMFFITypeIndex
+from .type_index import TI
 
 #: The hook columns of the walk (:mod:`.dataclass_ops` creates them).
 REPR_ATTR = b"__ffi_repr__"

@@ -50,8 +50,8 @@ from .reflection_make_object import (
 )
 from .registry import TYPES, check_failed
 from .signatures import typed_global
+from .type_index import TI
 
-TI = abi.TVMFFITypeIndex
 SHALLOW_COPY_ATTR = b"__ffi_shallow_copy__"
 _LEAVES = (TI.kTVMFFIStr, TI.kTVMFFIBytes, TI.kTVMFFIShape, TI.kTVMFFIBigInt)
 

@@ -68,8 +68,8 @@ from .reflection_make_object import (
 from .registry import TYPES, check_failed
 from .signatures import type_key_of, typed_global
 from .slots import FFIError
+from .type_index import TI
 
-TI = abi.TVMFFITypeIndex
 TO_JSON_ATTR = b"__data_to_json__"
 FROM_JSON_ATTR = b"__data_from_json__"
 ENUM_ATTR = b"__ffi_enum__"

@@ -42,8 +42,7 @@ from .dataclass_walk import Frame, run_frames
 from .maps import map_from_range, map_items, new_small_map
 from .signatures import type_key_of, typed_global
 from .slots import FFIError
-
-TI = abi.TVMFFITypeIndex
+from .type_index import TI
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _LIBC.strtoimax.restype = ctypes.c_int64

@@ -35,6 +35,7 @@ from .map_layout import (
     ZERO_ANY,
     ZERO_PAIR,
     DenseItem,
+    borrow,
     map_cell,
     put,
     release,
@@ -42,6 +43,9 @@ from .map_layout import (
 from .slots import FFIError
 
 MAX_LOAD_FACTOR = 0.99
+#: Where an item's ``prev`` and ``next`` are, in 8-byte words from the item's start.
+_PREV_WORD = DenseItem.prev.offset // 8
+_NEXT_WORD = DenseItem.next.offset // 8
 FIB_MULTIPLIER = 11400714819323198485
 
 
@@ -70,33 +74,61 @@ def calc_table_size(capacity: int) -> Tuple[int, int]:
 class DenseTable:
     """The slot table of a dense-form map, with upstream's chain and list operations.
 
-    Reads the object's fields on every use, so it stays valid while entries
-    come and go (not across a rebuild, which replaces the table: the table's
-    address, ``data``, is read once).
+    Reads the object's ``size`` and list ends on every use, so it stays valid while entries
+    come and go; not across a rebuild, which replaces the table (its address ``data``, its
+    ``slots`` and ``fib_shift`` are read once). The table is seen through two ctypes arrays
+    over its memory, as bytes (the metadata) and as 8-byte words (an item's ``prev`` and
+    ``next``): a read or write is an index into one of them, not a new ctypes object.
     """
 
     def __init__(self, address: int):
         self.address = address
         self.cell = map_cell(address)
         self.data = self.cell.data
+        self.slots = self.cell.slots
+        self.fib_shift = self.cell.fib_shift
+        size = (self.slots + BLOCK_SLOTS - 1) // BLOCK_SLOTS * BLOCK_SIZE if self.data else 0
+        self.bytes = (ctypes.c_uint8 * size).from_address(self.data or 0)
+        self.words = (ctypes.c_uint64 * (size // 8)).from_address(self.data or 0)
 
     # --- geometry
-    def _block(self, i: int) -> int:
-        return self.data + (i // BLOCK_SLOTS) * BLOCK_SIZE
+    @staticmethod
+    def _item_offset(i: int) -> int:
+        """Where slot ``i``'s item (key, value, prev, next) starts, from the table's start."""
+        return (i // BLOCK_SLOTS) * BLOCK_SIZE + BLOCK_SLOTS + (i % BLOCK_SLOTS) * ITEM_SIZE
 
     def meta(self, i: int) -> int:
         """The metadata byte of slot ``i``."""
-        return ctypes.c_uint8.from_address(self._block(i) + i % BLOCK_SLOTS).value
+        return self.bytes[(i // BLOCK_SLOTS) * BLOCK_SIZE + i % BLOCK_SLOTS]
 
     def set_meta(self, i: int, meta: int) -> None:
-        ctypes.c_uint8.from_address(self._block(i) + i % BLOCK_SLOTS).value = meta
+        self.bytes[(i // BLOCK_SLOTS) * BLOCK_SIZE + i % BLOCK_SLOTS] = meta
 
     def item_address(self, i: int) -> int:
         """Where slot ``i``'s item (key, value, prev, next) lives."""
-        return self._block(i) + BLOCK_SLOTS + (i % BLOCK_SLOTS) * ITEM_SIZE
+        return self.data + self._item_offset(i)
 
     def item(self, i: int) -> DenseItem:
+        """Slot ``i``'s item as a structure (for readers; the operations use the views)."""
         return DenseItem.from_address(self.item_address(i))
+
+    def key(self, i: int) -> abi.TVMFFIAny:
+        """Slot ``i``'s key, borrowed."""
+        return borrow(self.data + self._item_offset(i))
+
+    def prev(self, i: int) -> int:
+        """The slot before ``i`` in iteration order (:data:`INVALID_INDEX` for none)."""
+        return self.words[self._item_offset(i) // 8 + _PREV_WORD]
+
+    def next(self, i: int) -> int:
+        """The slot after ``i`` in iteration order (:data:`INVALID_INDEX` for none)."""
+        return self.words[self._item_offset(i) // 8 + _NEXT_WORD]
+
+    def set_prev(self, i: int, prev: int) -> None:
+        self.words[self._item_offset(i) // 8 + _PREV_WORD] = prev
+
+    def set_next(self, i: int, next_: int) -> None:
+        self.words[self._item_offset(i) // 8 + _NEXT_WORD] = next_
 
     # --- chains
     def is_head(self, i: int) -> bool:
@@ -113,13 +145,13 @@ class DenseTable:
         if meta is None:
             meta = self.meta(i)
         distance = PROBE_DISTANCES[meta & JUMP_MASK]
-        return None if distance == 0 else (i + distance) % self.cell.slots
+        return None if distance == 0 else (i + distance) % self.slots
 
     def set_jump(self, i: int, jump: int) -> None:
         self.set_meta(i, (self.meta(i) & NOT_HEAD) | jump)
 
     def home(self, hash_value: int) -> int:
-        return fib_hash(hash_value, self.cell.fib_shift)
+        return fib_hash(hash_value, self.fib_shift)
 
     def search(self, key: abi.TVMFFIAny) -> Optional[int]:
         """The slot holding ``key``, or None."""
@@ -129,14 +161,14 @@ class DenseTable:
         if not self.is_head(i):
             return None
         while i is not None:
-            if any_equal(key, self.item(i).first):
+            if any_equal(key, self.key(i)):
                 return i
             i = self.next_link(i)
         return None
 
     def find_prev(self, i: int) -> int:
         """The link before slot ``i`` on its chain (``i`` must not be a head)."""
-        link = self.home(any_hash(self.item(i).first))
+        link = self.home(any_hash(self.key(i)))
         prev = link
         link = self.next_link(link)
         while link != i:
@@ -149,13 +181,13 @@ class DenseTable:
     def next_empty(self, i: int) -> Optional[Tuple[int, int]]:
         """``(jump, slot)`` of the first empty slot probed after ``i``, or None."""
         for jump in range(1, len(PROBE_DISTANCES)):
-            candidate = (i + PROBE_DISTANCES[jump]) % self.cell.slots
+            candidate = (i + PROBE_DISTANCES[jump]) % self.slots
             if self.is_empty(candidate):
                 return jump, candidate
         return None
 
     def is_full(self) -> bool:
-        return self.cell.size + 1 > self.cell.slots * MAX_LOAD_FACTOR
+        return self.cell.size + 1 > self.slots * MAX_LOAD_FACTOR
 
     def _new_link(self, i: int, meta: int, key: abi.TVMFFIAny) -> None:
         """Makes slot ``i`` a chain link holding ``key`` (moved in) and a None value."""
@@ -163,45 +195,45 @@ class DenseTable:
         item_address = self.item_address(i)
         put(item_address, key)
         ctypes.memmove(item_address + ANY_SIZE, ZERO_ANY, ANY_SIZE)
-        item = self.item(i)
-        item.prev = INVALID_INDEX
-        item.next = INVALID_INDEX
+        self.set_prev(i, INVALID_INDEX)
+        self.set_next(i, INVALID_INDEX)
 
     # --- the iteration list
     def unlink(self, i: int) -> None:
-        item, cell = self.item(i), self.cell
-        if item.prev == INVALID_INDEX:
-            cell.iter_list_head = item.next
+        prev, next_, cell = self.prev(i), self.next(i), self.cell
+        if prev == INVALID_INDEX:
+            cell.iter_list_head = next_
         else:
-            self.item(item.prev).next = item.next
-        if item.next == INVALID_INDEX:
-            cell.iter_list_tail = item.prev
+            self.set_next(prev, next_)
+        if next_ == INVALID_INDEX:
+            cell.iter_list_tail = prev
         else:
-            self.item(item.next).prev = item.prev
+            self.set_prev(next_, prev)
 
     def push_back(self, i: int) -> None:
-        item, cell = self.item(i), self.cell
-        item.prev = cell.iter_list_tail
-        item.next = INVALID_INDEX
-        if cell.iter_list_tail != INVALID_INDEX:
-            self.item(cell.iter_list_tail).next = i
+        cell = self.cell
+        tail = cell.iter_list_tail
+        self.set_prev(i, tail)
+        self.set_next(i, INVALID_INDEX)
+        if tail != INVALID_INDEX:
+            self.set_next(tail, i)
         if cell.iter_list_head == INVALID_INDEX:
             cell.iter_list_head = i
         cell.iter_list_tail = i
 
     def replace_in_list(self, src: int, dst: int) -> None:
         """Puts slot ``dst`` where slot ``src`` was in the iteration list."""
-        source, target, cell = self.item(src), self.item(dst), self.cell
-        target.prev = source.prev
-        target.next = source.next
-        if target.prev == INVALID_INDEX:
+        prev, next_, cell = self.prev(src), self.next(src), self.cell
+        self.set_prev(dst, prev)
+        self.set_next(dst, next_)
+        if prev == INVALID_INDEX:
             cell.iter_list_head = dst
         else:
-            self.item(target.prev).next = dst
-        if target.next == INVALID_INDEX:
+            self.set_next(prev, dst)
+        if next_ == INVALID_INDEX:
             cell.iter_list_tail = dst
         else:
-            self.item(target.next).prev = dst
+            self.set_prev(next_, dst)
 
     # --- insertion and removal
     def try_insert(self, key: abi.TVMFFIAny) -> Optional[Tuple[bool, int]]:
@@ -211,7 +243,7 @@ class DenseTable:
         unlinked from the iteration list (its caller re-appends it) and ``key``
         stays with the caller.
         """
-        if self.cell.slots == 0:
+        if self.slots == 0:
             return None
         i = self.home(any_hash(key))
         if self.is_empty(i):
@@ -222,7 +254,7 @@ class DenseTable:
             return None if self.is_full() else self._spare_list_head(i, key)
         link = i
         while True:
-            if any_equal(key, self.item(link).first):
+            if any_equal(key, self.key(link)):
                 self.unlink(link)
                 return False, link
             tail = link
@@ -251,9 +283,8 @@ class DenseTable:
             self.set_meta(empty, NOT_HEAD)
             ctypes.memmove(self.item_address(empty), self.item_address(moving), PAIR_SIZE)
             ctypes.memmove(self.item_address(moving), ZERO_PAIR, PAIR_SIZE)
-            moved = self.item(empty)
-            moved.prev = INVALID_INDEX
-            moved.next = INVALID_INDEX
+            self.set_prev(empty, INVALID_INDEX)
+            self.set_next(empty, INVALID_INDEX)
             self.replace_in_list(moving, empty)
             moving_meta = self.meta(moving)
             self.set_meta(moving, PROTECTED_SLOT if first else EMPTY_SLOT)
@@ -292,11 +323,11 @@ class DenseTable:
 
     def clear(self) -> None:
         """Releases every entry; protected slots stay protected, as upstream leaves them."""
-        blocks = (self.cell.slots + BLOCK_SLOTS - 1) // BLOCK_SLOTS
+        blocks = (self.slots + BLOCK_SLOTS - 1) // BLOCK_SLOTS
         for block in range(blocks):
-            # a block's metadata bytes read at once (one bytes object, not one read per slot)
-            metas = ctypes.string_at(self._block(block * BLOCK_SLOTS), BLOCK_SLOTS)
-            for offset, meta in enumerate(metas):
+            # a block's metadata bytes read at once (one slice, not one read per slot)
+            start = block * BLOCK_SIZE
+            for offset, meta in enumerate(self.bytes[start:start + BLOCK_SLOTS]):
                 if meta not in (PROTECTED_SLOT, EMPTY_SLOT):
                     i = block * BLOCK_SLOTS + offset
                     self.set_meta(i, EMPTY_SLOT)

@@ -20,8 +20,7 @@ from tvm_ffi_common import abi
 from . import anyvalue, memory
 from .containers import ANY_SIZE
 from .hashing import MASK64
-
-TI = abi.TVMFFITypeIndex
+from .type_index import TI
 
 
 class MapCell(ctypes.Structure):
@@ -119,8 +118,8 @@ def take(address: int) -> abi.TVMFFIAny:
 
 def put(address: int, owned: abi.TVMFFIAny) -> None:
     """Moves an owned value into storage at ``address`` (``owned`` becomes None)."""
-    ctypes.memmove(address, ctypes.addressof(owned), ANY_SIZE)
-    ctypes.memmove(ctypes.addressof(owned), ZERO_ANY, ANY_SIZE)
+    AnyBytes.from_address(address).raw = bytes(owned)
+    AnyBytes.from_buffer(owned).raw = ZERO_ANY
 
 
 def release(address: int) -> None:

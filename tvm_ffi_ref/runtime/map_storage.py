@@ -229,6 +229,26 @@ def _dense_reset(address: int) -> None:
     _dense_release_memory(address)
 
 
+def _table_insert(table: DenseTable, key, value) -> bool:
+    """Inserts an owned key/value into a dense table; False (nothing taken) when it is full.
+
+    A new key is appended to the iteration list; an existing one gets the new value and
+    moves to the end (``key`` is then released).
+    """
+    found = table.try_insert(key)
+    if found is None:
+        return False
+    is_new, slot = found
+    value_address = table.item_address(slot) + ANY_SIZE
+    old = take(value_address)
+    put(value_address, value)
+    anyvalue.dec_ref_any(old)
+    if not is_new:
+        anyvalue.dec_ref_any(key)
+    table.push_back(slot)
+    return True
+
+
 def _dense_insert(type_index: int, address: int, key, value) -> Optional[int]:
     """Inserts an owned key/value into a dense map; returns a rebuilt map when it was full.
 
@@ -236,28 +256,20 @@ def _dense_insert(type_index: int, address: int, key, value) -> Optional[int]:
     iteration order, then the new one; the old table is freed.
     """
     table = DenseTable(address)
-    found = table.try_insert(key)
-    if found is not None:
-        is_new, slot = found
-        value_address = table.item_address(slot) + ANY_SIZE
-        old = take(value_address)
-        put(value_address, value)
-        anyvalue.dec_ref_any(old)
-        if not is_new:
-            anyvalue.dec_ref_any(key)
-        table.push_back(slot)
+    if _table_insert(table, key, value):
         return None
     cell = table.cell
     new = new_dense_map(type_index, cell.fib_shift - 1, cell.slots * 2)
+    new_table = DenseTable(new)
     index = cell.iter_list_head
     while index != INVALID_INDEX:
         item_address = table.item_address(index)
         moved_key, moved_value = take(item_address), take(item_address + ANY_SIZE)
-        rehashed = _dense_insert(type_index, new, moved_key, moved_value)
-        if rehashed is not None:
+        if not _table_insert(new_table, moved_key, moved_value):  # full again: rebuilt again
+            rehashed = _dense_insert(type_index, new, moved_key, moved_value)
             memory.dec_ref(new)
-            new = rehashed
-        index = table.item(index).next
+            new, new_table = rehashed, DenseTable(rehashed)
+        index = table.next(index)
     rehashed = _dense_insert(type_index, new, key, value)
     if rehashed is not None:
         memory.dec_ref(new)
@@ -279,7 +291,7 @@ def entry_addresses(address: int) -> List[int]:
     index = cell.iter_list_head
     while index != INVALID_INDEX:
         entries.append(table.item_address(index))
-        index = table.item(index).next
+        index = table.next(index)
     return entries
 
 
@@ -298,8 +310,9 @@ def _entry_address(address: int, key: abi.TVMFFIAny) -> Optional[int]:
     if is_small(cell):
         i = small_find(address, key)
         return pair_address(cell, i) if i < cell.size else None
-    slot = DenseTable(address).search(key)
-    return None if slot is None else DenseTable(address).item_address(slot)
+    table = DenseTable(address)
+    slot = table.search(key)
+    return None if slot is None else table.item_address(slot)
 
 
 def map_find(address: int, key: abi.TVMFFIAny) -> Optional[abi.TVMFFIAny]:
@@ -346,8 +359,8 @@ def copy_map(address: int) -> int:
     table = DenseTable(copy)
     for i in range(cell.slots):
         if not table.is_empty(i):
-            anyvalue.inc_ref_any(table.item(i).first)
-            anyvalue.inc_ref_any(table.item(i).second)
+            anyvalue.inc_ref_any(table.key(i))
+            anyvalue.inc_ref_any(borrow(table.item_address(i) + ANY_SIZE))
     target.size, target.iter_list_head, target.iter_list_tail = \
         cell.size, cell.iter_list_head, cell.iter_list_tail
     return copy

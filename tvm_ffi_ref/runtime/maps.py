@@ -112,9 +112,7 @@ from .map_storage import (
 from .signatures import Signature, register_copier, typed_global
 from .slots import FFIError
 from .strings import store_int
-
-TI = abi.TVMFFITypeIndex
-
+from .type_index import TI
 
 # ------------------------------------------------------ helpers for a front end
 
@@ -302,7 +300,7 @@ def new_forward_iter(address: int) -> int:
                 if small:
                     index = index + 1 if index + 1 < end else end
                 elif index != INVALID_INDEX:
-                    index = DenseTable(address).item(index).next
+                    index = DenseTable(address).next(index)
                 state["index"] = index
                 result.type_index = TI.kTVMFFIBool
                 result.zero_padding = 0

@@ -49,7 +49,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from tvm_ffi_common import abi
 
 from . import anyvalue, memory, strings
-from .containers import array_from_anys, seq_items, shape_dims
+from .containers import SLOT_FIELDS, array_from_anys, seq_items, seq_slots, shape_dims
 from .dataclass_walk import (
     BYTES,
     MAPS,
@@ -80,8 +80,8 @@ from .structural_rules import (
     seq_hash_kind,
 )
 from .tensor import data_size, is_contiguous, shape_of, tensor_dltensor
+from .type_index import TI
 
-TI = abi.TVMFFITypeIndex
 OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin
 
 #: A pair met again inside itself: upstream recurses until its stack overflows.
@@ -108,6 +108,45 @@ def _int_any(number: int) -> abi.TVMFFIAny:
     value = abi.TVMFFIAny()
     strings.store_int(value, number)
     return value
+
+
+def _scalars_equal(lhs: abi.TVMFFIAny, rhs: abi.TVMFFIAny) -> Optional[bool]:
+    """Whether two values are equal when neither holds other values (else None)."""
+    left, right = lhs.type_index, rhs.type_index
+    if left != right:
+        if (left, right) in _CROSS_ENCODINGS:
+            return strings.view_bytes(lhs) == strings.view_bytes(rhs)
+        return False
+    if left < OBJECT_BEGIN:
+        if left == TI.kTVMFFIFloat and math.isnan(lhs.v_float64):
+            return math.isnan(rhs.v_float64)
+        return lhs.zero_padding == rhs.zero_padding and lhs.v_int64 == rhs.v_int64
+    if left == TI.kTVMFFIBigInt:
+        return strings.words_to_int(strings.bigint_words(lhs)) == \
+            strings.words_to_int(strings.bigint_words(rhs))
+    if left in STRS or left in BYTES:
+        return strings.object_bytes(lhs.v_ptr) == strings.object_bytes(rhs.v_ptr)
+    return None
+
+
+def _flat_sequences_equal(lhs: int, rhs: int) -> bool:
+    """Whether two Arrays or Lists of scalars are equal, element by element.
+
+    False means "not shown equal here": a length or an element differs, or an element is
+    not a scalar. The frame then compares them, and records where they differ. Such a
+    pair holds no container, so it cannot be part of a cycle and needs no frame (a wide
+    value of small Arrays would otherwise cost a frame per pair).
+    """
+    left, right = seq_slots(lhs), seq_slots(rhs)
+    if len(left) != len(right):
+        return False
+    if left == right and all(index < OBJECT_BEGIN for index, _, _ in
+                             SLOT_FIELDS.iter_unpack(left)):
+        return True  # the same inline values, slot for slot (a NaN has the same bits)
+    for a, b in zip(seq_items(lhs), seq_items(rhs)):
+        if not _scalars_equal(a, b):
+            return False
+    return True
 
 
 class StructuralComparison:
@@ -192,20 +231,13 @@ class StructuralComparison:
 
     def leaf(self, lhs: abi.TVMFFIAny, rhs: abi.TVMFFIAny) -> Optional[bool]:
         """Whether two values are equal, when that needs no walk into them (else None)."""
-        left, right = lhs.type_index, rhs.type_index
-        if left != right:
-            if (left, right) in _CROSS_ENCODINGS:
-                return strings.view_bytes(lhs) == strings.view_bytes(rhs)
-            return False
-        if left < OBJECT_BEGIN:
-            if left == TI.kTVMFFIFloat and math.isnan(lhs.v_float64):
-                return math.isnan(rhs.v_float64)
-            return lhs.zero_padding == rhs.zero_padding and lhs.v_int64 == rhs.v_int64
-        if left == TI.kTVMFFIBigInt:
-            return strings.words_to_int(strings.bigint_words(lhs)) == \
-                strings.words_to_int(strings.bigint_words(rhs))
-        if left in STRS or left in BYTES:
-            return strings.object_bytes(lhs.v_ptr) == strings.object_bytes(rhs.v_ptr)
+        left = lhs.type_index
+        if left in SEQUENCES and rhs.type_index == left and \
+                _flat_sequences_equal(lhs.v_ptr, rhs.v_ptr):
+            return True
+        equal = _scalars_equal(lhs, rhs)
+        if equal is not None:
+            return equal
         if left == TI.kTVMFFIShape:
             return shape_dims(lhs.v_ptr) == shape_dims(rhs.v_ptr)
         if left == TI.kTVMFFITensor:

@@ -47,13 +47,12 @@ current one); the hook's int result is the object's hash.
 from __future__ import annotations
 
 import ctypes
-import math
 from typing import Dict, List, Optional, Set, Tuple
 
 from tvm_ffi_common import abi
 
 from . import anyvalue, memory, strings
-from .containers import seq_items, shape_dims
+from .containers import ANY_SIZE, SLOT_FIELDS, seq_items, seq_slots, shape_dims
 from .dataclass_hash import signed64, type_key_hash
 from .dataclass_walk import (
     MAPS,
@@ -82,29 +81,58 @@ from .structural_rules import (
     seq_hash_kind,
 )
 from .tensor import data_size, is_contiguous, shape_of, tensor_dltensor
+from .type_index import TI
 
-TI = abi.TVMFFITypeIndex
 OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin
 _QUIET_NAN = 0x7FF8000000000000
+_EXPONENT, _MANTISSA = 0x7FF0000000000000, (1 << 52) - 1
 #: A value met again inside itself: upstream recurses until its stack overflows.
 CYCLE_MESSAGE = "StructuralHash: the value graph has a cycle (a value contains itself)"
 
 
-def _payload(value: abi.TVMFFIAny) -> int:
-    return value.v_uint64 & MASK64
-
-
-def _string_hash(value: abi.TVMFFIAny) -> int:
+def _string_hash(index: int, address: int) -> int:
     """``combine(type, bytes_hash(content))`` of a String or Bytes object."""
-    return stable_hash_combine(value.type_index, stable_hash_bytes(strings.object_bytes(value.v_ptr)))
+    return stable_hash_combine(index, stable_hash_bytes(strings.object_bytes(address)))
 
 
-def _bigint_hash(value: abi.TVMFFIAny) -> int:
-    return stable_hash_combine(value.type_index, stable_hash_bytes(strings.bigint_words(value)))
+def _bigint_hash(index: int, address: int) -> int:
+    return stable_hash_combine(index, stable_hash_bytes(ctypes.string_at(
+        *strings.bigint_words_view(address))))
 
 
-def _small_str_hash(value: abi.TVMFFIAny) -> int:
-    return stable_hash_combine(TI.kTVMFFIStr, stable_hash_bytes(strings.view_bytes(value)))
+def _small_str_hash(length: int, payload: int) -> int:
+    return stable_hash_combine(TI.kTVMFFIStr,
+                               stable_hash_bytes(payload.to_bytes(8, "little")[:length]))
+
+
+def _is_nan(bits: int) -> bool:
+    """Whether a float64's bits (as uint64) are a NaN: all exponent bits set, mantissa not 0."""
+    return bits & _EXPONENT == _EXPONENT and bits & _MANTISSA != 0
+
+
+def _scalar_hash(index: int, tag: int, payload: int) -> Optional[int]:
+    """The hash of a value that holds no other values, None for the others.
+
+    Taken from a value's three fields, as a slot table holds them (``tag``: the 4 bytes
+    after the type index, a small string's length; ``payload``: the last 8 as uint64), so
+    that a table read at once needs no ``TVMFFIAny`` per element.
+    """
+    if index < OBJECT_BEGIN:
+        if index == TI.kTVMFFISmallStr:
+            return _small_str_hash(tag, payload)
+        if index == TI.kTVMFFIFloat and _is_nan(payload):
+            return stable_hash_combine(index, _QUIET_NAN)
+        return stable_hash_combine(index, payload)
+    if index == TI.kTVMFFIBigInt:
+        return _bigint_hash(index, payload)
+    if index in (TI.kTVMFFIStr, TI.kTVMFFIBytes):
+        return _string_hash(index, payload)
+    return None
+
+
+def _fields(value: abi.TVMFFIAny) -> Tuple[int, int, int]:
+    """``(type index, tag, payload)`` of a value: what :func:`_scalar_hash` takes."""
+    return value.type_index, value.small_str_len, value.v_uint64
 
 
 class StructuralHasher:
@@ -127,6 +155,7 @@ class StructuralHasher:
         self.held: List[int] = []  # the memoized objects, kept alive (their addresses are keys)
         self.active: Set[int] = set()  # the containers and objects being hashed (a cycle check)
         self.fields: Dict[int, list] = {}  # type index -> its hashed fields (types stay put)
+        self.key_hashes: Dict[int, int] = {}  # type index -> its type_key_hash
         self.callback: Optional[int] = None
         self.finished = False
 
@@ -146,19 +175,36 @@ class StructuralHasher:
         return run_frames(self.frame(value), "StructuralHash")
 
     def leaf(self, value: abi.TVMFFIAny) -> Optional[int]:
-        """The hash of a value that holds no other values (None for the others)."""
+        """The hash of a value that needs no frame (None for the others): a scalar, or an
+        Array or List of scalars."""
         index = value.type_index
-        if index < OBJECT_BEGIN:
-            if index == TI.kTVMFFIFloat and math.isnan(value.v_float64):
-                return stable_hash_combine(index, _QUIET_NAN)
-            if index == TI.kTVMFFISmallStr:
-                return _small_str_hash(value)
-            return stable_hash_combine(index, _payload(value))
-        if index == TI.kTVMFFIBigInt:
-            return _bigint_hash(value)
-        if index in (TI.kTVMFFIStr, TI.kTVMFFIBytes):
-            return _string_hash(value)
-        return None
+        if index in SEQUENCES:
+            return self.flat_sequence_hash(value.v_ptr, index)
+        return _scalar_hash(*_fields(value))
+
+    def flat_sequence_hash(self, address: int, index: int) -> Optional[int]:
+        """The hash of an Array or List whose elements are all scalars, or None.
+
+        The frame's rule, taken in one loop: such a sequence holds no container, so it
+        cannot be part of a cycle and needs no frame (a wide value of small Arrays would
+        otherwise cost a frame per Array). The loop stops at the first element that is
+        not a scalar; the frame then walks the sequence.
+        """
+        slots = seq_slots(address)
+        result = stable_hash_combine(self.key_hash(index), len(slots) // ANY_SIZE)
+        for fields in SLOT_FIELDS.iter_unpack(slots):
+            item_hash = _scalar_hash(*fields)
+            if item_hash is None:
+                return None
+            result = stable_hash_combine(result, item_hash)
+        return result
+
+    def key_hash(self, type_index: int) -> int:
+        """``type_key_hash`` of a type, looked up once per walk."""
+        found = self.key_hashes.get(type_index)
+        if found is None:
+            found = self.key_hashes[type_index] = type_key_hash(type_index)
+        return found
 
     def frame(self, value: abi.TVMFFIAny) -> Frame:
         """The frame hashing a container, shape, tensor or object."""
@@ -169,7 +215,7 @@ class StructuralHasher:
         try:
             if index in SEQUENCES:
                 items = seq_items(address)
-                result = stable_hash_combine(type_key_hash(index), len(items))
+                result = stable_hash_combine(self.key_hash(index), len(items))
                 for item in items:
                     item_hash = self.leaf(item)
                     if item_hash is None:
@@ -192,16 +238,16 @@ class StructuralHasher:
 
     def order_independent_hash(self, key: abi.TVMFFIAny) -> Optional[int]:
         """A map key's hash that cannot depend on the order entries are visited in, or None."""
-        index = key.type_index
+        index, tag, payload = _fields(key)
         if index < OBJECT_BEGIN:
             if index == TI.kTVMFFISmallStr:
-                return _small_str_hash(key)
-            return stable_hash_combine(index, _payload(key))
+                return _small_str_hash(tag, payload)
+            return stable_hash_combine(index, payload)
         if index in (TI.kTVMFFIStr, TI.kTVMFFIBytes):
-            return _string_hash(key)
+            return _string_hash(index, payload)
         if index == TI.kTVMFFIBigInt:
-            return _bigint_hash(key)
-        return self.memo.get(key.v_ptr)
+            return _bigint_hash(index, payload)
+        return self.memo.get(payload)
 
     def map_frame(self, address: int, index: int) -> Frame:
         entries = map_items(address)

@@ -31,8 +31,8 @@ from .registry import TYPES, check_not_null
 from .signatures import typed_global
 from .structural_equal import structural_equal
 from .structural_hash import structural_hash
+from .type_index import TI
 
-TI = abi.TVMFFITypeIndex
 _KEY_AT = 24
 _HASH_AT = 40
 

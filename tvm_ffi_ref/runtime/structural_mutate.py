@@ -79,8 +79,8 @@ from .structural_traversal import (
     traversal_of,
 )
 from .structural_visit import with_region_global
+from .type_index import TI
 
-TI = abi.TVMFFITypeIndex
 MUTATE_ATTR = b"__s_mutate__"
 INPLACE_ATTR = b"__s_maybe_inplace_mutate__"
 SHALLOW_COPY_ATTR = b"__ffi_shallow_copy__"
@@ -167,6 +167,11 @@ class Mutator(Traversal):
 
     def default_frame(self, value: abi.TVMFFIAny, inplace: int) -> Frame:
         """The frame of :meth:`default_mutate`."""
+        with self.on_path(value, "StructuralMutate"):
+            return (yield from self.default_children(value, inplace))
+
+    def default_children(self, value: abi.TVMFFIAny, inplace: int) -> Frame:
+        """:meth:`default_frame` once ``value`` is on the path: its hook, or its fields."""
         if inplace == ALLOW:
             hook = custom_entry(INPLACE_ATTR, value.type_index)
             if hook is not None:

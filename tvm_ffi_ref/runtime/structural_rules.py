@@ -54,8 +54,8 @@ from .dataclass_walk import HOOK_SIGNATURES
 from .registry import TYPES
 from .signatures import SCHEMAS, register_object_type
 from .slots import FFIError
+from .type_index import TI
 
-TI = abi.TVMFFITypeIndex
 FLAGS = abi.TVMFFIFieldFlagBitMask
 KIND = abi.TVMFFISEqHashKind
 REGION = abi.TVMFFIDefRegionKind

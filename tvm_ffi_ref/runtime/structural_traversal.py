@@ -40,8 +40,9 @@ function returning a ``TVMFFIAny``.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
-from typing import Callable, Dict, List, Literal, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Literal, Optional, Tuple
 
 from tvm_ffi_common import abi
 
@@ -52,11 +53,14 @@ from .registry import TYPES
 from .signatures import OBJECT_PARAMS, SCHEMAS
 from .slots import ErrorAlreadyRaised, FFIError
 from .structural_rules import REGION
+from .type_index import TI
 
-TI = abi.TVMFFITypeIndex
 OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin
 _VTABLE_AT, _REGION_AT = 24, 32
 _TRAVERSAL_SIZE = 40
+#: The path length from which, at each power of two, a descent looks for a cycle.
+CYCLE_CHECK_FROM = 1 << 14
+CYCLE_MESSAGE = "the value graph has a cycle (a value contains itself)"
 
 #: Live traversals by the address of their object.
 TRAVERSALS: Dict[int, "Traversal"] = {}
@@ -82,6 +86,31 @@ class Traversal:
         self.address = memory.new_object(type_index, _TRAVERSAL_SIZE, _forget)
         ctypes.c_void_p.from_address(self.address + _VTABLE_AT).value = vtable or None
         TRAVERSALS[self.address] = self
+        self.path: List[int] = []  # the objects whose descents are in progress, root first
+
+    @contextlib.contextmanager
+    def on_path(self, value: abi.TVMFFIAny, who: str) -> Iterator[None]:
+        """Keeps ``value``'s object on :attr:`path` while its descent runs.
+
+        The path spells the way from the root, so an object met twice on it closes a cycle
+        and the walk would never end. It is checked when the path's length reaches a power
+        of two from :data:`CYCLE_CHECK_FROM` on (amortised O(1) a step; the fast runtime's
+        rule): ``ValueError("<who>: the value graph has a cycle ...")`` is raised then,
+        rather than the walk running until its frame limit.
+        """
+        if value.type_index < OBJECT_BEGIN:
+            yield
+            return
+        path = self.path
+        path.append(value.v_ptr)
+        try:
+            depth = len(path)
+            if depth >= CYCLE_CHECK_FROM and depth & (depth - 1) == 0 and \
+                    len(set(path)) < depth:
+                raise FFIError("ValueError", f"{who}: {CYCLE_MESSAGE}")
+            yield
+        finally:
+            path.pop()
 
     @property
     def region(self) -> int:

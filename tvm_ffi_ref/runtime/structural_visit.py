@@ -71,8 +71,8 @@ from .structural_traversal import (
     run_native_hook,
     traversal_of,
 )
+from .type_index import TI
 
-TI = abi.TVMFFITypeIndex
 VISIT_ATTR = b"__s_visit__"
 ADVANCE, SKIP = 0, 1
 
@@ -135,6 +135,11 @@ class Visitor(Traversal):
 
     def descend(self, value: abi.TVMFFIAny) -> Frame:
         """The frame of ``value``'s default descent: its children are yielded as frames."""
+        with self.on_path(value, "StructuralVisit"):
+            return (yield from self.descend_children(value))
+
+    def descend_children(self, value: abi.TVMFFIAny) -> Frame:
+        """:meth:`descend` once ``value`` is on the path: its hook, or its children."""
         hook = custom_entry(VISIT_ATTR, value.type_index)
         if hook is not None:
             if hook.type_index == TI.kTVMFFIFunction:
