@@ -233,10 +233,8 @@ class _Level:
         self.scope = CallScope()
 
 
-def _nested_level(item: Any) -> Optional[_Level]:
-    constructor = _NESTED_CONSTRUCTORS.get(type(item))
-    if constructor is None:
-        return None
+def _nested_level(item: Any) -> _Level:
+    constructor = _NESTED_CONSTRUCTORS[type(item)]
     items = [x for kv in item.items() for x in kv] if type(item) is dict else list(item)
     return _Level(item, constructor, items)
 
@@ -257,18 +255,19 @@ def construct_nested(constructor: str, items: List[Any], context: Optional[CallS
     try:
         while True:
             level = path[-1]
-            if level.next < len(level.items):
-                item = level.items[level.next]
-                nested = _nested_level(item)
-                if nested is None:
-                    set_arg(level.packed[level.next], item, level.scope)
-                    level.next += 1
-                    continue
+            items, packed, i = level.items, level.packed, level.next
+            # the run of items that nest nothing (most) is set in one loop
+            while i < len(items) and type(items[i]) not in _NESTED_CONSTRUCTORS:
+                set_arg(packed[i], items[i], level.scope)
+                i += 1
+            level.next = i
+            if i < len(items):  # a list, tuple or dict: its level goes on the path
+                item = items[i]
                 if id(item) in on_path:
                     raise RecursionError("maximum recursion depth exceeded while converting a "
                                          "container to TVM FFI: the container contains itself")
                 on_path.add(id(item))
-                path.append(nested)
+                path.append(_nested_level(item))
                 continue
             handle = shortcuts.construct_packed(level.constructor, level.packed)
             path.pop()
