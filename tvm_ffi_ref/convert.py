@@ -122,7 +122,7 @@ def _set_none(out, value, scope):
 
 
 def _set_dlpack(out, value, scope):
-    set_made_object(out, dlpack_argument(value, scope), scope)
+    set_object(out, dlpack_argument(value, scope))
 
 
 def _dlpack_exchange_setter(address: int) -> Callable:
@@ -341,13 +341,15 @@ def set_arg(out: abi.TVMFFIAny, value: Any, scope: CallScope) -> None:
 _ANY_ARRAYS = [abi.TVMFFIAny * n for n in range(9)]
 
 
-def pack_args(args, scope: CallScope,
-              containers: Optional[List[int]] = None) -> "ctypes.Array[abi.TVMFFIAny]":
-    """A TVMFFIAny array holding ``args`` as borrowed arguments.
+def pack_args(args, scope: CallScope) -> "ctypes.Array[abi.TVMFFIAny]":
+    """A TVMFFIAny array holding ``args`` as borrowed arguments."""
+    return _pack_call_args(args, scope, None)
 
-    ``containers``: a list to which the handles of the List and Dict arguments
-    are appended (a call holds those: ``function._hold_containers``).
-    """
+
+def _pack_call_args(args, scope: CallScope,
+                   containers: Optional[List[int]]) -> "ctypes.Array[abi.TVMFFIAny]":
+    """:func:`pack_args`; also appends the handles of the List and Dict arguments to
+    ``containers`` (unless None): a call holds those (``function._hold_containers``)."""
     count = len(args)
     packed = (_ANY_ARRAYS[count] if count < len(_ANY_ARRAYS) else abi.TVMFFIAny * count)()
     for i, value in enumerate(args):

@@ -29,7 +29,7 @@ from tvm_ffi_common.capi import LIB
 from tvm_ffi_common.gil import release_gil_by_default
 
 from . import dlpack_exchange, error_crossing, releases, rules, upcalls
-from .convert import CallScope, borrowed_to_python, pack_args, to_owned_any, to_python
+from .convert import CallScope, borrowed_to_python, _pack_call_args, to_owned_any, to_python
 from .error import Error, exception_to_error_raised, raise_taken_error
 from .error_crossing import reserve_callback_headroom
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
@@ -154,7 +154,7 @@ class Function(Object):
         scope = CallScope()
         containers: List[int] = []
         try:
-            packed = pack_args(args, scope, containers)
+            packed = _pack_call_args(args, scope, containers)
             result = abi.TVMFFIAny()
             held = _hold_containers(containers) if containers else ()
             if not held:  # with no container lock to wait for, the GIL may stay held
