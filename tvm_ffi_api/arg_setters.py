@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
-from . import dlpack_exchange, upcalls
+from . import dlpack, dlpack_exchange, upcalls
 from .c_integers import as_c_int, narrow
 from .device import Device
 from .error import exception_to_error
@@ -36,6 +36,9 @@ from .pyobject import wrap_pyobject
 from .string import Bytes, String
 
 TI = abi.TVMFFITypeIndex
+_KDL_CPU = int(abi.DLDeviceType.kDLCPU)
+#: Where a Tensor object's ``DLTensor`` starts: right after the object header.
+_TENSOR_DLTENSOR_AT = ctypes.sizeof(abi.TVMFFIObject)
 
 
 class CallScope:
@@ -195,11 +198,14 @@ def set_object_kind_arg(out, value, scope):
         dlpack_exchange.note_container(scope, exchange_api, value._handle)
 
 
-def dlpack_argument(value: Any, scope: "CallScope") -> Any:
-    """The Tensor a DLPack producer argument becomes (``from_dlpack``), made for the call."""
-    tensor = upcalls.from_dlpack(value)
-    note_producer_device(scope, value, *tensor.__dlpack_device__())
-    return tensor
+def dlpack_argument(value: Any, scope: "CallScope") -> int:
+    """The handle of the Tensor a DLPack producer argument becomes (``from_dlpack``'s import,
+    no wrapper made), owned by ``scope``: released when the call ends."""
+    handle = dlpack.import_tensor(value)
+    scope.owned.append(handle)
+    device = abi.DLTensor.from_address(handle + _TENSOR_DLTENSOR_AT).device
+    note_producer_device(scope, value, device.device_type, device.device_id)
+    return handle
 
 
 def note_producer_device(scope: "CallScope", producer: Any, device_type: int,
@@ -207,7 +213,7 @@ def note_producer_device(scope: "CallScope", producer: Any, device_type: int,
     """What the device of a DLPack producer argument tells the call. Upstream's rule for a
     producer not on the CPU, once the call already has a device: one that names its stream
     (``__tvm_ffi_env_stream__``) makes it the call's."""
-    if (device_type != abi.DLDeviceType.kDLCPU and scope.device_type != -1 and
+    if (device_type != _KDL_CPU and scope.device_type != -1 and
             hasattr(producer, "__tvm_ffi_env_stream__")):
         scope.device_type, scope.device_id = device_type, device_id
         scope.stream = producer.__tvm_ffi_env_stream__()

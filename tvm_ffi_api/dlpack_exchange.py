@@ -60,8 +60,8 @@ _KDL_CPU = int(abi.DLDeviceType.kDLCPU)
 
 # The table's functions with the GIL kept across the call (they touch Python objects, which
 # cross as PyObject* addresses from pycapi: on PyPy a ctypes py_object is none).
-_FromPy = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p,
-                            ctypes.POINTER(ctypes.POINTER(abi.DLManagedTensorVersioned)))
+# (``from_py`` writes a ``DLManagedTensorVersioned*``, read here as an address)
+_FromPy = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
 _ToPy = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
 _WorkStream = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32,
                                 ctypes.POINTER(ctypes.c_void_p))
@@ -115,12 +115,12 @@ class ExchangeAPI:
 
     def managed_from(self, value: Any) -> int:
         """An owning ``DLManagedTensorVersioned*`` (address) sharing ``value``'s memory."""
-        out = ctypes.POINTER(abi.DLManagedTensorVersioned)()
+        out = ctypes.c_void_p()
         if self.from_py is None or self._call_from_py(value, out) != 0:
             pycapi.err_occurred()  # the framework's own exception, when it set one
             raise BufferError("the framework could not export the tensor through its DLPack "
                               "exchange API")
-        return ctypes.cast(out, ctypes.c_void_p).value
+        return out.value
 
     def _call_from_py(self, value: Any, out: Any) -> int:
         address = pycapi.new_reference(value)

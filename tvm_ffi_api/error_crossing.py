@@ -44,6 +44,7 @@ come back; its exception is forgotten. The question costs one look at
 from __future__ import annotations
 
 import ctypes
+import sys
 import threading
 import types
 from collections import OrderedDict
@@ -224,4 +225,31 @@ def reserve_callback_headroom(frames: int = CALLBACK_HEADROOM) -> int:
     conversion that fails deeper down fails again while being reported, and the
     FFI layer (ctypes, cffi) swallows what it cannot report.
     """
-    return frames if frames <= 0 else reserve_callback_headroom(frames - 1)
+    if _far_below_limit(frames):
+        return frames
+    return _descend(frames)
+
+
+def _descend(frames: int) -> int:
+    # the proof: ``frames`` more calls, each a frame (RecursionError where they do not fit)
+    return frames if frames <= 0 else _descend(frames - 1)
+
+
+#: The stack depth (Python frames) under which a callback spares the descent, when that is
+#: also under half the recursion limit less the headroom: a walk of at most this many frames.
+_SHALLOW_STACK = 100
+
+
+def _far_below_limit(frames: int) -> bool:
+    """One cheap test that spares the descent where it cannot fail: fewer Python frames on
+    the stack than ``_SHALLOW_STACK`` and than half the recursion limit less ``frames``,
+    counted by walking them. The interpreter's count also includes C code's own recursion,
+    which has no frames: the other half of the limit is left for it."""
+    room = min(_SHALLOW_STACK, sys.getrecursionlimit() // 2 - frames)
+    frame = sys._getframe(1)
+    while frame is not None:
+        room -= 1
+        if room <= 0:
+            return False
+        frame = frame.f_back
+    return True

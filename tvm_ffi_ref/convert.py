@@ -85,6 +85,17 @@ _device_class: type = Device
 TI = abi.TVMFFITypeIndex
 _OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_LOCKED_CONTAINER_TYPES = abi.LOCKED_CONTAINER_TYPES
+
+# The type indices read or written for every value, as plain ints: on Python 3.11 each read of
+# an IntEnum member is a descriptor call (~70 ns), which costs more than the work around it.
+_NONE, _INT, _BOOL, _FLOAT = (int(TI.kTVMFFINone), int(TI.kTVMFFIInt), int(TI.kTVMFFIBool),
+                              int(TI.kTVMFFIFloat))
+_SMALL_STR, _SMALL_BYTES = int(TI.kTVMFFISmallStr), int(TI.kTVMFFISmallBytes)
+_RAW_STR, _BYTE_ARRAY_PTR = int(TI.kTVMFFIRawStr), int(TI.kTVMFFIByteArrayPtr)
+_RVALUE_REF = int(TI.kTVMFFIObjectRValueRef)
+_TENSOR, _BIG_INT, _OPAQUE_PY = (int(TI.kTVMFFITensor), int(TI.kTVMFFIBigInt),
+                                 int(TI.kTVMFFIOpaquePyObject))
 
 
 def _check(status: int) -> None:
@@ -106,12 +117,12 @@ def _set_str_or_bytes(out: abi.TVMFFIAny, data: bytes, is_str: bool, scope: Call
 
 
 def _set_none(out, value, scope):
-    out.type_index = TI.kTVMFFINone
+    out.type_index = _NONE
     out.v_int64 = 0
 
 
 def _set_dlpack(out, value, scope):
-    set_made_object(out, dlpack_argument(value, scope), scope)
+    set_object(out, dlpack_argument(value, scope))
 
 
 def _dlpack_exchange_setter(address: int) -> Callable:
@@ -124,14 +135,14 @@ def _dlpack_exchange_setter(address: int) -> Callable:
 
 
 def _set_bool(out, value, scope):
-    out.type_index = TI.kTVMFFIBool
+    out.type_index = _BOOL
     out.v_int64 = 1 if value else 0
 
 
 def _set_int(out, value, scope):
     value = int(value)
     if _INT64_MIN <= value <= _INT64_MAX:
-        out.type_index = TI.kTVMFFIInt
+        out.type_index = _INT
         out.v_int64 = value
         return
 
@@ -143,7 +154,7 @@ def _set_int(out, value, scope):
 
 
 def _set_float(out, value, scope):
-    out.type_index = TI.kTVMFFIFloat
+    out.type_index = _FLOAT
     out.v_float64 = float(value)
 
 
@@ -222,10 +233,8 @@ class _Level:
         self.scope = CallScope()
 
 
-def _nested_level(item: Any) -> Optional[_Level]:
-    constructor = _NESTED_CONSTRUCTORS.get(type(item))
-    if constructor is None:
-        return None
+def _nested_level(item: Any) -> _Level:
+    constructor = _NESTED_CONSTRUCTORS[type(item)]
     items = [x for kv in item.items() for x in kv] if type(item) is dict else list(item)
     return _Level(item, constructor, items)
 
@@ -246,18 +255,19 @@ def construct_nested(constructor: str, items: List[Any], context: Optional[CallS
     try:
         while True:
             level = path[-1]
-            if level.next < len(level.items):
-                item = level.items[level.next]
-                nested = _nested_level(item)
-                if nested is None:
-                    set_arg(level.packed[level.next], item, level.scope)
-                    level.next += 1
-                    continue
+            items, packed, i = level.items, level.packed, level.next
+            # the run of items that nest nothing (most) is set in one loop
+            while i < len(items) and type(items[i]) not in _NESTED_CONSTRUCTORS:
+                set_arg(packed[i], items[i], level.scope)
+                i += 1
+            level.next = i
+            if i < len(items):  # a list, tuple or dict: its level goes on the path
+                item = items[i]
                 if id(item) in on_path:
                     raise RecursionError("maximum recursion depth exceeded while converting a "
                                          "container to TVM FFI: the container contains itself")
                 on_path.add(id(item))
-                path.append(nested)
+                path.append(_nested_level(item))
                 continue
             handle = shortcuts.construct_packed(level.constructor, level.packed)
             path.pop()
@@ -327,11 +337,26 @@ def set_arg(out: abi.TVMFFIAny, value: Any, scope: CallScope) -> None:
     setter(out, value, scope)
 
 
+#: TVMFFIAny array types by length (``TVMFFIAny * n`` looks its type up anew each time).
+_ANY_ARRAYS = [abi.TVMFFIAny * n for n in range(9)]
+
+
 def pack_args(args, scope: CallScope) -> "ctypes.Array[abi.TVMFFIAny]":
     """A TVMFFIAny array holding ``args`` as borrowed arguments."""
-    packed = (abi.TVMFFIAny * len(args))()
+    return _pack_call_args(args, scope, None)
+
+
+def _pack_call_args(args, scope: CallScope,
+                   containers: Optional[List[int]]) -> "ctypes.Array[abi.TVMFFIAny]":
+    """:func:`pack_args`; also appends the handles of the List and Dict arguments to
+    ``containers`` (unless None): a call holds those (``function._hold_containers``)."""
+    count = len(args)
+    packed = (_ANY_ARRAYS[count] if count < len(_ANY_ARRAYS) else abi.TVMFFIAny * count)()
     for i, value in enumerate(args):
-        set_arg(packed[i], value, scope)
+        slot = packed[i]
+        set_arg(slot, value, scope)
+        if containers is not None and slot.type_index in _LOCKED_CONTAINER_TYPES:
+            containers.append(slot.v_ptr)
     return packed
 
 
@@ -350,7 +375,7 @@ def to_owned_any(value: Any, out: abi.TVMFFIAny) -> None:
     scope = CallScope()
     try:
         set_arg(out, value, scope)
-        if out.type_index == TI.kTVMFFIObjectRValueRef:
+        if out.type_index == _RVALUE_REF:
             # ``return obj._move()``: the result takes over obj's reference (the
             # scope's fixup then empties obj), as upstream's AnyView -> Any does.
             handle = _take_moved(out.v_ptr)
@@ -372,17 +397,17 @@ def _small_content(value: abi.TVMFFIAny) -> bytes:
 def pod_to_python(value: abi.TVMFFIAny) -> Any:
     """The Python value of an inline (type index < 64) TVMFFIAny."""
     index = value.type_index
-    if index == TI.kTVMFFINone:
+    if index == _NONE:
         return None
-    if index == TI.kTVMFFIInt:
+    if index == _INT:
         return value.v_int64
-    if index == TI.kTVMFFIBool:
+    if index == _BOOL:
         return bool(value.v_int64)
-    if index == TI.kTVMFFIFloat:
+    if index == _FLOAT:
         return value.v_float64
-    if index == TI.kTVMFFISmallStr:
+    if index == _SMALL_STR:
         return _small_content(value).decode("utf-8")
-    if index == TI.kTVMFFISmallBytes:
+    if index == _SMALL_BYTES:
         return _small_content(value)
     if index == TI.kTVMFFIOpaquePtr:
         return ctypes.c_void_p(value.v_ptr)
@@ -415,7 +440,7 @@ def _framework_value(handle: int, index: int, exchange_api: int, strict: bool) -
     A Tensor becomes the framework's tensor; when the framework cannot make one
     we keep ours, or, ``strict`` (a callback's argument), raise.
     """
-    if index == TI.kTVMFFITensor:
+    if index == _TENSOR:
         try:
             tensor = dlpack_exchange.framework_tensor_of(exchange_api, handle)
         except Exception:  # noqa: BLE001 - upstream keeps its own Tensor then
@@ -448,14 +473,14 @@ def to_python(value: abi.TVMFFIAny, exchange_api: int = 0, strict: bool = False)
         made = _framework_value(handle, index, exchange_api, strict)
         if made is not None:
             return made
-    if index == TI.kTVMFFIBigInt:
+    if index == _BIG_INT:
         try:
             content = LIB.TVMFFIBigIntGetContentByteArray(ctypes.byref(value))
             return int.from_bytes(ctypes.string_at(content.data, content.size), "little",
                                   signed=True)
         finally:
             LIB.TVMFFIObjectDecRef(handle)
-    if index == TI.kTVMFFIOpaquePyObject:
+    if index == _OPAQUE_PY:
         try:
             return unwrap_pyobject(handle)
         finally:
@@ -469,12 +494,12 @@ def borrowed_to_python(value: abi.TVMFFIAny, exchange_api: int = 0,
     if value.type_index >= _OBJECT_BEGIN:
         LIB.TVMFFIObjectIncRef(value.v_ptr)
         return to_python(value, exchange_api, strict)
-    if value.type_index == TI.kTVMFFIRawStr:
+    if value.type_index == _RAW_STR:
         return ctypes.string_at(value.v_ptr).decode("utf-8")
-    if value.type_index == TI.kTVMFFIByteArrayPtr:
+    if value.type_index == _BYTE_ARRAY_PTR:
         array = abi.TVMFFIByteArray.from_address(value.v_ptr)
         return ctypes.string_at(array.data, array.size)
-    if value.type_index == TI.kTVMFFIObjectRValueRef:  # a moved argument: taken over
+    if value.type_index == _RVALUE_REF:  # a moved argument: taken over
         handle = _take_moved(value.v_ptr)
         owned = abi.TVMFFIAny()
         owned.type_index = type_index_of(handle)

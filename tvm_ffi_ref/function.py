@@ -29,7 +29,7 @@ from tvm_ffi_common.capi import LIB
 from tvm_ffi_common.gil import release_gil_by_default
 
 from . import dlpack_exchange, error_crossing, releases, rules, upcalls
-from .convert import CallScope, borrowed_to_python, pack_args, to_owned_any, to_python
+from .convert import CallScope, _pack_call_args, borrowed_to_python, to_owned_any, to_python
 from .error import Error, exception_to_error_raised, raise_taken_error
 from .error_crossing import reserve_callback_headroom
 from .extern_c import from_extern_c, from_mlir_packed_safe_call
@@ -38,7 +38,6 @@ from .runtime import interrupts, tensor
 
 TI = abi.TVMFFITypeIndex
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
-_LOCKED_CONTAINER_TYPES = abi.LOCKED_CONTAINER_TYPES
 
 
 def take_last_error() -> Optional[Error]:
@@ -61,7 +60,8 @@ def finish_call(status: int, result: abi.TVMFFIAny, exchange_api: int = 0) -> An
     try:
         return _outcome(status, result, exchange_api)
     finally:
-        if interrupts.take_deferred():  # Ctrl-C that landed while the runtime ran as a C callback
+        # Ctrl-C that landed while the runtime ran as a C callback
+        if interrupts.deferred and interrupts.take_deferred():
             raise KeyboardInterrupt  # noqa: B012 - it replaces the call's own outcome, as Ctrl-C does
 
 
@@ -80,21 +80,30 @@ def _outcome(status: int, result: abi.TVMFFIAny, exchange_api: int) -> Any:
     raise rules.status_violation(status)
 
 
-def _safe_call_of(handle: Optional[int]) -> Any:
+def _safe_call_address(handle: Optional[int]) -> int:
+    """The address of the ``safe_call`` of the Function object at ``handle`` (0 for none)."""
     if not handle:
-        return None
-    return abi.TVMFFIFunctionCell.from_address(handle + _CELL_OFFSET).safe_call
+        return 0
+    return ctypes.c_void_p.from_address(handle + _CELL_OFFSET).value or 0
 
 
-#: ``safe_call`` called with the GIL held: ctypes keeps it for a ``PYFUNCTYPE`` pointer.
-_HeldSafeCall = ctypes.PYFUNCTYPE(abi.TVMFFISafeCallType._restype_,
-                                  *abi.TVMFFISafeCallType._argtypes_)
+# ``safe_call`` as ``Function.__call__`` calls it: declared with no argument types, since
+# converting four arguments through ``argtypes`` costs more than the foreign call itself. So
+# every argument goes as the ctypes value C receives: the handle a ``c_void_p``, the argument
+# array (passed as its address) and ``byref(result)``; the count a Python int (a C int).
+#: ... releasing the GIL during the call (ctypes does for a ``CFUNCTYPE`` pointer).
+_ReleasingCall = ctypes.CFUNCTYPE(ctypes.c_int)
+#: ... keeping the GIL (``PYFUNCTYPE``): ``release_gil = False``.
+_HeldCall = ctypes.PYFUNCTYPE(ctypes.c_int)
 
 
 class Function(CObject):
     """A TVM FFI function; calling it calls through the ABI."""
 
-    __slots__ = ("_safe_call", "_gil_held_call", "__dict__")  # attributes may be set, as upstream
+    # _safe_call: the cell's safe_call with its declared argument types (for callers that pass
+    # Python ints); _releasing_call and _gil_held_call: the same pointer as __call__ calls it
+    __slots__ = ("_safe_call", "_releasing_call", "_gil_held_call",
+                 "__dict__")  # attributes may be set, as upstream
 
     @property
     def release_gil(self) -> bool:
@@ -109,23 +118,27 @@ class Function(CObject):
     @release_gil.setter
     def release_gil(self, value: bool) -> None:
         if not value and self._safe_call is not None:
-            address = ctypes.cast(self._safe_call, ctypes.c_void_p).value
-            self._gil_held_call = _HeldSafeCall(address)
+            self._gil_held_call = _HeldCall(_safe_call_address(self._handle))
         else:
             self._gil_held_call = None
+
+    def _take_safe_call(self) -> None:
+        """Reads the function object's ``safe_call`` into the ways it is called."""
+        address = _safe_call_address(self._handle)
+        self._safe_call = abi.TVMFFISafeCallType(address) if address else None
+        self._releasing_call = _ReleasingCall(address) if address else None
+        self.release_gil = release_gil_by_default()
 
     @classmethod
     def _adopt(cls, handle: int) -> "Function":
         func = super()._adopt(handle)
-        func._safe_call = _safe_call_of(handle)
-        func.release_gil = release_gil_by_default()
+        func._take_safe_call()
         return func
 
     def __move_handle_from__(self, other: CObject) -> None:
         # A subclass instance made empty (``MyFunction(...)``) becomes callable here.
         super().__move_handle_from__(other)
-        self._safe_call = _safe_call_of(self._handle)
-        self.release_gil = release_gil_by_default()
+        self._take_safe_call()
 
     def __call__(self, *args: Any) -> Any:
         if releases.pending:  # references of collected wrappers (see releases.py)
@@ -133,45 +146,47 @@ class Function(CObject):
         if tensor.DEFER_EXPORT_DELETERS:  # DLPack exports released during a collection
             tensor.drain_deferred_exports()
         try:
-            safe_call = self._safe_call
+            call = self._releasing_call
         except AttributeError:
-            safe_call = None
-        if safe_call is None:
+            call = None
+        if call is None:
             raise AttributeError("cannot call an empty Function: it holds no function object")
         scope = CallScope()
+        containers: List[int] = []
         try:
-            packed = pack_args(args, scope)
+            packed = _pack_call_args(args, scope, containers)
             result = abi.TVMFFIAny()
-            held = _hold_containers(packed)
+            held = _hold_containers(containers) if containers else ()
             if not held:  # with no container lock to wait for, the GIL may stay held
-                safe_call = getattr(self, "_gil_held_call", None) or safe_call
+                call = self._gil_held_call or call
+            handle = ctypes.c_void_p(self._handle)
             try:
                 if scope.device_type == -1 and not scope.exchange_api:
-                    status = safe_call(self._handle, packed, len(args), ctypes.byref(result))
+                    status = call(handle, packed, len(args), ctypes.byref(result))
                 else:  # the caller's framework: its stream and allocator serve the call
                     environment = dlpack_exchange.CallEnvironment(scope)
                     try:
                         environment.enter()
-                        status = safe_call(self._handle, packed, len(args), ctypes.byref(result))
+                        status = call(handle, packed, len(args), ctypes.byref(result))
                     finally:
                         environment.leave()
             finally:
-                for handle in reversed(held):
-                    LIB.tvm_ffi_runtime_object_unlock(handle)
+                for container in reversed(held):
+                    LIB.tvm_ffi_runtime_object_unlock(container)
         finally:
             scope.close()
         return finish_call(status, result, scope.exchange_api)
 
 
-def _hold_containers(packed: "ctypes.Array[abi.TVMFFIAny]") -> List[int]:
-    """Holds the List and Dict arguments of a call for the whole call, in address order.
+def _hold_containers(handles: List[int]) -> List[int]:
+    """Holds a call's List and Dict arguments (``handles``) for the whole call, in address
+    order; returns the handles held.
 
     Header code in a kernel may mutate or iterate its List/Dict argument in place;
     held, that is one operation among the threads sharing the container, as each
     operation of the runtime's is (``tvm_ffi_runtime.h``, container locks). ctypes
     releases the GIL while a lock is waited for.
     """
-    handles = [value.v_ptr for value in packed if value.type_index in _LOCKED_CONTAINER_TYPES]
     if len(handles) > 1:  # the same container may be passed twice: held once
         handles = sorted(set(handles))
     for i, handle in enumerate(handles):

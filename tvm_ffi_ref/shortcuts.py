@@ -18,7 +18,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import sys
-from typing import Any, Callable, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
@@ -282,13 +282,24 @@ def dtype_to_string(code: int, bits: int, lanes: int) -> str:
 # ------------------------------------------------------------ reflected fields
 
 
+#: A ``TVMFFIFieldGetter`` as :func:`field_get` calls it: with the GIL held, as upstream does,
+#: and no declared argument types (converting them costs more than the call): the field's
+#: address goes as a ``c_void_p``, the result by reference.
+_FieldGetterCall = ctypes.PYFUNCTYPE(ctypes.c_int)
+#: getter address -> its callable pointer (made once per getter).
+_field_getters: Dict[int, Any] = {}
+
+
 def field_get(getter: int, offset: int, obj: Any) -> Any:
     """A reflected field's value, through its ``TVMFFIFieldGetter`` (an address) at ``obj``'s
     handle + ``offset``."""
-    if not getter:
-        raise TypeError("the field has no getter")
+    call = _field_getters.get(getter)
+    if call is None:
+        if not getter:
+            raise TypeError("the field has no getter")
+        call = _field_getters[getter] = _FieldGetterCall(getter)
     result = abi.TVMFFIAny()
-    if abi.TVMFFIFieldGetter(getter)(_field_address(obj, offset), ctypes.byref(result)) != 0:
+    if call(ctypes.c_void_p(_field_address(obj, offset)), ctypes.byref(result)) != 0:
         upcalls.raise_last_error()
     return _to_python(result)
 

@@ -293,7 +293,11 @@ def array_push_back(address: int, value: abi.TVMFFIAny) -> int:
     return address
 
 
-_BORROWED_ONLY_KINDS = (TI.kTVMFFIRawStr, TI.kTVMFFIByteArrayPtr, TI.kTVMFFIObjectRValueRef)
+# plain ints, read per slot (an IntEnum member read is a descriptor call on Python 3.11)
+_BORROWED_ONLY_KINDS = frozenset((int(TI.kTVMFFIRawStr), int(TI.kTVMFFIByteArrayPtr),
+                                  int(TI.kTVMFFIObjectRValueRef)))
+_OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)
+_FIRST_NEEDING_WORK = min(min(_BORROWED_ONLY_KINDS), _OBJECT_BEGIN)
 
 
 def _fill(address: int, values: Sequence[abi.TVMFFIAny]) -> None:
@@ -306,10 +310,13 @@ def _fill(address: int, values: Sequence[abi.TVMFFIAny]) -> None:
     else:
         for i, value in enumerate(values):
             ctypes.memmove(start + i * ANY_SIZE, ctypes.addressof(value), ANY_SIZE)
-    for i in range(count):
+    # each slot's type index is its first 4 bytes: every 4th int32 of the slots, read at once
+    type_indices = (ctypes.c_int32 * (4 * count)).from_address(start)[::4]
+    if not type_indices or max(type_indices) < _FIRST_NEEDING_WORK:
+        type_indices = []  # inline values only (ints, floats, ...): owned as they are
+    for i, type_index in enumerate(type_indices):
         slot = start + i * ANY_SIZE
-        type_index = ctypes.c_int32.from_address(slot).value
-        if type_index >= TI.kTVMFFIStaticObjectBegin:
+        if type_index >= _OBJECT_BEGIN:
             memory.inc_ref(ctypes.c_void_p.from_address(slot + 8).value)
         elif type_index in _BORROWED_ONLY_KINDS:
             try:

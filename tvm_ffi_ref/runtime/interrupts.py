@@ -33,7 +33,8 @@ F = TypeVar("F", bound=Callable)
 
 # code object -> whether exceptions raised by user code it calls are caught by it
 _callback_codes: Dict[CodeType, bool] = {}
-_deferred = False
+#: Whether a Ctrl-C was deferred and not yet taken (a call tests it before taking it).
+deferred = False
 
 
 def callback_entry(fn: F) -> F:
@@ -60,9 +61,9 @@ def _must_defer(frame: Optional[FrameType]) -> bool:
 
 
 def _handle_sigint(signum: int, frame: Optional[FrameType]) -> None:
-    global _deferred
+    global deferred
     if _must_defer(frame):
-        _deferred = True
+        deferred = True
         return
     raise KeyboardInterrupt
 
@@ -86,6 +87,6 @@ def install_sigint_handler() -> bool:
 
 def take_deferred() -> bool:
     """Whether an interrupt was deferred since the last call; clears it."""
-    global _deferred
-    deferred, _deferred = _deferred, False
-    return deferred
+    global deferred
+    taken, deferred = deferred, False
+    return taken

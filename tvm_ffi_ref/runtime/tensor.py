@@ -69,6 +69,8 @@ KEEP_OFFSET = DLTENSOR_OFFSET + ctypes.sizeof(abi.DLTensor)
 TAIL_OFFSET = KEEP_OFFSET + ctypes.sizeof(ctypes.c_void_p)
 
 _INT64 = ctypes.sizeof(ctypes.c_int64)
+_DLTENSOR_SIZE = ctypes.sizeof(abi.DLTensor)
+_TENSOR = int(TI.kTVMFFITensor)  # a plain int: an IntEnum member read is slow on Python 3.11
 _UINT64_MASK = (1 << 64) - 1
 _DELETER_OFFSET = {False: abi.DLManagedTensor.deleter.offset,
                    True: abi.DLManagedTensorVersioned.deleter.offset}
@@ -180,9 +182,9 @@ def _wrap_managed(managed: int, versioned: bool) -> int:
         raise FFIError("ValueError", f"DLTensor.ndim must not be negative, got {source.ndim}")
     inline_strides = not source.strides and source.ndim != 0
     size = TAIL_OFFSET + (source.ndim * _INT64 if inline_strides else 0)
-    address = memory.new_object(TI.kTVMFFITensor, size,
+    address = memory.new_object(_TENSOR, size,
                                 _release_versioned if versioned else _release_unversioned)
-    ctypes.memmove(address + DLTENSOR_OFFSET, ctypes.addressof(source), ctypes.sizeof(source))
+    ctypes.memmove(address + DLTENSOR_OFFSET, ctypes.addressof(source), _DLTENSOR_SIZE)
     ctypes.c_void_p.from_address(address + KEEP_OFFSET).value = managed
     if inline_strides:
         strides = compact_strides(shape_of(source))

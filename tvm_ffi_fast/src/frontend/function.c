@@ -173,7 +173,7 @@ static inline int encode_plain(PyObject* value, TVMFFIAny* out) {
     return 1;
   }
 #endif
-  if (PyObject_TypeCheck(value, fx_object_type)) {
+  if (PyObject_TypeCheck(value, fx_cobject_type)) {
     FxObject* o = (FxObject*)value;
     if (o->handle == NULL || o->exchange_api != NULL ||
         tvm_ffi_runtime_locks_type(fx_header_index(o->handle))) {
