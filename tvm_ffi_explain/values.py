@@ -59,9 +59,9 @@ _ADDRESS = re.compile(r" (at|object at) 0x[0-9a-fA-F]+")
 def value_text(value: Any, stable: bool = True) -> str:
     """The repr of a value, objects described without their address (always) and other
     addresses dropped when ``stable``."""
-    from tvm_ffi_ref.object import Object
+    from tvm_ffi_ref.object import CObject
 
-    if isinstance(value, Object):
+    if isinstance(value, CObject):
         return describe(value)
     text = repr(value)
     if stable:

@@ -402,8 +402,9 @@ MUTANTS += [
        "a default factory runs once; every later instance shares its first result (dataclass "
        "default factories)", T_EDGES + "test_default_factories_and_deepcopy_sharing"),
     _m("fast-deepcopy-list-unshared", FAST + "deep_copy.c",
-       r"  slot = fr_ptrmap_find\(&c->copies, value->v_obj, NULL\);\n  if \(slot != NULL\) \{",
-       "  slot = fr_ptrmap_find(&c->copies, value->v_obj, NULL);\n"
+       r"  if \(!unshared\) slot = fr_ptrmap_find\(&c->copies, value->v_obj, NULL\);\n"
+       r"  if \(slot != NULL\) \{",
+       "  if (!unshared) slot = fr_ptrmap_find(&c->copies, value->v_obj, NULL);\n"
        "  if (slot != NULL && (ti != kTVMFFIList || slot->value == IN_PROGRESS)) {",
        "DeepCopy copies a List met twice twice, losing the sharing (DeepCopy of containers)",
        T_CONTAINER_EDGES),
