@@ -293,10 +293,10 @@ def array_push_back(address: int, value: abi.TVMFFIAny) -> int:
     return address
 
 
-# plain ints, read per slot (an IntEnum member read is a descriptor call on Python 3.11)
-_BORROWED_ONLY_KINDS = frozenset((int(TI.kTVMFFIRawStr), int(TI.kTVMFFIByteArrayPtr),
-                                  int(TI.kTVMFFIObjectRValueRef)))
-_OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)
+# read per slot, as module globals (TI's members are already plain ints: type_index.py)
+_BORROWED_ONLY_KINDS = frozenset((TI.kTVMFFIRawStr, TI.kTVMFFIByteArrayPtr,
+                                  TI.kTVMFFIObjectRValueRef))
+_OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin
 _FIRST_NEEDING_WORK = min(min(_BORROWED_ONLY_KINDS), _OBJECT_BEGIN)
 
 
