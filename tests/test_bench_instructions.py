@@ -1,0 +1,114 @@
+"""Instructions per call in the benchmarks (benchmarks/instruction_counts.py, ``--instructions``
+of bench_calls.py and bench_limits.py): one cheap call counted under callgrind (or hardware
+counters where valgrind is absent), its count positive, the same twice, and clearly larger for
+a body that does the call twice; the limit-row table prints the counts beside the times; and
+with no counter source the columns say ``n/a`` and why.
+
+Each counting process runs Python under valgrind (about 5-10 s here), so the rows are few.
+Skipped only where valgrind is not installed and the machine has no hardware counter (a VM
+that does not expose them): .ci/run installs valgrind where it can.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "benchmarks")
+sys.path.insert(0, BENCH)
+import bench_calls  # noqa: E402
+import instruction_counts  # noqa: E402
+
+sys.path.remove(BENCH)
+
+#: Counted in a worker: add_int(1, 2) through tvm_ffi_fast twice, then a body that calls it
+#: twice; prints the three counts and the loop's own cost as JSON.
+WORKER = """
+import json, sys
+sys.path.insert(0, {bench!r})
+import bench_calls, instruction_counts
+import tvm_ffi_fast
+add = tvm_ffi_fast.load_module({library!r}).add_int
+assert add(1, 2) == 3
+counter = instruction_counts.worker_counter()
+loop = bench_calls._timing_loop
+once = [counter.count(loop, "add", lambda: add(1, 2), 100) for _ in range(2)]
+twice = counter.count(loop, "add twice", lambda: (add(1, 2), add(3, 4)), 100)
+print(json.dumps({{"instr": {{"once": once, "twice": twice}}, "loop": counter.loop_per_iteration}}))
+"""
+
+
+def _source():
+    """callgrind where valgrind is installed (exact counts), else hardware counters."""
+    for wanted in (instruction_counts.CALLGRIND, instruction_counts.PERF):
+        kind, _ = instruction_counts.choose(wanted)
+        if kind is not None:
+            return kind
+    pytest.skip("no instruction counter here: " + instruction_counts.choose("auto")[1])
+
+
+def test_a_call_counts_the_same_twice_and_two_calls_count_more(tmp_path):
+    kind = _source()
+    library = bench_calls.build_kernels(sys.executable)
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER.format(bench=BENCH, library=library))
+    got = instruction_counts.count_process(kind, [sys.executable, str(script)],
+                                           str(tmp_path / "cache"))
+    assert "skip" not in got, got
+    (first, second), twice = got["instr"]["once"], got["instr"]["twice"]
+    # the loop's own step (an empty lambda's call) is a few hundred instructions
+    assert 50 < got["loop"] < 5000, got
+    assert first > 100, got
+    # callgrind is exact (up to a few instructions of allocator state); hardware counts wander
+    tolerance = 5 if kind == instruction_counts.CALLGRIND else 0.02 * first
+    assert abs(first - second) <= tolerance, got
+    assert twice - first > 0.8 * first, got
+
+
+def _run_limits(args, tmp_path, prelude=""):
+    script = os.path.join(BENCH, "bench_limits.py")
+    code = (f"import runpy, sys\n{prelude}sys.argv = {[script, *args]!r}\n"
+            f"runpy.run_path({script!r}, run_name='__main__')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_the_limit_table_prints_counts_beside_times(tmp_path):
+    kind = _source()
+    out = _run_limits(["--runners", "ctypes", "cffi", "--rounds", "1", "--repeat", "1",
+                       "--scale", "0.02", "--instructions", kind,
+                       "--cache", str(tmp_path / "cache"), "--json", str(tmp_path / "r.json")],
+                      tmp_path)
+    lines = out.splitlines()
+    assert lines[0].startswith(f"instructions per call (*_instr): {kind}"), out
+    header = next(line for line in lines if line.startswith("shape"))
+    assert header.split()[:5] == ["shape", "ctypes_ns", "ctypes_instr", "cffi_ns", "cffi_instr"]
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["instructions"]["kind"] == kind
+    for row in report["rows"]:
+        assert row["ctypes_instr"] > 0 and row["cffi_instr"] > 0, row
+    # ctypes converts its arguments through argtypes: two ints cost it more than no argument
+    rows = {row["shape"]: row for row in report["rows"]}
+    assert rows["two ints"]["ctypes_instr"] > rows["no-op call"]["ctypes_instr"] + 100, rows
+    assert set(report["instructions"]["seconds"]) == {"ctypes", "cffi"}
+
+
+def test_without_a_counter_the_columns_say_na_and_why(tmp_path):
+    # callgrind asked for, and valgrind hidden from the script
+    prelude = ("import shutil\n_which = shutil.which\n"
+               "shutil.which = lambda name, *a, **k: None if name == 'valgrind' "
+               "else _which(name, *a, **k)\n")
+    out = _run_limits(["--runners", "ctypes", "--rounds", "1", "--repeat", "1", "--scale",
+                       "0.02", "--instructions", "callgrind", "--cache", str(tmp_path / "cache")],
+                      tmp_path, prelude)
+    assert out.splitlines()[0] == ("instructions per call: n/a (valgrind is not installed "
+                                   "(apt-get install valgrind))"), out
+    row = next(line for line in out.splitlines() if line.startswith("two ints"))
+    assert row.split()[2:] == [row.split()[2], "n/a"] and float(row.split()[2]) > 0
