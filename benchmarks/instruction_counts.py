@@ -54,7 +54,7 @@ CALLGRIND_ITERATIONS = 200
 #: interrupt or a page fault only adds).
 PERF_REPEAT = 3
 
-#: perf_event_open's system call number per machine (``asm/unistd.h``).
+#: perf_event_open's system call number per machine (from Linux's unistd headers).
 _PERF_SYSCALL = {"x86_64": 298, "aarch64": 241, "riscv64": 241, "ppc64le": 319,
                  "s390x": 331}
 
@@ -117,7 +117,7 @@ def valgrind_version() -> Optional[str]:
 
 def build_toggle(cache: str) -> str:
     """``callgrind_toggle.c`` as a shared library in ``cache`` (once per source); returns its
-    path. Raises CalledProcessError when it does not compile (no ``valgrind/callgrind.h``)."""
+    path. Raises CalledProcessError when it does not compile (no callgrind header)."""
     with open(TOGGLE_SOURCE, "rb") as f:
         digest = hashlib.sha1(f.read()).hexdigest()[:12]
     target = os.path.join(cache, f"callgrind_toggle-{digest}.so")
@@ -249,8 +249,8 @@ def count_process(kind: str, command: List[str], cache: str) -> Dict[str, Any]:
         try:
             spec["helper"] = build_toggle(cache)
         except subprocess.CalledProcessError as error:
-            return {"skip": f"compiling callgrind_toggle.c failed (valgrind/callgrind.h is "
-                            f"in valgrind's package): {error.stderr.decode()[-300:]}"}
+            return {"skip": f"compiling callgrind_toggle.c failed (callgrind's header comes with "
+                            f"valgrind's package): {error.stderr.decode()[-300:]}"}
         out_dir = tempfile.mkdtemp(prefix="tvm_ffi_bench_callgrind-")
         spec["out"] = os.path.join(out_dir, "cg")
         command = ["valgrind", "-q", "--tool=callgrind", "--instr-atstart=no",

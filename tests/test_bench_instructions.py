@@ -112,3 +112,26 @@ def test_without_a_counter_the_columns_say_na_and_why(tmp_path):
                                    "(apt-get install valgrind))"), out
     row = next(line for line in out.splitlines() if line.startswith("two ints"))
     assert row.split()[2:] == [row.split()[2], "n/a"] and float(row.split()[2]) > 0
+
+
+def test_the_status_line_adds_instruction_ratios_only_when_counted():
+    sys.path.insert(0, BENCH)
+    try:
+        import status_line
+    finally:
+        sys.path.remove(BENCH)
+    calls = {"summary": {"fast/upstream geomean": 0.5, "ref/upstream geomean": 20.0},
+             "rows": [{"shape": "no-op call", "fast/upstream": 0.61},
+                      {"shape": "two floats", "fast/upstream": 0.4}]}
+    limits = {"summary": {"fast/nanobind geomean": 1.4, "fast/nanobind max": 1.7}}
+    plain = status_line.status_line(calls, limits)
+    assert plain == ("Benchmarks, one run: fast/upstream geomean 0.50, worst 0.61 (no-op call); "
+                     "ref/upstream geomean 20.0; fast/nanobind on scalar calls 1.40 (worst 1.70).")
+    source = {"source": "callgrind (valgrind-3.19.0)"}
+    calls.update(instructions=source)
+    calls["summary"].update({"fast/upstream_instr geomean": 0.46, "fast/upstream_instr max": 0.62})
+    limits.update(instructions=source)
+    limits["summary"].update({"fast/nanobind_instr geomean": 1.9, "fast/nanobind_instr max": 2.25})
+    assert status_line.status_line(calls, limits) == plain + (
+        " Instructions per call (callgrind (valgrind-3.19.0)): fast/upstream geomean 0.46 "
+        "(worst 0.62); fast/nanobind geomean 1.90 (worst 2.25).")
