@@ -50,6 +50,8 @@ PERF, CALLGRIND = "perf", "callgrind"
 #: Iterations per counted loop under callgrind (at most; a row with fewer timed iterations,
 #: a heavy one, keeps its own count): counts are exact, so a few hundred suffice.
 CALLGRIND_ITERATIONS = 200
+#: Iterations of the empty body's loop (the loop's own cost), before the cap above.
+BASELINE_ITERATIONS = 20000
 #: Counted loops of each length on hardware counters (the fewest instructions is kept: an
 #: interrupt or a page fault only adds).
 PERF_REPEAT = 3
@@ -207,7 +209,7 @@ class RowCounter:
         n = self.iterations(timed_iterations)
         if self.loop_per_iteration is None:
             self.loop_per_iteration = self.per_iteration(
-                make_loop("empty body"), lambda: None, self.iterations(CALLGRIND_ITERATIONS))
+                make_loop("empty body"), lambda: None, self.iterations(BASELINE_ITERATIONS))
         return self.per_iteration(make_loop(name), body, n) - self.loop_per_iteration
 
 
