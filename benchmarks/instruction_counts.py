@@ -83,7 +83,12 @@ def _open_instruction_counter() -> int:
                       ctypes.c_int(-1), ctypes.c_ulong(0))
     if fd < 0:
         errno = ctypes.get_errno()
-        raise OSError(errno, f"perf_event_open(instructions:u) failed: {os.strerror(errno)}")
+        meaning = {2: "the kernel exposes no instruction counter (as in many VMs)",
+                   95: "the kernel exposes no instruction counter (as in many VMs)",
+                   1: "not permitted (see /proc/sys/kernel/perf_event_paranoid)",
+                   13: "not permitted (see /proc/sys/kernel/perf_event_paranoid)"}
+        raise OSError(errno, f"perf_event_open(instructions:u): {os.strerror(errno)}: "
+                             f"{meaning.get(errno, 'failed')}")
     return int(fd)
 
 
@@ -102,7 +107,7 @@ def perf_problem() -> Optional[str]:
     try:
         os.close(_open_instruction_counter())
     except OSError as error:
-        return str(error)
+        return error.strerror or str(error)
     return None
 
 
@@ -236,7 +241,7 @@ def choose(wanted: str) -> Tuple[Optional[str], str]:
     if wanted in ("auto", CALLGRIND):
         version = valgrind_version()
         if version is not None:
-            return CALLGRIND, f"callgrind ({version})"
+            return CALLGRIND, f"callgrind ({version})" + "".join(f"; {r}" for r in reasons)
         reasons.append("valgrind is not installed (apt-get install valgrind)")
     return None, "; ".join(reasons)
 

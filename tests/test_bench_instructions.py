@@ -135,3 +135,15 @@ def test_the_status_line_adds_instruction_ratios_only_when_counted():
     assert status_line.status_line(calls, limits) == plain + (
         " Instructions per call (callgrind (valgrind-3.19.0)): fast/upstream geomean 0.46 "
         "(worst 0.62); fast/nanobind geomean 1.90 (worst 2.25).")
+
+
+def test_hardware_counters_are_read_or_refused_with_the_reason():
+    kind, text = instruction_counts.choose(instruction_counts.PERF)
+    if kind is None:  # a VM without counters, as here: the reason names the system call
+        assert text.startswith("no hardware counter: ") and "perf_event_open" in text, text
+        return
+    assert text == "hardware counter (perf_event_open, instructions:u)"
+    clock = instruction_counts._PerfClock()
+    before = clock()
+    sum(range(100000))  # a hundred thousand additions: well over 100,000 instructions
+    assert clock() - before > 100000
