@@ -35,10 +35,10 @@ import json
 import math
 import os
 import platform
+import resource
 import shutil
 import struct
 import subprocess
-import sys
 import tempfile
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -248,8 +248,8 @@ def choose(wanted: str) -> Tuple[Optional[str], str]:
 
 def count_process(kind: str, command: List[str], cache: str) -> Dict[str, Any]:
     """Runs a worker ``command`` whose counter is ``kind`` (under valgrind for callgrind);
-    returns its last line of output (JSON) with "seconds" (the process's wall time) added,
-    or {"skip": reason} when it failed."""
+    returns its last line of output (JSON) with "seconds" and "cpu_seconds" (the process's
+    wall and CPU time) added, or {"skip": reason} when it failed."""
     spec: Dict[str, Any] = {"kind": kind}
     out_dir = None
     if kind == CALLGRIND:
@@ -263,7 +263,7 @@ def count_process(kind: str, command: List[str], cache: str) -> Dict[str, Any]:
         command = ["valgrind", "-q", "--tool=callgrind", "--instr-atstart=no",
                    "--collect-atstart=no", "--dump-line=no",
                    f"--callgrind-out-file={spec['out']}.%p", *command]
-    start = time.monotonic()
+    start, cpu = time.monotonic(), _children_cpu()
     try:
         # a fixed hash seed: str hashes, and so dict probes, are then the same in every run
         done = subprocess.run(command, capture_output=True, text=True,
@@ -274,8 +274,15 @@ def count_process(kind: str, command: List[str], cache: str) -> Dict[str, Any]:
     if done.returncode != 0:
         return {"skip": f"the counting process failed: {done.stderr.strip()[-500:]}"}
     got = json.loads(done.stdout.strip().splitlines()[-1])
-    got["seconds"] = time.monotonic() - start
+    got["seconds"], got["cpu_seconds"] = time.monotonic() - start, _children_cpu() - cpu
     return got
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished children so far (a loaded machine stretches
+    wall time, not this)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def add_ratios(rows: List[Dict[str, Any]], summary: Dict[str, float],
@@ -306,8 +313,8 @@ def header_lines(info: Dict[str, Any]) -> List[str]:
     lines = [f"instructions per call (*_instr): {info['source']}; each row net of the counting "
              "loop's own cost per iteration (an empty body), which the times include: "
              + ", ".join(f"{r} {v:.0f}" for r, v in info["loop_per_iteration"].items())]
-    lines.append("counting processes took " + ", ".join(
-        f"{r} {s:.1f} s" for r, s in info["seconds"].items()))
+    lines.append("counting processes took (wall, CPU) " + ", ".join(
+        f"{r} {s:.1f} s, {info['cpu_seconds'][r]:.1f} s" for r, s in info["seconds"].items()))
     for runner, reason in {**info["skipped"], **info.get("rows_not_counted", {})}.items():
         lines.append(f"instructions n/a for {runner}: {reason}")
     return lines
@@ -322,7 +329,8 @@ def count_runners(choice: Tuple[Optional[str], str], commands: Dict[str, Any],
     rows not counted)."""
     kind, source = choice
     info: Dict[str, Any] = {"kind": kind, "source": source, "loop_per_iteration": {},
-                            "seconds": {}, "skipped": {}, "rows_not_counted": {}}
+                            "seconds": {}, "cpu_seconds": {}, "skipped": {},
+                            "rows_not_counted": {}}
     counts: Dict[str, Dict[str, float]] = {}
     if kind is None:
         return counts, info
@@ -334,6 +342,7 @@ def count_runners(choice: Tuple[Optional[str], str], commands: Dict[str, Any],
             continue
         counts[runner] = got["instr"]
         info["seconds"][runner] = got["seconds"]
+        info["cpu_seconds"][runner] = got["cpu_seconds"]
         for name, reason in got.get("not_counted", {}).items():
             info["rows_not_counted"][f"{runner}: {name}"] = reason
         if got["loop"] is not None:
