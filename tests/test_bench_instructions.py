@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
@@ -23,6 +22,7 @@ BENCH = os.path.join(ROOT, "benchmarks")
 sys.path.insert(0, BENCH)
 import bench_calls  # noqa: E402
 import instruction_counts  # noqa: E402
+from test_bench_limits import run as run_limits  # noqa: E402  (bench_limits.py in a child)
 
 sys.path.remove(BENCH)
 
@@ -70,19 +70,9 @@ def test_a_call_counts_the_same_twice_and_two_calls_count_more(tmp_path):
     assert twice - first > 0.8 * first, got
 
 
-def _run_limits(args, tmp_path, prelude=""):
-    script = os.path.join(BENCH, "bench_limits.py")
-    code = (f"import runpy, sys\n{prelude}sys.argv = {[script, *args]!r}\n"
-            f"runpy.run_path({script!r}, run_name='__main__')\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300, cwd=str(tmp_path))
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
-
-
 def test_the_limit_table_prints_counts_beside_times(tmp_path):
     kind = _source()
-    out = _run_limits(["--runners", "ctypes", "--rounds", "1", "--repeat", "1",
+    out = run_limits(["--runners", "ctypes", "--rounds", "1", "--repeat", "1",
                        "--scale", "0.02", "--instructions", kind,
                        "--cache", str(tmp_path / "cache"), "--json", str(tmp_path / "r.json")],
                       tmp_path)
@@ -106,7 +96,7 @@ def test_without_a_counter_the_columns_say_na_and_why(tmp_path):
     prelude = ("import shutil\n_which = shutil.which\n"
                "shutil.which = lambda name, *a, **k: None if name == 'valgrind' "
                "else _which(name, *a, **k)\n")
-    out = _run_limits(["--runners", "ctypes", "--rounds", "1", "--repeat", "1", "--scale",
+    out = run_limits(["--runners", "ctypes", "--rounds", "1", "--repeat", "1", "--scale",
                        "0.02", "--instructions", "callgrind", "--cache", str(tmp_path / "cache")],
                       tmp_path, prelude)
     assert out.splitlines()[0] == ("instructions per call: n/a (valgrind is not installed "
