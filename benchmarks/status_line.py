@@ -52,7 +52,7 @@ def _instruction_ratios(calls: Dict[str, Any], limits: Dict[str, Any]) -> str:
             continue
         worst = report["summary"][f"{key}_instr max"]
         parts.append(f"{key} geomean {found:.2f} (worst {worst:.2f})")
-        source = report["instructions"]["source"]
+        source = report["instructions"]["kind"]  # "perf" or "callgrind": the header says more
         if source not in sources:
             sources.append(source)
     if not parts:

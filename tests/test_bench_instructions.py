@@ -118,13 +118,13 @@ def test_the_status_line_adds_instruction_ratios_only_when_counted():
     plain = status_line.status_line(calls, limits)
     assert plain == ("Benchmarks, one run: fast/upstream geomean 0.50, worst 0.61 (no-op call); "
                      "ref/upstream geomean 20.0; fast/nanobind on scalar calls 1.40 (worst 1.70).")
-    source = {"source": "callgrind (valgrind-3.19.0)"}
+    source = {"kind": "callgrind", "source": "callgrind (valgrind-3.19.0); no hardware counter"}
     calls.update(instructions=source)
     calls["summary"].update({"fast/upstream_instr geomean": 0.46, "fast/upstream_instr max": 0.62})
     limits.update(instructions=source)
     limits["summary"].update({"fast/nanobind_instr geomean": 1.9, "fast/nanobind_instr max": 2.25})
     assert status_line.status_line(calls, limits) == plain + (
-        " Instructions per call (callgrind (valgrind-3.19.0)): fast/upstream geomean 0.46 "
+        " Instructions per call (callgrind): fast/upstream geomean 0.46 "
         "(worst 0.62); fast/nanobind geomean 1.90 (worst 2.25).")
 
 
