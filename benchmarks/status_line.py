@@ -50,8 +50,12 @@ def _instruction_ratios(calls: Dict[str, Any], limits: Dict[str, Any]) -> str:
         found = report["summary"].get(f"{key}_instr geomean")
         if found is None:
             continue
-        worst = report["summary"][f"{key}_instr max"]
-        parts.append(f"{key} geomean {found:.2f} (worst {worst:.2f})")
+        if report is calls:  # the call rows name their worst, as the times do
+            worst = _worst(calls["rows"], f"{key}_instr")
+            parts.append(f"{key} geomean {found:.2f}, worst {worst}")
+        else:
+            parts.append(f"{key} geomean {found:.2f} "
+                         f"(worst {report['summary'][f'{key}_instr max']:.2f})")
         source = report["instructions"]["kind"]  # "perf" or "callgrind": the header says more
         if source not in sources:
             sources.append(source)

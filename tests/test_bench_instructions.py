@@ -121,11 +121,12 @@ def test_the_status_line_adds_instruction_ratios_only_when_counted():
     source = {"kind": "callgrind", "source": "callgrind (valgrind-3.19.0); no hardware counter"}
     calls.update(instructions=source)
     calls["summary"].update({"fast/upstream_instr geomean": 0.46, "fast/upstream_instr max": 0.62})
+    calls["rows"][0]["fast/upstream_instr"], calls["rows"][1]["fast/upstream_instr"] = 0.3, 0.62
     limits.update(instructions=source)
     limits["summary"].update({"fast/nanobind_instr geomean": 1.9, "fast/nanobind_instr max": 2.25})
     assert status_line.status_line(calls, limits) == plain + (
-        " Instructions per call (callgrind): fast/upstream geomean 0.46 "
-        "(worst 0.62); fast/nanobind geomean 1.90 (worst 2.25).")
+        " Instructions per call (callgrind): fast/upstream geomean 0.46, "
+        "worst 0.62 (two floats); fast/nanobind geomean 1.90 (worst 2.25).")
 
 
 def test_hardware_counters_are_read_or_refused_with_the_reason():
