@@ -43,9 +43,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import instruction_counts  # noqa: E402  (--instructions)
+
 FRONTENDS = {"upstream": "tvm_ffi", "fast": "tvm_ffi_fast", "ref": "tvm_ffi_ref",
              "pypy-fast": "tvm_ffi_fast", "pypy-ref": "tvm_ffi_ref"}
 ON_PYPY = sys.implementation.name == "pypy"
@@ -81,6 +84,9 @@ SUSTAINED_FACTOR = 20
 #: (its walks are Python over ctypes), which says nothing new.
 REF_SKIPS = {"structural_hash of a 1e4-object graph", "structural_equal of two 1e4-object graphs",
              "JSON graph round trip of a 1e4-object graph"}
+#: Shapes the reference is not counted on under callgrind (``--instructions``): the counting
+#: loops' four churns (1e5 Arrays each, ~2.5 s apiece natively) take it about ten minutes there.
+REF_CALLGRIND_SKIPS = {"churn: 1e5 Arrays of 10 ints (per Array)"}
 #: The PyTorch rows (measured when torch imports), in table order.
 TORCH_SHAPES = [
     ("torch: two float32 tensors and a float", 20000),
@@ -157,7 +163,10 @@ def run_worker(module_name: str, library: str, repeat: int,
     """Times every shape (or those whose name contains one of ``only``) in this process;
     returns {"ns": name -> nanoseconds per call (the best loop's), "gc": name -> the share of
     the loops' time spent in PyPy's collector (PyPy only)}. ``sustained``: each timed loop is
-    ``SUSTAINED_FACTOR`` times longer, and "ns" gives every loop's nanoseconds per call."""
+    ``SUSTAINED_FACTOR`` times longer, and "ns" gives every loop's nanoseconds per call. In a
+    counting process (``--instructions``: :func:`instruction_counts.worker_counter`) returns
+    {"instr": name -> instructions per call, "loop": the loop's own per iteration,
+    "not_counted": name -> why}} instead."""
     import time
 
     import numpy as np
@@ -223,11 +232,20 @@ def run_worker(module_name: str, library: str, repeat: int,
     if torch_bodies:
         bodies.update(torch_bodies)
         shapes += TORCH_SHAPES
-    results, gc_share = {}, {}
+    results, gc_share, not_counted = {}, {}, {}
+    counter = instruction_counts.worker_counter()  # a counting process (--instructions)
     for name, iterations in shapes:
         if module_name == FRONTENDS["ref"] and name in REF_SKIPS:
             continue
         if only and not any(part in name for part in only):
+            continue
+        if counter is not None:
+            if module_name == FRONTENDS["ref"] and name in REF_CALLGRIND_SKIPS \
+                    and counter.kind == instruction_counts.CALLGRIND:
+                not_counted[name] = "about ten minutes under callgrind (REF_CALLGRIND_SKIPS)"
+            else:
+                results[name] = counter.count(_timing_loop, name, bodies[name], iterations) \
+                    / per_call_divisor.get(name, 1)
             continue
         body, timed = bodies[name], _timing_loop(name)
         timed(body, min(iterations, 200), time.perf_counter)  # warm caches, dispatch tables
@@ -243,6 +261,8 @@ def run_worker(module_name: str, library: str, repeat: int,
         results[name] = loops if sustained else min(loops)
         if ON_PYPY:
             gc_share[name] = collecting / elapsed
+    if counter is not None:
+        return {"instr": results, "loop": counter.loop_per_iteration, "not_counted": not_counted}
     return {"ns": results, "gc": gc_share}
 
 
@@ -291,10 +311,14 @@ def geomean(values: List[float]) -> float:
 
 
 def table(results: Dict[str, Optional[Dict[str, float]]],
-          gc_shares: Optional[Dict[str, Dict[str, float]]] = None) -> Dict:
+          gc_shares: Optional[Dict[str, Dict[str, float]]] = None,
+          instructions: Optional[Tuple[Dict[str, Dict[str, float]], Dict[str, Any]]] = None
+          ) -> Dict:
     """Rows of ns per call and ratios against upstream, plus geometric means (all rows, the
     PyTorch rows, the others); ``gc_shares``: front end -> shape -> the share of its time
-    spent collecting (PyPy's front ends), shown as a percentage column."""
+    spent collecting (PyPy's front ends), shown as a percentage column; ``instructions``
+    (what :func:`instruction_counts.count_runners` returns): instructions per call and their
+    ratios against upstream too."""
     rows = []
     base = results.get("upstream")
     measured = [values for values in results.values() if values]
@@ -305,6 +329,8 @@ def table(results: Dict[str, Optional[Dict[str, float]]],
         row = {"shape": name}
         for frontend, values in results.items():
             row[f"{frontend}_ns"] = None if values is None else values.get(name)
+            if instructions is not None:
+                row[f"{frontend}_instr"] = instructions[0].get(frontend, {}).get(name)
         for frontend in [f for f in results if f != "upstream"]:
             mine = results.get(frontend)
             if base and mine and name in base and name in mine:
@@ -323,14 +349,24 @@ def table(results: Dict[str, Optional[Dict[str, float]]],
             if ratios:
                 summary[f"{frontend}/upstream geomean{label}"] = geomean(ratios)
                 summary[f"{frontend}/upstream max{label}"] = max(ratios)
-    return {"rows": rows, "summary": summary}
+    report = {"rows": rows, "summary": summary}
+    if instructions is not None:
+        instruction_counts.add_ratios(rows, summary,
+                                      [(f, "upstream") for f in results if f != "upstream"])
+        report["instructions"] = instructions[1]
+    return report
 
 
 def print_table(report: Dict, frontends: List[str]) -> None:
-    """The report as a fixed-width table."""
-    cols = [f"{f}_ns" for f in frontends] + [
-        f"{f}{suffix}" for suffix in ("/upstream", " GC %") for f in frontends
+    """The report as a fixed-width table (with instructions per call: what counted them
+    first, and a count beside each time)."""
+    units = ("_ns", "_instr") if "instructions" in report else ("_ns",)
+    cols = [f"{f}{unit}" for f in frontends for unit in units] + [
+        f"{f}{suffix}" for suffix in ("/upstream", "/upstream_instr", " GC %") for f in frontends
         if any(f"{f}{suffix}" in r for r in report["rows"])]
+    if "instructions" in report:
+        for line in instruction_counts.header_lines(report["instructions"]):
+            print(line)
     print_rows(report["rows"], cols, 14, 0)
     for key, value in report["summary"].items():
         print(f"{key}: {value:.2f}")
@@ -338,15 +374,17 @@ def print_table(report: Dict, frontends: List[str]) -> None:
 
 def print_rows(rows: List[Dict], cols: List[str], cell: int, ns_decimals: int) -> None:
     """Fixed-width rows: the shape, then each column (a ratio, with "/" in its name, to two
-    decimals; a time to ``ns_decimals``; ``n/a`` where a row has no value)."""
+    decimals; an instruction count, "*_instr", whole; a time to ``ns_decimals``; ``n/a``
+    where a row has no value)."""
     width = max(len(r["shape"]) for r in rows)
-    print(f"{'shape':<{width}}  " + "  ".join(f"{c:>{cell}}" for c in cols))
+    widths = [max(cell, len(c)) for c in cols]  # (a long ratio's name widens its column)
+    print(f"{'shape':<{width}}  " + "  ".join(f"{c:>{w}}" for c, w in zip(cols, widths)))
     for row in rows:
         cells = []
-        for c in cols:
+        for c, w in zip(cols, widths):
             value = row.get(c)
-            cells.append(f"{'n/a':>{cell}}" if value is None else
-                         (f"{value:>{cell}.2f}" if "/" in c else f"{value:>{cell}.{ns_decimals}f}"))
+            decimals = 2 if "/" in c else 0 if c.endswith("_instr") else ns_decimals
+            cells.append(f"{'n/a':>{w}}" if value is None else f"{value:>{w}.{decimals}f}")
         print(f"{row['shape']:<{width}}  " + "  ".join(cells))
 
 
@@ -370,6 +408,11 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help=f"time loops {SUSTAINED_FACTOR} times longer and keep the median "
                              "of all loops: a collector's work then weighs on every timing, "
                              "where the best of short loops can miss it")
+    parser.add_argument("--instructions", nargs="?", const="auto",
+                        choices=["auto", instruction_counts.PERF, instruction_counts.CALLGRIND],
+                        help="also count instructions per call, one more process per front "
+                             "end (by default hardware counters where the machine has them, "
+                             "else callgrind: about a minute per CPython front end)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--library", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -402,8 +445,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     results: Dict[str, Optional[Dict[str, float]]] = {
         f: None if kept is None else {name: pick(ns) for name, ns in kept.items()}
         for f, kept in loops.items()}
+    counts = None
+    if args.instructions:
+        choice = instruction_counts.choose(args.instructions)
+        counts = instruction_counts.count_runners(choice, {
+            f: "PyPy's JIT is not counted under callgrind (a few hundred iterations do not "
+               "reach its steady state)" if f.startswith("pypy-")
+            and choice[0] == instruction_counts.CALLGRIND else
+            [args.pypy if f.startswith("pypy-") else args.cpython, __file__, "--worker",
+             FRONTENDS[f], "--library", library, "--repeat", "1",
+             *(["--only", *args.only] if args.only else [])]
+            for f in args.frontends}, os.path.join(tempfile.gettempdir(), "tvm_ffi_bench_limits"))
     report = table(results, {f: {name: statistics.mean(s) for name, s in by_name.items()}
-                             for f, by_name in shares.items() if by_name})
+                             for f, by_name in shares.items() if by_name}, counts)
     print_table(report, args.frontends)
     if args.json:
         with open(args.json, "w") as f:

@@ -22,7 +22,10 @@ and without them their columns print ``n/a`` with the reason. Each runner runs i
 interpreter, the runners taking turns for ``--rounds`` rounds; each timing is the best loop of
 all rounds. Ratios are printed per row: fast/nanobind (the issue's limit target), fast/upstream,
 upstream/nanobind, fast/pybind11. Machines here are shared and noisy: compare ratios within one
-run.
+run. ``--instructions`` adds each runner's instructions per call (a ``*_instr`` column beside
+its time, and the same ratios of them), counted after the timed rounds in one more process per
+runner: by hardware counters where the machine has them, else under valgrind's callgrind
+(``instruction_counts.py`` says how the loop's own cost is taken out).
 """
 
 from __future__ import annotations
@@ -37,12 +40,13 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIMITS = os.path.join(HERE, "limits")
 sys.path.insert(0, HERE)
 import bench_calls  # noqa: E402  (the kernel library's build and the timing loop)
+import instruction_counts  # noqa: E402  (--instructions)
 
 #: Runners in column order: TVM FFI front ends, then the bindings and the raw calls.
 TVM_RUNNERS = {"upstream": "tvm_ffi", "fast": "tvm_ffi_fast", "ref": "tvm_ffi_ref",
@@ -186,10 +190,18 @@ def _functions(runner: str, path: str) -> Dict[str, Any]:
             "two floats": lambda: mul(1.5, 2.5), "short str echo": lambda: echo(text)}
 
 
-def run_worker(runner: str, path: str, repeat: int, scale: float) -> Dict[str, float]:
-    """shape -> nanoseconds per call (the best of ``repeat`` loops) in this process."""
+def run_worker(runner: str, path: str, repeat: int, scale: float) -> Dict[str, Any]:
+    """shape -> nanoseconds per call (the best of ``repeat`` loops) in this process; or, in a
+    counting process (:func:`instruction_counts.worker_counter`), {"instr": shape ->
+    instructions per call, "loop": the counting loop's own instructions per iteration}."""
     import time
     bodies = _functions(runner, path)
+    counter = instruction_counts.worker_counter()
+    if counter is not None:
+        counts = {name: counter.count(bench_calls._timing_loop, name, bodies[name],
+                                      max(1, int(iterations * scale)))
+                  for name, iterations in SHAPES}
+        return {"instr": counts, "loop": counter.loop_per_iteration}
     out = {}
     for name, iterations in SHAPES:
         iterations = max(1, int(iterations * scale))
@@ -213,13 +225,19 @@ def measure(runner: str, path: str, python: str, repeat: int, scale: float) -> D
     return {"ns": json.loads(done.stdout.strip().splitlines()[-1])}
 
 
-def report(results: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
-    """Rows (ns per runner and the ratios) and geometric means of the ratios."""
+def report(results: Dict[str, Dict[str, Any]],
+           instructions: Optional[Tuple[Dict[str, Dict[str, float]], Dict[str, Any]]] = None
+           ) -> Dict[str, Any]:
+    """Rows (ns per runner and the ratios) and geometric means of the ratios; with
+    ``instructions`` (what :func:`instruction_counts.count_runners` returns) each runner's
+    instructions per call and their ratios too."""
     rows = []
     for name, _ in SHAPES:
         row: Dict[str, Any] = {"shape": name}
         for runner, got in results.items():
             row[f"{runner}_ns"] = got.get("ns", {}).get(name)
+            if instructions is not None:
+                row[f"{runner}_instr"] = instructions[0].get(runner, {}).get(name)
         for top, bottom in RATIOS:
             a, b = row.get(f"{top}_ns"), row.get(f"{bottom}_ns")
             if a and b:
@@ -232,14 +250,23 @@ def report(results: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
             summary[f"{top}/{bottom} geomean"] = bench_calls.geomean(ratios)
             summary[f"{top}/{bottom} max"] = max(ratios)
     skipped = {runner: got["skip"] for runner, got in results.items() if "skip" in got}
-    return {"rows": rows, "summary": summary, "skipped": skipped}
+    rep = {"rows": rows, "summary": summary, "skipped": skipped}
+    if instructions is not None:
+        instruction_counts.add_ratios(rows, summary, RATIOS)
+        rep["instructions"] = instructions[1]
+    return rep
 
 
 def print_report(rep: Dict[str, Any], runners: List[str]) -> None:
     """The report as a fixed-width table, then the skipped runners with their reasons."""
-    ratio_cols = [f"{a}/{b}" for a, b in RATIOS if any(f"{a}/{b}" in r for r in rep["rows"])]
-    cols = [f"{r}_ns" for r in runners] + ratio_cols
-    bench_calls.print_rows(rep["rows"], cols, 17, 1)
+    counted = "instructions" in rep
+    ratio_cols = [f"{a}/{b}{suffix}" for suffix in ("", "_instr") for a, b in RATIOS
+                  if any(f"{a}/{b}{suffix}" in r for r in rep["rows"])]
+    cols = [f"{r}{unit}" for r in runners for unit in (("_ns", "_instr") if counted else ("_ns",))]
+    if counted:
+        for line in instruction_counts.header_lines(rep["instructions"]):
+            print(line)
+    bench_calls.print_rows(rep["rows"], cols + ratio_cols, 17, 1)
     for key, value in rep["summary"].items():
         print(f"{key}: {value:.2f}")
     for runner, reason in rep["skipped"].items():
@@ -258,6 +285,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--cache", default=default_cache(),
                         help="where the compiled nanobind, pybind11 and plain C modules are kept")
     parser.add_argument("--json", help="also write the report as JSON to this file")
+    parser.add_argument("--instructions", nargs="?", const="auto",
+                        choices=["auto", instruction_counts.PERF, instruction_counts.CALLGRIND],
+                        help="also count instructions per call (by default hardware counters "
+                             "where the machine has them, else callgrind)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--path", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -278,7 +309,15 @@ def main(argv: Optional[List[str]] = None) -> int:
             for name, ns in got["ns"].items():
                 kept = best[runner]["ns"].get(name, math.inf)
                 best[runner]["ns"][name] = min(kept, ns)
-    rep = report(best)
+    counts = None
+    if args.instructions:
+        # one process per runner, its loops short (--repeat does not apply: counts are steady)
+        counts = instruction_counts.count_runners(instruction_counts.choose(args.instructions), {
+            runner: best[runner]["skip"] if "skip" in best[runner] else
+            [sys.executable, __file__, "--worker", runner, "--path", ready[runner]["path"],
+             "--repeat", "1", "--scale", str(args.scale)]
+            for runner in args.runners}, args.cache)
+    rep = report(best, counts)
     print_report(rep, args.runners)
     if args.json:
         with open(args.json, "w") as f:

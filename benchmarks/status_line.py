@@ -7,7 +7,8 @@
 The line gives fast/upstream and ref/upstream (geometric mean and the worst row) over the call
 rows, and fast/nanobind over the limit rows (fast as it runs by default, and with
 ``release_gil = False``), so the README states what one run measured rather than a number
-copied by hand.
+copied by hand. Where the reports were made with ``--instructions``, the line ends with the same
+ratios of instructions per call, and what counted them.
 """
 
 from __future__ import annotations
@@ -35,7 +36,32 @@ def status_line(calls: Dict[str, Any], limits: Dict[str, Any]) -> str:
         if f"{key} geomean" in limit:
             parts.append(f"{label} {limit[f'{key} geomean']:.2f} "
                          f"(worst {limit[f'{key} max']:.2f})")
-    return "Benchmarks, one run: " + "; ".join(parts) + "."
+    line = "Benchmarks, one run: " + "; ".join(parts) + "."
+    counted = _instruction_ratios(calls, limits)
+    return f"{line} {counted}" if counted else line
+
+
+def _instruction_ratios(calls: Dict[str, Any], limits: Dict[str, Any]) -> str:
+    """The instruction-count sentence (fast/upstream over the call rows, fast/nanobind over
+    the limit rows), or "" when neither report counted instructions."""
+    parts, sources = [], []
+    for report, key in ((calls, "fast/upstream"), (limits, "fast/nanobind"),
+                        (limits, "fast-held/nanobind")):
+        found = report["summary"].get(f"{key}_instr geomean")
+        if found is None:
+            continue
+        if report is calls:  # the call rows name their worst, as the times do
+            worst = _worst(calls["rows"], f"{key}_instr")
+            parts.append(f"{key} geomean {found:.2f}, worst {worst}")
+        else:
+            parts.append(f"{key} geomean {found:.2f} "
+                         f"(worst {report['summary'][f'{key}_instr max']:.2f})")
+        source = report["instructions"]["kind"]  # "perf" or "callgrind": the header says more
+        if source not in sources:
+            sources.append(source)
+    if not parts:
+        return ""
+    return f"Instructions per call ({', '.join(sources)}): " + "; ".join(parts) + "."
 
 
 def main(argv: List[str]) -> int:
