@@ -77,25 +77,23 @@ from .device import Device
 from .object import CObject, type_index_of, wrap_owned
 from .pyobject import unwrap_pyobject
 from .runtime.strings import int_to_words
+from .runtime.type_index import TI
 from .string import Bytes, String  # noqa: F401 - kept for its load order (string.py's classes)
 
 #: The class devices are returned as (``set_device_class`` replaces it).
 _device_class: type = Device
 
-TI = abi.TVMFFITypeIndex
-_OBJECT_BEGIN = int(TI.kTVMFFIStaticObjectBegin)
+_OBJECT_BEGIN = TI.kTVMFFIStaticObjectBegin
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _LOCKED_CONTAINER_TYPES = abi.LOCKED_CONTAINER_TYPES
 
-# The type indices read or written for every value, as plain ints: on Python 3.11 each read of
-# an IntEnum member is a descriptor call (~70 ns), which costs more than the work around it.
-_NONE, _INT, _BOOL, _FLOAT = (int(TI.kTVMFFINone), int(TI.kTVMFFIInt), int(TI.kTVMFFIBool),
-                              int(TI.kTVMFFIFloat))
-_SMALL_STR, _SMALL_BYTES = int(TI.kTVMFFISmallStr), int(TI.kTVMFFISmallBytes)
-_RAW_STR, _BYTE_ARRAY_PTR = int(TI.kTVMFFIRawStr), int(TI.kTVMFFIByteArrayPtr)
-_RVALUE_REF = int(TI.kTVMFFIObjectRValueRef)
-_TENSOR, _BIG_INT, _OPAQUE_PY = (int(TI.kTVMFFITensor), int(TI.kTVMFFIBigInt),
-                                 int(TI.kTVMFFIOpaquePyObject))
+# The type indices read or written for every value, bound as module globals (one dict lookup
+# each on the hot path; runtime/type_index.py says why TI holds plain ints).
+_NONE, _INT, _BOOL, _FLOAT = TI.kTVMFFINone, TI.kTVMFFIInt, TI.kTVMFFIBool, TI.kTVMFFIFloat
+_SMALL_STR, _SMALL_BYTES = TI.kTVMFFISmallStr, TI.kTVMFFISmallBytes
+_RAW_STR, _BYTE_ARRAY_PTR = TI.kTVMFFIRawStr, TI.kTVMFFIByteArrayPtr
+_RVALUE_REF = TI.kTVMFFIObjectRValueRef
+_TENSOR, _BIG_INT, _OPAQUE_PY = TI.kTVMFFITensor, TI.kTVMFFIBigInt, TI.kTVMFFIOpaquePyObject
 
 
 def _check(status: int) -> None:
@@ -419,7 +417,7 @@ def pod_to_python(value: abi.TVMFFIAny) -> Any:
     if index == TI.kTVMFFIDLTensorPtr:
         return upcalls.tensor_class()._view_of_dltensor(value.v_ptr)
     if index in (TI.kTVMFFIRawStr, TI.kTVMFFIByteArrayPtr, TI.kTVMFFIObjectRValueRef):
-        name = TI(index).name[len("kTVMFFI"):]
+        name = abi.TVMFFITypeIndex(index).name[len("kTVMFFI"):]
         raise ValueError(f"Return value cannot be {name}")
     raise ValueError(f"Unhandled type index {index}")
 

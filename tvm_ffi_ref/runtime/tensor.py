@@ -57,8 +57,8 @@ from tvm_ffi_common.capi import LIB
 
 from . import env, errors, memory
 from .slots import FFIError, implements
+from .type_index import TI
 
-TI = abi.TVMFFITypeIndex
 DEVICE = abi.DLDeviceType
 
 #: Where the DLTensor starts in a Tensor object.
@@ -70,7 +70,7 @@ TAIL_OFFSET = KEEP_OFFSET + ctypes.sizeof(ctypes.c_void_p)
 
 _INT64 = ctypes.sizeof(ctypes.c_int64)
 _DLTENSOR_SIZE = ctypes.sizeof(abi.DLTensor)
-_TENSOR = int(TI.kTVMFFITensor)  # a plain int: an IntEnum member read is slow on Python 3.11
+_TENSOR = TI.kTVMFFITensor
 _UINT64_MASK = (1 << 64) - 1
 _DELETER_OFFSET = {False: abi.DLManagedTensor.deleter.offset,
                    True: abi.DLManagedTensorVersioned.deleter.offset}
