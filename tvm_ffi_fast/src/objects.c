@@ -25,6 +25,8 @@ void* fr_object_alloc(size_t size, int32_t type_index, void (*deleter)(void* sel
    */
   if (size <= FR_SMALL_OBJECT) {
     obj = (TVMFFIObject*)malloc(size);
+    /* (the empty asm keeps the compiler from folding malloc + memset back into calloc) */
+    __asm__ volatile("" : "+r"(obj));
     if (obj != NULL) memset(obj, 0, size);
   } else {
     obj = (TVMFFIObject*)calloc(1, size);
