@@ -8,13 +8,16 @@
  * and result against the calling convention (rules.c) and decodes the result (decode.c) or
  * raises the error (errors.c): tvm_ffi_ref's Function.__call__ and finish_call, step for step.
  *
- * Two paths. Plain arguments (scalars, short ASCII str, Objects other than List/Dict:
+ * Three paths. Plain arguments (scalars, short ASCII str, Objects other than List/Dict:
  * encode_plain) make nothing, hold nothing and bring no framework context, so they are
- * written in place and the call goes straight on. Any other argument sends the call through
- * encode.c with a scope (general_call): its List and Dict arguments held for the whole call
- * (holds.c), and, when the arguments brought a framework's DLPack exchange table or a device,
- * its stream and allocator the environment's during the call and the result seen through the
- * table (exchange.c).
+ * written in place and the call goes straight on. Tensors of the framework type or DLPack
+ * producer type met last (a torch tensor, a NumPy array: encode.c remembers them) are imported
+ * into a scope among plain arguments, and the call ends in tensor_call: no container to hold,
+ * the framework's environment set around the call, the imports dropped after it. Any other
+ * argument sends the call through encode.c with a scope (general_call): its List and Dict
+ * arguments held for the whole call (holds.c), and, when the arguments brought a framework's
+ * DLPack exchange table or a device, its stream and allocator the environment's during the
+ * call and the result seen through the table (exchange.c).
  */
 #include "frontend.h"
 
