@@ -206,6 +206,30 @@ CASES = [
          "api.from_dlpack(w).data_ptr() == OURS.data_ptr(), name(k.make_array(w)[0]), "
          "w.__tvm_ffi_env_stream__())",
          pt(s("Tensor"), b(True), pl(i(4)), b(True), s("Tensor"), i(0))),
+    # -- a table type met before (the fast front end's plain-path import): argument lists
+    # mixing its tensors with scalars, NumPy arrays, another table's tensors and arguments that
+    # need the general call; its errors; the environment it sets
+    Case("arg.remembered_mixed",
+         "k.describe(T); k.describe(A)\n"
+         "result = [k.second(T, 1), name(k.second(1, T)), k.second(T, 2.5), "
+         "k.second(T, 'a long string after a tensor'), list(k.second(T, [1, 2])), "
+         "name(k.second(T, A)), name(k.second(A, T)), k.pair_scale(T, A, 0.5), "
+         "name(k.second(T, X)), name(k.second(X, T)), name(k.second(T, OURS)), "
+         "delta(lambda: [k.pair_scale(T, T, 1.0) for _ in range(3)])]"),
+    Case("arg.remembered_errors",
+         "k.describe(T)\n"
+         "result = [delta(lambda: outcome(lambda: k.pair_scale(T, 5, 1.0)))[1], "
+         "outcome(lambda: k.pair_scale(T, T))[:2], delta(lambda: outcome(lambda: k.describe(T, T)))[1]]"),
+    Case("stream.remembered",
+         "k.env_stream(CUDA1)\n"
+         "got, moved = delta(lambda: hex(k.env_stream(CUDA1)))\n"
+         "result = (got, moved[3], api.get_raw_stream(api.device('cuda', 1)))",
+         pt(s("0x1021"), i(1), i(0))),
+    Case("allocator.remembered",
+         "k.alloc_like(T)\n"
+         "r, moved = delta(lambda: name(k.alloc_like(T)))\n"
+         "result = (r, moved, k.has_allocator())",
+         pt(s("ToyTensor"), counters(1, 1, 1, 0, 1, 1), b(False))),
     # -- the framework's stream and allocator, during the call only
     Case("stream.accelerator",
          "dev = api.device('cuda', 1)\n"

@@ -290,6 +290,12 @@ CALLS = [
     "(1, 'abcdefgh', 2.5)", "(7, api.List([1]), 'x')", "(api.Dict({'a': 1}), 3)",
     "(2**40, 1, -1)", "(np.ones(2), 4, 'yz')", "(1, [2, 3], 'q', (4,), None)",
     "tuple(range(9))", "tuple(range(8))", "(api.convert(b'long bytes as Bytes'), 'abc\\u00e9')",
+    # NumPy arrays (met by VALUES already: the remembered producer type, imported in place)
+    # among plain arguments, before ones that need the general call, and at the stack's limit
+    "(1, np.ones(3, dtype='float32'), 2.5, np.arange(4))",
+    "(np.ones(2), 'a long str after a tensor', np.zeros(1))", "(np.ones(2), [1, 2], None)",
+    "tuple([np.ones(1)] * 8)", "tuple([np.ones(1)] * 9)",
+    "(np.arange(10.0)[::2], api.from_dlpack(np.ones(2)), True)",
 ]
 
 DESCRIBE_SCRIPT = r'''

@@ -12,10 +12,25 @@
 
 /* ------------------------------------------------------------ allocation */
 
+#define FR_SMALL_OBJECT 4096
+
 void* fr_object_alloc(size_t size, int32_t type_index, void (*deleter)(void* self, int flags)) {
   TVMFFIObject* obj;
   if (size < FR_HEADER_SIZE) size = FR_HEADER_SIZE;
-  obj = (TVMFFIObject*)calloc(1, size);
+  /*
+   * Zeroed either way. glibc's calloc never takes a chunk from the per-thread cache (it
+   * goes to the arena every time, and the chunks free() caches then pile up), which cost a
+   * tensor import about as much as the import itself; a small object is malloc'd and
+   * cleared instead. A large one keeps calloc, whose fresh pages need no clearing.
+   */
+  if (size <= FR_SMALL_OBJECT) {
+    obj = (TVMFFIObject*)malloc(size);
+    /* (the empty asm keeps the compiler from folding malloc + memset back into calloc) */
+    __asm__ volatile("" : "+r"(obj));
+    if (obj != NULL) memset(obj, 0, size);
+  } else {
+    obj = (TVMFFIObject*)calloc(1, size);
+  }
   if (obj == NULL) {
     fr_raise_oom();
     return NULL;

@@ -437,17 +437,31 @@ static int encode_with_python(PyObject* python_setter, PyObject* value, TVMFFIAn
 }
 
 /*
- * The framework tensor type met last and its exchange table: a copy of its kind-cache entry,
- * checked before anything else but the built-in types (an Object is never given one), so
- * that a call taking torch tensors skips the dict lookup.
+ * The framework tensor type met last and its exchange table, and the DLPack producer type
+ * (NumPy's ndarray, say) met last: copies of their kind-cache entries, checked before
+ * anything else but the built-in types (an Object is never given one), so that a call taking
+ * such tensors skips the dict lookup.
  */
 static PyTypeObject* last_framework_type;
 static const DLPackExchangeAPI* last_framework_api;
+static PyTypeObject* last_producer_type;
 
-static void remember_framework_type(PyTypeObject* type, const DLPackExchangeAPI* api) {
+static void remember_type(PyTypeObject** slot, PyTypeObject* type) {
   Py_INCREF(type);
-  Py_XSETREF(last_framework_type, type);
-  last_framework_api = api;
+  Py_XSETREF(*slot, type);
+}
+
+int fx_encode_remembered_tensor(PyObject* value, TVMFFIAny* out, FxScope* scope) {
+  PyTypeObject* type = Py_TYPE(value);
+  if (type == last_framework_type) {
+    fx_any_clear(out);
+    return fx_encode_framework_tensor(last_framework_api, value, out, scope) < 0 ? -1 : 1;
+  }
+  if (type == last_producer_type) {
+    fx_any_clear(out);
+    return encode_producer(value, out, scope) < 0 ? -1 : 1;
+  }
+  return 0;
 }
 
 static int encode_chosen(PyObject* value, TVMFFIAny* out, FxScope* scope) {
@@ -469,10 +483,13 @@ static int encode_chosen(PyObject* value, TVMFFIAny* out, FxScope* scope) {
     }
   }
   if (PyLong_CheckExact(choice)) {
-    status = encode_kind(PyLong_AsLong(choice), value, out, scope);
+    long kind = PyLong_AsLong(choice);
+    if (kind == FX_KIND_DLPACK) remember_type(&last_producer_type, (PyTypeObject*)type);
+    status = encode_kind(kind, value, out, scope);
   } else if (PyCapsule_CheckExact(choice)) { /* a framework tensor type's exchange table */
     const DLPackExchangeAPI* api = fx_exchange_choice(choice);
-    remember_framework_type((PyTypeObject*)type, api);
+    remember_type(&last_framework_type, (PyTypeObject*)type);
+    last_framework_api = api;
     status = fx_encode_framework_tensor(api, value, out, scope);
   } else {
     status = encode_with_python(choice, value, out, scope);
@@ -500,6 +517,7 @@ int fx_encode(PyObject* value, TVMFFIAny* out, FxScope* scope) {
   if (type == last_framework_type) {
     return fx_encode_framework_tensor(last_framework_api, value, out, scope);
   }
+  if (type == last_producer_type) return encode_producer(value, out, scope);
   if (PyObject_TypeCheck(value, fx_cobject_type)) return encode_object_argument(value, out, scope);
   if (type == &PyBytes_Type) {
     return encode_text(PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value), 0, out, scope);

@@ -313,6 +313,9 @@ FX_HIDDEN PyObject* fx_scope_python(FxScope* scope);
 /* encode.c */
 /* Writes value into *out as a borrowed argument. 0, or -1 with a Python exception. */
 FX_HIDDEN int fx_encode(PyObject* value, TVMFFIAny* out, FxScope* scope);
+/* A framework tensor or DLPack producer of the type met last (before any dict lookup): written
+ * into *out as fx_encode writes it, 1; 0 for any other value; -1 with a Python exception. */
+FX_HIDDEN int fx_encode_remembered_tensor(PyObject* value, TVMFFIAny* out, FxScope* scope);
 /* Writes value into *out as an owned value (a callback's result, convert()). */
 FX_HIDDEN int fx_encode_owned(PyObject* value, TVMFFIAny* out);
 /* An owned str/bytes value: inline when at most 7 bytes, else a String/Bytes object. */

@@ -8,13 +8,16 @@
  * and result against the calling convention (rules.c) and decodes the result (decode.c) or
  * raises the error (errors.c): tvm_ffi_ref's Function.__call__ and finish_call, step for step.
  *
- * Two paths. Plain arguments (scalars, short ASCII str, Objects other than List/Dict:
+ * Three paths. Plain arguments (scalars, short ASCII str, Objects other than List/Dict:
  * encode_plain) make nothing, hold nothing and bring no framework context, so they are
- * written in place and the call goes straight on. Any other argument sends the call through
- * encode.c with a scope (general_call): its List and Dict arguments held for the whole call
- * (holds.c), and, when the arguments brought a framework's DLPack exchange table or a device,
- * its stream and allocator the environment's during the call and the result seen through the
- * table (exchange.c).
+ * written in place and the call goes straight on. Tensors of the framework type or DLPack
+ * producer type met last (a torch tensor, a NumPy array: encode.c remembers them) are imported
+ * into a scope among plain arguments, and the call ends in tensor_call: no container to hold,
+ * the framework's environment set around the call, the imports dropped after it. Any other
+ * argument sends the call through encode.c with a scope (general_call): its List and Dict
+ * arguments held for the whole call (holds.c), and, when the arguments brought a framework's
+ * DLPack exchange table or a device, its stream and allocator the environment's during the
+ * call and the result seen through the table (exchange.c).
  */
 #include "frontend.h"
 
@@ -60,15 +63,17 @@ static void discard_outcome(int status, TVMFFIAny* result) {
  * error pending, which supersedes the call's outcome (the caller discards it).
  */
 static int call_in_environment(void* handle, TVMFFIAny* packed, int32_t n, TVMFFIAny* result,
-                               const FxScope* scope, int release_gil) {
+                               const FxScope* scope, int release_gil, int may_hold) {
   FxEnvironment env;
   int status = fx_environment_enter(&env, scope);
   if (status == 0 && release_gil) {
     Py_BEGIN_ALLOW_THREADS;
-    status = fx_safe_call_holding(handle, packed, n, result);
+    status = may_hold ? fx_safe_call_holding(handle, packed, n, result)
+                      : fx_safe_call(handle, packed, n, result);
     Py_END_ALLOW_THREADS;
   } else if (status == 0) {
-    status = fx_safe_call_holding(handle, packed, n, result);
+    status = may_hold ? fx_safe_call_holding(handle, packed, n, result)
+                      : fx_safe_call(handle, packed, n, result);
   }
   (void)fx_environment_leave(&env, scope);
   return status;
@@ -76,15 +81,21 @@ static int call_in_environment(void* handle, TVMFFIAny* packed, int32_t n, TVMFF
 
 /*
  * The general call: any arguments. stack holds FX_STACK_ARGS slots of which the first
- * `encoded` are written already (the plain ones before the first that is not); NULL when there
- * are more arguments than that.
+ * `encoded` are written already (plain ones and remembered tensors, before the first that is
+ * neither); NULL when there are more arguments than that. begun: the scope the tensors among
+ * those went to (NULL: none yet).
  */
 static FX_NOINLINE PyObject* general_call(PyObject* self, void* handle, PyObject* const* args,
-                                          Py_ssize_t n, TVMFFIAny* stack, Py_ssize_t encoded) {
+                                          Py_ssize_t n, TVMFFIAny* stack, Py_ssize_t encoded,
+                                          FxScope* begun) {
   TVMFFIAny *packed = stack, result;
-  FxScope scope;
+  FxScope local, *scope = begun;
   Py_ssize_t i;
   int status, release_gil;
+  if (scope == NULL) {
+    scope = &local;
+    fx_scope_init(scope, NULL);
+  }
   if (packed == NULL) {
     if (n > INT32_MAX) {
       PyErr_SetString(PyExc_OverflowError, "too many arguments for one TVM FFI call");
@@ -93,17 +104,16 @@ static FX_NOINLINE PyObject* general_call(PyObject* self, void* handle, PyObject
     packed = (TVMFFIAny*)PyMem_Malloc(sizeof(TVMFFIAny) * (size_t)n);
     if (packed == NULL) return PyErr_NoMemory();
   }
-  fx_scope_init(&scope, NULL);
   for (i = encoded; i < n; ++i) {
-    if (FX_UNLIKELY(fx_encode(args[i], &packed[i], &scope) < 0)) {
-      fx_scope_close(&scope);
+    if (FX_UNLIKELY(fx_encode(args[i], &packed[i], scope) < 0)) {
+      fx_scope_close(scope);
       if (packed != stack) PyMem_Free(packed);
       return NULL;
     }
   }
   fx_any_clear(&result);
   release_gil = ((FxFunction*)self)->release_gil || fx_args_hold_containers(packed, (int32_t)n);
-  if (FX_LIKELY(scope.device_type == -1 && scope.exchange_api == NULL)) {
+  if (FX_LIKELY(scope->device_type == -1 && scope->exchange_api == NULL)) {
     if (FX_LIKELY(release_gil)) {
       Py_BEGIN_ALLOW_THREADS;
       status = fx_safe_call_holding(handle, packed, (int32_t)n, &result);
@@ -112,15 +122,15 @@ static FX_NOINLINE PyObject* general_call(PyObject* self, void* handle, PyObject
       status = fx_safe_call_holding(handle, packed, (int32_t)n, &result);
     }
   } else {
-    status = call_in_environment(handle, packed, (int32_t)n, &result, &scope, release_gil);
+    status = call_in_environment(handle, packed, (int32_t)n, &result, scope, release_gil, 1);
   }
   if (packed != stack) PyMem_Free(packed);
   /*
    * What was made for the call goes before the result is looked at, as in the reference
    * (a scope that holds nothing has nothing to close).
    */
-  if (FX_UNLIKELY(!fx_scope_is_empty(&scope) ? fx_scope_close(&scope) < 0 || PyErr_Occurred()
-                                             : PyErr_Occurred() != NULL)) {
+  if (FX_UNLIKELY(!fx_scope_is_empty(scope) ? fx_scope_close(scope) < 0 || PyErr_Occurred()
+                                            : PyErr_Occurred() != NULL)) {
     /*
      * An exception is pending: from that cleanup, or left in this thread by the
      * kernel's TVMFFIEnvCheckSignals (Ctrl-C), which it then stopped on
@@ -129,7 +139,7 @@ static FX_NOINLINE PyObject* general_call(PyObject* self, void* handle, PyObject
     discard_outcome(status, &result);
     return NULL;
   }
-  return fx_finish_call(status, &result, scope.exchange_api);
+  return fx_finish_call(status, &result, scope->exchange_api);
 }
 
 /*
@@ -188,17 +198,87 @@ static inline int encode_plain(PyObject* value, TVMFFIAny* out) {
 }
 
 /*
+ * A scalar result made in place: 1 with *out set (NULL with an exception if making it failed),
+ * or 0 for any other outcome, left to fx_finish_call. The rules pass every POD index but the
+ * borrowed-only ones, which fx_finish_call rejects; an Error C++ caught and dropped meanwhile
+ * needs fx_finish_call too.
+ */
+static inline int scalar_result(int status, const TVMFFIAny* result, PyObject** out) {
+  if (FX_UNLIKELY(status != 0) || fx_crossings_remembered()) return 0;
+  switch (result->type_index) {
+    case kTVMFFIInt:
+      *out = PyLong_FromLongLong(result->v_int64);
+      return 1;
+    case kTVMFFIFloat:
+      *out = PyFloat_FromDouble(result->v_float64);
+      return 1;
+    case kTVMFFINone:
+      Py_INCREF(Py_None);
+      *out = Py_None;
+      return 1;
+    case kTVMFFIBool:
+      *out = PyBool_FromLong(result->v_int64 != 0);
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/*
+ * The end of a call whose arguments are all plain or remembered tensors, at least one a tensor
+ * (fx_encode_remembered_tensor): none is a List or Dict, so no lock is held, and the scope owns
+ * only the imported tensors (at most FX_STACK_ARGS, no Python CallScope), dropped right after
+ * the call, before the result is looked at. A framework's table or a device makes the call's
+ * environment (its allocator, its stream) as in general_call.
+ */
+static FX_NOINLINE PyObject* tensor_call(PyObject* self, void* handle, TVMFFIAny* packed,
+                                         int32_t n, FxScope* scope) {
+  TVMFFIAny result;
+  PyObject* value;
+  int status, i, release_gil = ((FxFunction*)self)->release_gil;
+  fx_any_clear(&result);
+  if (scope->device_type == -1 && scope->exchange_api == NULL) {
+    if (FX_LIKELY(release_gil)) {
+      Py_BEGIN_ALLOW_THREADS;
+      status = fx_safe_call(handle, packed, n, &result);
+      Py_END_ALLOW_THREADS;
+    } else {
+      status = fx_safe_call(handle, packed, n, &result);
+    }
+  } else {
+    status = call_in_environment(handle, packed, n, &result, scope, release_gil, 0);
+  }
+  if (FX_LIKELY(scope->py_scope == NULL && scope->owned == scope->owned_inline)) {
+    /* fx_scope_close's work for such a scope; fx_decref keeps a pending exception */
+    for (i = 0; i < scope->n_owned; ++i) fx_decref(scope->owned[i]);
+    scope->n_owned = 0;
+  } else {
+    (void)fx_scope_close(scope);
+  }
+  if (FX_UNLIKELY(PyErr_Occurred() != NULL)) {
+    /* from restoring the environment, or the kernel's TVMFFIEnvCheckSignals */
+    discard_outcome(status, &result);
+    return NULL;
+  }
+  if (scalar_result(status, &result, &value)) return value;
+  return fx_finish_call(status, &result, scope->exchange_api);
+}
+
+/*
  * Function.__call__. Most calls pass only plain arguments (encode_plain): then nothing
  * outlives the call, no container is held and no framework context is set, so the call goes
- * straight to safe_call, and a scalar result is made here (the rules pass every POD index but
- * the borrowed-only ones, which fx_finish_call rejects). Anything else is general_call's.
+ * straight to safe_call, and a scalar result is made here. Tensors of the framework or DLPack
+ * producer type met last (a torch tensor, a NumPy array) are imported into a scope and the call
+ * ends in tensor_call. Anything else is general_call's.
  */
 PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
                                  PyObject* kwnames) {
   Py_ssize_t n = PyVectorcall_NARGS(nargsf), i;
   void* handle = ((FxObject*)self)->handle;
   TVMFFIAny packed[FX_STACK_ARGS], result;
-  int status;
+  PyObject* value;
+  FxScope scope;
+  int status, scoped = 0;
   if (FX_UNLIKELY(kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
     return reject_keywords(kwnames);
   }
@@ -208,10 +288,22 @@ PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t n
                     "cannot call an empty Function: it holds no function object");
     return NULL;
   }
-  if (FX_UNLIKELY(n > FX_STACK_ARGS)) return general_call(self, handle, args, n, NULL, 0);
+  if (FX_UNLIKELY(n > FX_STACK_ARGS)) return general_call(self, handle, args, n, NULL, 0, NULL);
   for (i = 0; i < n; ++i) {
-    if (!encode_plain(args[i], &packed[i])) return general_call(self, handle, args, n, packed, i);
+    int found;
+    if (encode_plain(args[i], &packed[i])) continue;
+    if (!scoped) {
+      fx_scope_init(&scope, NULL);
+      scoped = 1;
+    }
+    found = fx_encode_remembered_tensor(args[i], &packed[i], &scope);
+    if (found == 0) return general_call(self, handle, args, n, packed, i, &scope);
+    if (FX_UNLIKELY(found < 0)) {
+      fx_scope_close(&scope);
+      return NULL;
+    }
   }
+  if (scoped) return tensor_call(self, handle, packed, (int32_t)n, &scope);
   fx_any_clear(&result);
   if (FX_LIKELY(((FxFunction*)self)->release_gil)) {
     Py_BEGIN_ALLOW_THREADS;
@@ -225,20 +317,7 @@ PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t n
     discard_outcome(status, &result);
     return NULL;
   }
-  if (FX_LIKELY(status == 0) && !fx_crossings_remembered()) {
-    switch (result.type_index) {
-      case kTVMFFIInt:
-        return PyLong_FromLongLong(result.v_int64);
-      case kTVMFFIFloat:
-        return PyFloat_FromDouble(result.v_float64);
-      case kTVMFFINone:
-        Py_RETURN_NONE;
-      case kTVMFFIBool:
-        return PyBool_FromLong(result.v_int64 != 0);
-      default:
-        break;
-    }
-  }
+  if (scalar_result(status, &result, &value)) return value;
   return fx_finish_call(status, &result, NULL);
 }
 
