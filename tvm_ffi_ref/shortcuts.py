@@ -139,7 +139,7 @@ def map_lookup(container: Any, key: Any, missing: Any, mutable: bool) -> Any:
         scope.close()
 
 
-def list_append(container: Any, value: Any) -> None:
+def _list_append(container: Any, value: Any) -> None:
     """``ffi.ListAppend(container, value)``: the runtime's own ``list_append``, called directly.
 
     What the global does, without its call path (argument packing, the signature's checks,
@@ -170,7 +170,7 @@ def list_append(container: Any, value: Any) -> None:
 
 #: ``ffi.*`` container globals (by the name after ``ffi.``) that this core serves itself; the
 #: shared container classes call these instead of the global functions.
-DIRECT_GLOBALS: Dict[str, Callable[..., Any]] = {"ListAppend": list_append} if ENABLED else {}
+DIRECT_GLOBALS: Dict[str, Callable[..., Any]] = {"ListAppend": _list_append} if ENABLED else {}
 
 
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
