@@ -58,7 +58,7 @@ from tvm_ffi_common.capi import LIB
 
 from . import anyvalue, memory
 from .any_hash import any_equal
-from .raw_read import bytes_at, unpack_at
+from .raw_read import bytes_at, reader
 from .functions import def_global, set_bool, set_object
 from .registry import TYPES
 from .signatures import register_copier, typed_global
@@ -211,6 +211,7 @@ SLOT_FIELDS = struct.Struct("<iIQ")
 #: An Array or List object's type index, ``data`` and ``size``, read in one step: the
 #: header's ``type_index`` (at 8) and the ``TVMFFISeqCell``'s first two fields (at 24, 32).
 _SEQ_HEAD = struct.Struct("<8xi12xQq")
+_read_seq_head = reader(_SEQ_HEAD)
 assert abi.TVMFFIObject.type_index.offset == 8 and SEQ_CELL_AT == 24
 assert abi.TVMFFISeqCell.data.offset == 0 and abi.TVMFFISeqCell.size.offset == 8
 
@@ -222,7 +223,7 @@ def seq_slots(address: int) -> bytes:
     instead of making a ``TVMFFIAny`` per element; the same borrowing rule as
     :func:`seq_items` holds.
     """
-    type_index, data, size = unpack_at(_SEQ_HEAD, address)
+    type_index, data, size = _read_seq_head(address)
     if type_index not in SEQUENCE_TYPES:
         check_type(address, SEQUENCE_TYPES, "seq_items")  # raises
     return bytes_at(data, size * ANY_SIZE)

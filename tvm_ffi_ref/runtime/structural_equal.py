@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import struct
 from typing import Dict, List, Optional, Set, Tuple
 
 from tvm_ffi_common import abi
@@ -129,6 +130,10 @@ def _scalars_equal(lhs: abi.TVMFFIAny, rhs: abi.TVMFFIAny) -> Optional[bool]:
     return None
 
 
+#: A slot's type index alone (the rest of its 16 bytes skipped), to scan a slot table's kinds.
+_SLOT_TYPE_INDEX = struct.Struct("<i12x")
+
+
 def _flat_sequences_equal(lhs: int, rhs: int) -> bool:
     """Whether two Arrays or Lists of scalars are equal, element by element.
 
@@ -140,9 +145,10 @@ def _flat_sequences_equal(lhs: int, rhs: int) -> bool:
     left, right = seq_slots(lhs), seq_slots(rhs)
     if len(left) != len(right):
         return False
-    if left == right and all(index < OBJECT_BEGIN for index, _, _ in
-                             SLOT_FIELDS.iter_unpack(left)):
-        return True  # the same inline values, slot for slot (a NaN has the same bits)
+    if left == right and (not left or max(_SLOT_TYPE_INDEX.iter_unpack(left))[0] < OBJECT_BEGIN):
+        # the same inline values, slot for slot (a NaN has the same bits); the largest type
+        # index below the objects' says that no slot holds an object
+        return True
     for offset in range(0, len(left), ANY_SIZE):  # a TVMFFIAny per element, as far as needed
         if not _scalars_equal(abi.TVMFFIAny.from_buffer_copy(left, offset),
                               abi.TVMFFIAny.from_buffer_copy(right, offset)):
