@@ -256,13 +256,14 @@ def new_array(capacity: int) -> int:
     return address
 
 
-def array_from_anys(values: Sequence[abi.TVMFFIAny]) -> int:
+def array_from_anys(values: Sequence[abi.TVMFFIAny], capacity: Optional[int] = None) -> int:
     """A new Array holding owned copies of ``values`` (borrowed views); returns an owned address.
 
     Raw C strings become str and byte-array pointers bytes, as when C++ stores
-    an AnyView in an Array. The capacity equals the length, as in ``ffi.Array``.
+    an AnyView in an Array. The capacity equals the length, as in ``ffi.Array``,
+    unless ``capacity`` (at least the length) is given.
     """
-    address = new_array(len(values))
+    address = new_array(len(values) if capacity is None else capacity)
     _fill(address, values)
     return address
 
