@@ -22,7 +22,7 @@ from tvm_ffi_common import abi, partial_call, pycapi
 from tvm_ffi_common.capi import LIB
 from tvm_ffi_common.installed_later import installed_later
 
-from . import error, python_core, runtime, upcalls
+from . import error, python_core, releases, runtime, upcalls
 from .arg_setters import CallScope
 from .error import exception_to_error_raised
 from .object import CObject
@@ -152,6 +152,8 @@ def _list_append(container: Any, value: Any) -> None:
     if not handle:
         _global("ffi.ListAppend")(container, value)
         return
+    if releases.pending:  # as before a call: references of collected wrappers (releases.py)
+        releases.drain()
     scope = CallScope()
     try:
         view = abi.TVMFFIAny()
