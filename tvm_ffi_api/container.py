@@ -38,10 +38,11 @@ _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
 
 
 class _GlobalFunctions:
-    """The runtime's container functions, looked up once on first use."""
+    """The runtime's container functions, looked up once on first use (the ones the core
+    serves itself, ``shortcuts.DIRECT_GLOBALS``, without the call path)."""
 
     def __getattr__(self, name: str):
-        func = get_global_func("ffi." + name)
+        func = shortcuts.DIRECT_GLOBALS.get(name) or get_global_func("ffi." + name)
         setattr(self, name, func)
         return func
 

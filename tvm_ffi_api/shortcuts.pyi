@@ -6,7 +6,7 @@ calls; a core does it in one (the reference through its Python runtime, the
 fast cores in C).
 """
 
-from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from tvm_ffi_common import abi
 
@@ -88,3 +88,7 @@ FIELD_CONVERT_CALLBACK: int
 
 def converter_address(convert: Any) -> int:
     """The ``converter`` given with :data:`FIELD_CONVERT_CALLBACK`: a kept ``PyObject*`` of ``convert``."""
+
+#: ``ffi.*`` container globals (the name after ``ffi.``) the core serves itself, with the
+#: global's semantics; the shared container classes call these instead of the global.
+DIRECT_GLOBALS: Dict[str, Callable[..., Any]]

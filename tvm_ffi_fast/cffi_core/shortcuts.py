@@ -361,3 +361,7 @@ def converter_address(convert: Any) -> int:
 upcalls.install("shortcuts", import_managed_tensor=import_managed_tensor,
                 take_pending_signal_error=take_pending_signal_error)
 _convert_module._shortcuts = sys.modules[__name__]  # convert calls this module's functions
+
+#: ``ffi.*`` container globals this core serves itself (none: the global functions are its
+#: own C already).
+DIRECT_GLOBALS: dict = {}

@@ -111,3 +111,7 @@ FIELD_CONVERT_CALLBACK = _frontend.field_convert_callback()
 converter_address = pycapi.new_reference
 
 upcalls.install("shortcuts", import_managed_tensor=import_managed_tensor)
+
+#: ``ffi.*`` container globals this core serves itself (none: the global functions are its
+#: own C already).
+DIRECT_GLOBALS: dict = {}

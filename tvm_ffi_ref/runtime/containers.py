@@ -58,6 +58,7 @@ from tvm_ffi_common.capi import LIB
 
 from . import anyvalue, memory
 from .any_hash import any_equal
+from .raw_read import bytes_at, reader
 from .functions import def_global, set_bool, set_object
 from .registry import TYPES
 from .signatures import register_copier, typed_global
@@ -210,7 +211,7 @@ SLOT_FIELDS = struct.Struct("<iIQ")
 #: An Array or List object's type index, ``data`` and ``size``, read in one step: the
 #: header's ``type_index`` (at 8) and the ``TVMFFISeqCell``'s first two fields (at 24, 32).
 _SEQ_HEAD = struct.Struct("<8xi12xQq")
-_SeqHeadBytes = ctypes.c_char * _SEQ_HEAD.size
+_read_seq_head = reader(_SEQ_HEAD)
 assert abi.TVMFFIObject.type_index.offset == 8 and SEQ_CELL_AT == 24
 assert abi.TVMFFISeqCell.data.offset == 0 and abi.TVMFFISeqCell.size.offset == 8
 
@@ -222,10 +223,10 @@ def seq_slots(address: int) -> bytes:
     instead of making a ``TVMFFIAny`` per element; the same borrowing rule as
     :func:`seq_items` holds.
     """
-    type_index, data, size = _SEQ_HEAD.unpack(_SeqHeadBytes.from_address(address).raw)
+    type_index, data, size = _read_seq_head(address)
     if type_index not in SEQUENCE_TYPES:
         check_type(address, SEQUENCE_TYPES, "seq_items")  # raises
-    return (ctypes.c_char * (size * ANY_SIZE)).from_address(data).raw if size else b""
+    return bytes_at(data, size * ANY_SIZE)
 
 
 def seq_get(address: int, i: int) -> abi.TVMFFIAny:
@@ -255,13 +256,14 @@ def new_array(capacity: int) -> int:
     return address
 
 
-def array_from_anys(values: Sequence[abi.TVMFFIAny]) -> int:
+def array_from_anys(values: Sequence[abi.TVMFFIAny], capacity: Optional[int] = None) -> int:
     """A new Array holding owned copies of ``values`` (borrowed views); returns an owned address.
 
     Raw C strings become str and byte-array pointers bytes, as when C++ stores
-    an AnyView in an Array. The capacity equals the length, as in ``ffi.Array``.
+    an AnyView in an Array. The capacity equals the length, as in ``ffi.Array``,
+    unless ``capacity`` (at least the length) is given.
     """
-    address = new_array(len(values))
+    address = new_array(len(values) if capacity is None else capacity)
     _fill(address, values)
     return address
 

@@ -33,10 +33,9 @@ from . import anyvalue
 from .any_hash import custom_entry
 from .containers import (
     ARRAY_INIT_CAPACITY,
-    array_push_back,
+    array_from_anys,
     list_append,
     list_reserve,
-    new_array,
     new_list,
     seq_items,
     seq_set,
@@ -121,10 +120,10 @@ class DeepCopier:
             self.in_progress.discard(address)
             for child in children:
                 anyvalue.dec_ref_any(child)
-        if index == TI.kTVMFFIArray:  # Array() reserved for n, then filled
-            array = new_array(max(ARRAY_INIT_CAPACITY, len(copied)))
-            for item in copied:
-                array = array_push_back(array, item)
+        if index == TI.kTVMFFIArray:
+            # Array() reserved for n, then n push_backs: each goes in place (the new Array
+            # has room and one reference), so the Array is filled in one step
+            array = array_from_anys(copied, capacity=max(ARRAY_INIT_CAPACITY, len(copied)))
             return self.remember(address, array)
         pairs = list(zip(copied[0::2], copied[1::2]))
         return self.remember(address, map_from_pairs(pairs))

@@ -44,12 +44,13 @@ from __future__ import annotations
 
 import ctypes
 import math
+import struct
 from typing import Dict, List, Optional, Set, Tuple
 
 from tvm_ffi_common import abi
 
 from . import anyvalue, memory, strings
-from .containers import SLOT_FIELDS, array_from_anys, seq_items, seq_slots, shape_dims
+from .containers import ANY_SIZE, SLOT_FIELDS, array_from_anys, seq_slots, shape_dims
 from .dataclass_walk import (
     BYTES,
     MAPS,
@@ -129,6 +130,10 @@ def _scalars_equal(lhs: abi.TVMFFIAny, rhs: abi.TVMFFIAny) -> Optional[bool]:
     return None
 
 
+#: A slot's type index alone (the rest of its 16 bytes skipped), to scan a slot table's kinds.
+_SLOT_TYPE_INDEX = struct.Struct("<i12x")
+
+
 def _flat_sequences_equal(lhs: int, rhs: int) -> bool:
     """Whether two Arrays or Lists of scalars are equal, element by element.
 
@@ -140,11 +145,13 @@ def _flat_sequences_equal(lhs: int, rhs: int) -> bool:
     left, right = seq_slots(lhs), seq_slots(rhs)
     if len(left) != len(right):
         return False
-    if left == right and all(index < OBJECT_BEGIN for index, _, _ in
-                             SLOT_FIELDS.iter_unpack(left)):
-        return True  # the same inline values, slot for slot (a NaN has the same bits)
-    for a, b in zip(seq_items(lhs), seq_items(rhs)):
-        if not _scalars_equal(a, b):
+    if left == right and (not left or max(_SLOT_TYPE_INDEX.iter_unpack(left))[0] < OBJECT_BEGIN):
+        # the same inline values, slot for slot (a NaN has the same bits); the largest type
+        # index below the objects' says that no slot holds an object
+        return True
+    for offset in range(0, len(left), ANY_SIZE):  # a TVMFFIAny per element, as far as needed
+        if not _scalars_equal(abi.TVMFFIAny.from_buffer_copy(left, offset),
+                              abi.TVMFFIAny.from_buffer_copy(right, offset)):
             return False
     return True
 
@@ -269,10 +276,19 @@ class StructuralComparison:
             self.active.discard(pair)
 
     def equal_sequences(self, lhs: int, rhs: int) -> Frame:
-        left, right = seq_items(lhs), seq_items(rhs)
+        # The slot tables as bytes: a pair of elements becomes two TVMFFIAny views only when
+        # it is not two Arrays/Lists of equal scalars (a wide value's usual element).
+        left, right = seq_slots(lhs), seq_slots(rhs)
         if len(left) != len(right) and self.lhs_steps is None:
             return False
-        for i, (a, b) in enumerate(zip(left, right)):
+        pairs = zip(SLOT_FIELDS.iter_unpack(left), SLOT_FIELDS.iter_unpack(right))
+        for i, ((left_index, _, left_payload), (right_index, _, right_payload)) in \
+                enumerate(pairs):
+            if left_index in SEQUENCES and right_index == left_index and \
+                    _flat_sequences_equal(left_payload, right_payload):
+                continue
+            a = abi.TVMFFIAny.from_buffer_copy(left, i * ANY_SIZE)
+            b = abi.TVMFFIAny.from_buffer_copy(right, i * ANY_SIZE)
             equal = self.leaf(a, b)
             if equal is None:
                 equal = yield self.frame(a, b)
@@ -282,7 +298,7 @@ class StructuralComparison:
                 return False
         if len(left) == len(right):
             return True
-        index = _int_any(min(len(left), len(right)))
+        index = _int_any(min(len(left), len(right)) // ANY_SIZE)
         if len(left) > len(right):
             self.record(ARRAY_ITEM, index, ARRAY_ITEM_MISSING, index)
         else:

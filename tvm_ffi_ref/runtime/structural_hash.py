@@ -52,7 +52,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from tvm_ffi_common import abi
 
 from . import anyvalue, memory, strings
-from .containers import ANY_SIZE, SLOT_FIELDS, seq_items, seq_slots, shape_dims
+from .containers import ANY_SIZE, SLOT_FIELDS, seq_slots, shape_dims
 from .dataclass_hash import signed64, type_key_hash
 from .dataclass_walk import (
     MAPS,
@@ -66,7 +66,7 @@ from .dataclass_walk import (
     reflected_fields,
     run_frames,
 )
-from .hashing import MASK64, stable_hash_bytes, stable_hash_combine
+from .hashing import MASK64, stable_hash_bytes, stable_hash_combine, stable_hash_small
 from .maps import map_items
 from .registry import check_failed, check_op_failed
 from .signatures import typed_function, typed_global
@@ -101,8 +101,9 @@ def _bigint_hash(index: int, address: int) -> int:
 
 
 def _small_str_hash(length: int, payload: int) -> int:
-    return stable_hash_combine(TI.kTVMFFIStr,
-                               stable_hash_bytes(payload.to_bytes(8, "little")[:length]))
+    # StableHashBytes of at most 8 bytes is those bytes as one little-endian word modulo
+    # 2**31 - 1: the payload's first ``length`` bytes (the mask drops any bytes past them).
+    return stable_hash_combine(TI.kTVMFFIStr, stable_hash_small(payload & ((1 << 8 * length) - 1)))
 
 
 def _is_nan(bits: int) -> bool:
@@ -169,18 +170,18 @@ class StructuralHasher:
 
     def hash(self, value: abi.TVMFFIAny) -> int:
         """The structural hash of a value (uint64; see the module docstring)."""
-        leaf = self.leaf(value)
+        leaf = self.leaf(*_fields(value))
         if leaf is not None:
             return leaf
-        return run_frames(self.frame(value), "StructuralHash")
+        return run_frames(self.frame(value.type_index, value.v_ptr), "StructuralHash")
 
-    def leaf(self, value: abi.TVMFFIAny) -> Optional[int]:
+    def leaf(self, index: int, tag: int, payload: int) -> Optional[int]:
         """The hash of a value that needs no frame (None for the others): a scalar, or an
-        Array or List of scalars."""
-        index = value.type_index
+        Array or List of scalars. Taken from the value's three fields (:func:`_fields`), as
+        a slot table read at once holds them."""
         if index in SEQUENCES:
-            return self.flat_sequence_hash(value.v_ptr, index)
-        return _scalar_hash(*_fields(value))
+            return self.flat_sequence_hash(payload, index)
+        return _scalar_hash(index, tag, payload)
 
     def flat_sequence_hash(self, address: int, index: int) -> Optional[int]:
         """The hash of an Array or List whose elements are all scalars, or None.
@@ -206,20 +207,19 @@ class StructuralHasher:
             found = self.key_hashes[type_index] = type_key_hash(type_index)
         return found
 
-    def frame(self, value: abi.TVMFFIAny) -> Frame:
-        """The frame hashing a container, shape, tensor or object."""
-        index, address = value.type_index, value.v_ptr
+    def frame(self, index: int, address: int) -> Frame:
+        """The frame hashing a container, shape, tensor or object (type index, address)."""
         if address in self.active:
             raise FFIError("ValueError", CYCLE_MESSAGE)
         self.active.add(address)
         try:
             if index in SEQUENCES:
-                items = seq_items(address)
-                result = stable_hash_combine(self.key_hash(index), len(items))
-                for item in items:
-                    item_hash = self.leaf(item)
+                slots = seq_slots(address)  # elements as fields: no TVMFFIAny per element
+                result = stable_hash_combine(self.key_hash(index), len(slots) // ANY_SIZE)
+                for item_index, tag, payload in SLOT_FIELDS.iter_unpack(slots):
+                    item_hash = self.leaf(item_index, tag, payload)
                     if item_hash is None:
-                        item_hash = yield self.frame(item)
+                        item_hash = yield self.frame(item_index, payload)
                     result = stable_hash_combine(result, item_hash)
                 return result
             if index in MAPS:
@@ -265,9 +265,10 @@ class StructuralHasher:
                 run_end += 1
             result = stable_hash_combine(result, keyed[i][0])
             if run_end == i + 1:
-                value_hash = self.leaf(keyed[i][1])
+                value = keyed[i][1]
+                value_hash = self.leaf(*_fields(value))
                 if value_hash is None:
-                    value_hash = yield self.frame(keyed[i][1])
+                    value_hash = yield self.frame(value.type_index, value.v_ptr)
                 result = stable_hash_combine(result, value_hash)
             i = run_end
         return result
@@ -344,12 +345,12 @@ class StructuralHasher:
         for field in fields:
             value = read_field(address, field)
             try:
-                leaf = self.leaf(value)
+                leaf = self.leaf(*_fields(value))
                 if leaf is None:
                     saved = self.region
                     self.region = field_region(field.flags, saved)
                     try:
-                        leaf = yield self.frame(value)
+                        leaf = yield self.frame(value.type_index, value.v_ptr)
                     finally:
                         self.region = saved
                 result = stable_hash_combine(result, leaf)
