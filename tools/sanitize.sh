@@ -71,6 +71,35 @@ gcc -shared -fPIC -O2 "$ROOT/tools/sanitize_ubsan_log.c" -o "$OUT/lib/libsanitiz
 (cd "$SRC" && nice -n "${SANITIZE_NICE:-10}" "$PYTHON" setup.py -q build_ext --inplace \
     >"$OUT/build.log" 2>&1) || { tail -40 "$OUT/build.log"; echo "sanitize: build failed"; exit 2; }
 
+# NVIDIA's nvcc dies (SIGSEGV in its cicc) with libasan preloaded. The compiler is not this
+# project's code, and what it builds is never run here (no GPU; the tests only load it), so not
+# sanitizing it is right: CUDA_HOME names a mirror of the toolkit the tests would otherwise use
+# (links to its parts; bin/nvcc runs the real one without the preload). No nvcc: no mirror.
+CUDA_REAL="$("$PYTHON" - "$SRC/tvm_ffi_api/cpp/toolchain.py" <<'PY'
+import importlib.util, os, sys
+spec = importlib.util.spec_from_file_location("toolchain", sys.argv[1])
+toolchain = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(toolchain)  # the stdlib only: the build's own toolkit discovery
+explicit = any(os.environ.get(var) for var in ("CUDA_HOME", "CUDA_PATH"))
+try:  # as tests/test_cuda_kernel.py picks it: named, else NVIDIA's wheel, else the machine's
+    home = (None if explicit else toolchain._nvcc_wheel_home()) or toolchain.cuda_home()
+except RuntimeError:
+    home = None
+if home and os.access(os.path.join(home, "bin", "nvcc"), os.X_OK):
+    print(os.path.realpath(home))
+PY
+)"
+if [ -n "$CUDA_REAL" ]; then
+    rm -rf "$OUT/cuda" && mkdir -p "$OUT/cuda/bin"
+    for entry in "$CUDA_REAL"/* "$CUDA_REAL"/bin/*; do
+        case "$entry" in "$CUDA_REAL/bin" | "$CUDA_REAL/bin/nvcc") continue ;; esac
+        ln -s "$entry" "$OUT/cuda/${entry#"$CUDA_REAL"/}"
+    done
+    printf '#!/bin/sh\nunset LD_PRELOAD\nexec "%s" "$@"\n' "$CUDA_REAL/bin/nvcc" >"$OUT/cuda/bin/nvcc"
+    chmod +x "$OUT/cuda/bin/nvcc"
+    export CUDA_HOME="$OUT/cuda"
+fi
+
 # 3. The tests, in the copy, every process under the sanitizers.
 rm -rf "$LOGS" && mkdir -p "$LOGS"
 export PYTHONPATH="$SRC${PYTHONPATH:+:$PYTHONPATH}" SANITIZE_SRC="$SRC"
@@ -89,6 +118,10 @@ export SANITIZE_UBSAN_LOG="$LOGS/ubsan"
 # Test kernels compiled at test time are instrumented too, and cached apart from the normal ones.
 export TVM_FFI_KERNEL_DIR="$OUT/test-kernels" CONFORMANCE_KERNEL_DIR="$OUT/conformance-kernels"
 unset CORPUS_UPSTREAM_RESULTS
+# Calls run several times slower here, and a crash is symbolized before its process dies: tests
+# that give tvm-ffi-check a per-call limit of a second or two scale it, and their time bounds, by
+# this factor (tests/test_check.py; unset it is 1).
+export TVM_FFI_TEST_TIME_FACTOR="${TVM_FFI_TEST_TIME_FACTOR:-5}"
 # PyPy's own runs (test_pypy_support's, with $TVM_FFI_PYPY) are left to the PyPy job: its cffi
 # core's C is what CPython runs here too (TVM_FFI_FAST_CORE=cffi), and PyPy under the
 # preloaded runtime was never tried.
