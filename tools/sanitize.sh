@@ -17,8 +17,15 @@
 # Python itself is not instrumented, so libasan is preloaded into every process the tests start
 # (the environment carries LD_PRELOAD, the options and PYTHONPATH to the copy into subprocesses).
 # SANITIZE_DIR moves the build, SANITIZE_NICE (default 10) sets its priority; SANITIZE_RUN=NAME
-# keeps this run's logs, pytest output and summary in build/sanitize/runs/NAME (runs made one
-# after another, in chunks, each keep theirs; by default a run replaces the last one's).
+# keeps this run's logs, pytest output and summary in build/sanitize/runs/NAME (by default a run
+# replaces the last one's). The whole suite takes hours on a busy two-core machine; it can be run
+# in chunks, one after another, each a list of test files with its own SANITIZE_RUN (and
+# TVM_FFI_ABI_WHEEL_TESTS=1 for the chunk with tests/test_wheel.py, as the whole-suite default
+# sets it); the chunks cover the suite when every file of tests/ and conformance_tests/ is in
+# one, and each chunk's summary.json counts its reports. Stop a chunk with SIGINT to its pytest
+# process (not to this script): pytest ends the session and the report is still written.
+# The job also sets TVM_FFI_TEST_TIME_FACTOR (default 5; tests that give tvm-ffi-check per-call
+# limits of a second or two scale them) and runs NVIDIA's nvcc without the preload (below).
 set -uo pipefail
 SELF_TEST=0
 if [ "${1:-}" = "--self-test" ]; then
