@@ -110,6 +110,8 @@ fi
 # 3. The tests, in the copy, every process under the sanitizers.
 rm -rf "$LOGS" && mkdir -p "$LOGS"
 export PYTHONPATH="$SRC${PYTHONPATH:+:$PYTHONPATH}" SANITIZE_SRC="$SRC"
+# The copy is no git checkout: tests that ask git which files the tree tracks ask it here.
+export SANITIZE_TREE="$ROOT"
 # libstdc++ too: Python does not link it, and ASan resolves the C++ runtime it intercepts
 # (__cxa_throw) when it starts, so a library that throws and was loaded later would abort it.
 # libubsan and the helper after libasan (which must come first): every process that inherits this
