@@ -18,8 +18,8 @@
 # (the environment carries LD_PRELOAD, the options and PYTHONPATH to the copy into subprocesses).
 # SANITIZE_DIR moves the build, SANITIZE_NICE (default 10) sets its priority; SANITIZE_RUN=NAME
 # keeps this run's logs, pytest output and summary in build/sanitize/runs/NAME (by default a run
-# replaces the last one's). The whole suite takes hours on a busy two-core machine; it can be run
-# in chunks, one after another, each a list of test files with its own SANITIZE_RUN (and
+# replaces the last one's). The whole suite takes over an hour on a busy two-core machine; it
+# can be run in chunks, one after another, each a list of test files with its own SANITIZE_RUN (and
 # TVM_FFI_ABI_WHEEL_TESTS=1 for the chunk with tests/test_wheel.py, as the whole-suite default
 # sets it); the chunks cover the suite when every file of tests/ and conformance_tests/ is in
 # one, and each chunk's summary.json counts its reports. Stop a chunk with SIGINT to its pytest
