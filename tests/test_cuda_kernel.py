@@ -1,7 +1,8 @@
 """The CUDA version of the first kernel compiles here, and runs where there is a GPU.
 
 * ``examples/kernels/first_kernel.cu`` builds with nvcc against upstream's
-  headers (nvcc from the ``nvidia-cuda-nvcc`` wheel when installed, else the
+  headers (nvcc of the toolkit ``CUDA_HOME`` names, as the build itself takes
+  it, else of the ``nvidia-cuda-nvcc`` wheel when installed, else of the
   machine's toolkit), exports both functions, loads under this project's
   runtime and refuses a CPU tensor; given a DLTensor on a CUDA device, its
   device guard is reached and a machine without a driver gets CUDA's error
@@ -34,7 +35,10 @@ ARCH = "8.0"
 def _cuda_home():
     from tvm_ffi_fast.cpp import toolchain
 
-    wheel = toolchain._nvcc_wheel_home()
+    # A named toolkit comes first, as in toolchain.cuda_home() (the sanitizer job names one
+    # whose nvcc runs without the preloaded runtime: tools/sanitize.sh).
+    named = any(os.environ.get(var) for var in ("CUDA_HOME", "CUDA_PATH"))
+    wheel = None if named else toolchain._nvcc_wheel_home()
     if wheel is not None:
         return wheel
     try:

@@ -13,6 +13,7 @@ cite as facts. Generated spec tables are checked by ``test_spec_tables.py``.
 
 from __future__ import annotations
 
+import os
 import pathlib
 import re
 import subprocess
@@ -47,7 +48,9 @@ GENERATED = ("build/",)
 
 
 def _tracked():
-    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    # (under tools/sanitize.sh ROOT is a copy of the tree, which git is asked about)
+    tree = os.environ.get("SANITIZE_TREE") or ROOT
+    out = subprocess.run(["git", "ls-files"], cwd=tree, capture_output=True, text=True)
     if out.returncode != 0:
         pytest.skip("not a git checkout (a source distribution): the tree's file list is git's")
     return [line for line in out.stdout.splitlines() if (ROOT / line).exists()]

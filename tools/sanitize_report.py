@@ -30,6 +30,9 @@ ASAN_HEADER = re.compile(r"(?:ERROR: AddressSanitizer: (?P<kind>[\w-]+)(?P<detai
                          r"|AddressSanitizer: (?P<check>CHECK failed): (?P<where>\S+))")
 UBSAN_HEADER = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+)(?::\d+)?: runtime error: "
                           r"(?P<message>.*)$")
+#: An ASan report's last line names its kind even where the first does not ("requested
+#: allocation size ... exceeds ..." is an allocation-size-too-big).
+ASAN_SUMMARY = re.compile(r"^SUMMARY: AddressSanitizer: (?P<kind>[\w-]+)")
 #: A UBSan report's first line anywhere in a line of text (a test's output may quote it).
 STRAY_UBSAN = re.compile(r"\S+:\d+(?::\d+)?: runtime error: (?P<message>[^'\"\\]*)")
 #: Frames of the sanitizer runtimes themselves.
@@ -72,6 +75,9 @@ def reports_of(path: str):
             else:
                 current = (ubsan_kind(ubsan["message"]), [], f"{ubsan['file']}:{ubsan['line']}")
         elif current is not None:
+            summary = ASAN_SUMMARY.match(line)
+            if summary and current[2] is None and not current[0].startswith(summary["kind"]):
+                current = (summary["kind"], current[1], None)
             current[1].append(line)
     if current:
         reports.append(current)
