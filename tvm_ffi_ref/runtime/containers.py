@@ -58,8 +58,8 @@ from tvm_ffi_common.capi import LIB
 
 from . import anyvalue, memory
 from .any_hash import any_equal
-from .raw_read import bytes_at, reader
 from .functions import def_global, set_bool, set_object
+from .raw_read import bytes_at, reader
 from .registry import TYPES
 from .signatures import register_copier, typed_global
 from .slots import FFIError
