@@ -81,6 +81,20 @@ CASES = [
      "result = [why(lambda: t.__dlpack__(max_version=(1, 0), dl_device=(2, 0))), "
      "why(lambda: t.__dlpack__(max_version=(1, 0), copy=True)), why(lambda: v.__dlpack__()), "
      "why(lambda: v._to_dlpack_versioned())]"),
+    # The fast core keeps the pair it returned last: tensors on other devices in turn must
+    # still each get their own.
+    ("dlpack_device_in_turn",
+     "shape = (ctypes.c_int64 * 1)(4)\n"
+     "def on(device_type, device_id):\n"
+     "    t = abi.DLTensor()\n"
+     "    t.data, t.ndim, t.byte_offset = 4096, 1, 0\n"
+     "    t.device = abi.DLDevice(device_type, device_id)\n"
+     "    t.dtype = abi.DLDataType(2, 32, 1)\n"
+     "    t.shape = ctypes.cast(shape, type(t.shape))\n"
+     "    return t\n"
+     "keep = [on(*d) for d in ((1, 0), (2, 3), (2, 3), (1, 0), (2, 0), (13, 1), (1, 0))]\n"
+     "cls = api.tensor.tensor_class()\n"
+     "result = [cls._view_of_dltensor(ctypes.addressof(t)).__dlpack_device__() for t in keep]"),
     ("pythonapi_retyped_by_another_library",
      "capi = ctypes.pythonapi\n"
      "untouched = [getattr(capi, n).argtypes for n in ('PyCapsule_New', 'PyCapsule_IsValid', "
@@ -109,6 +123,8 @@ EXPECTED = {
                                    ["str", '<capsule object "dltensor_v'],
                                    ["str", '<capsule object "d'],
                                    ["str", '<capsule object "dltensor_v']]],
+    "dlpack_device_in_turn": ["pylist", [["pytuple", [["int", d], ["int", i]]] for d, i in (
+        (1, 0), (2, 3), (2, 3), (1, 0), (2, 0), (13, 1), (1, 0))]],
     "pythonapi_retyped_by_another_library": [
         "pylist", [["pylist", [["none"]] * 7], ["pylist", [["float", float(v).hex()] for v in range(5)]],
                    ["pytuple", [["int", 5]]],

@@ -218,10 +218,34 @@ static PyObject* device_pair(const DLTensor* t) {
   return pair;
 }
 
+/*
+ * The pair __dlpack_device__ returned last, kept: every consumer asks for it before each import
+ * (torch.from_dlpack does), and nearly every tensor of a process is on the same device. A tuple
+ * of two ints is immutable, so handing out the same one is safe; the GIL guards the cache.
+ */
+static struct {
+  PyObject* pair;
+  int32_t device_type, device_id;
+} last_device;
+
 static PyObject* tensor_dlpack_device(PyObject* self, PyObject* unused) {
   const DLTensor* t = fx_tensor_dltensor(self);
+  PyObject* pair;
   (void)unused;
-  return t == NULL ? NULL : device_pair(t);
+  if (t == NULL) return NULL;
+  if (last_device.pair != NULL && last_device.device_type == (int32_t)t->device.device_type &&
+      last_device.device_id == t->device.device_id) {
+    Py_INCREF(last_device.pair);
+    return last_device.pair;
+  }
+  pair = device_pair(t);
+  if (pair != NULL) {
+    Py_INCREF(pair);
+    Py_XSETREF(last_device.pair, pair);
+    last_device.device_type = (int32_t)t->device.device_type;
+    last_device.device_id = t->device.device_id;
+  }
+  return pair;
 }
 
 /* The handle to export: a view of a borrowed DLTensor cannot be. */
