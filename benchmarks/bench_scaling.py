@@ -1,5 +1,6 @@
 """Times container and structural work at growing sizes under upstream tvm_ffi, tvm_ffi_fast
-and tvm_ffi_ref, side by side, with the ratios to upstream and how each scales.
+and tvm_ffi_ref, side by side, with the ratios to upstream and how each scales, against
+CPython's own containers doing the same work.
 
     python benchmarks/bench_scaling.py [--quick] [--sizes N ...] [--depths N ...]
                                        [--timeout S] [--repeat R] [--only TEXT ...]
@@ -17,6 +18,12 @@ Two groups of rows:
   JSON round-tripped, deep-copied and printed (``repr``). Upstream's ``release`` cell of the
   py_class chain times nothing: its chain is not freed (after ``del`` and ``gc.collect()`` its
   1e5-link chain's ~150,000 tracked Python objects remain), so that row has no upstream baseline.
+
+A fourth column, ``python``, is the baseline of the wide rows (``builtin_containers.py``):
+CPython's dict, list and tuple doing the same work in the same run. Past the CPU's caches every
+structure's cost per element grows (a million entries and their keys miss on nearly every
+access), so the last table also gives each front end's ``cpu flat`` over the baseline's: 1.0
+means it grows no more than CPython's own containers do on this machine.
 
 The reference runs sizes up to ``--ref-max`` (1e5) only; larger cells show ``not run``.
 Memory: each case's process reports its peak RSS growth from after the import to the end
@@ -49,7 +56,12 @@ import subprocess
 import sys
 from typing import Any, Dict, List, Optional
 
-FRONTENDS = {"upstream": "tvm_ffi", "fast": "tvm_ffi_fast", "ref": "tvm_ffi_ref"}
+FRONTENDS = {"upstream": "tvm_ffi", "fast": "tvm_ffi_fast", "ref": "tvm_ffi_ref",
+             "python": "builtin_containers"}
+#: The baseline of the wide rows (builtin_containers.py): CPython's dict, list and tuple doing
+#: the same work. It has no py_class or deep structural walks, so it runs no deep row.
+BASELINE = "python"
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 
 #: Wide rows: name -> (build code, timed code). ``api`` is the front end's module, ``N`` the
 #: size; the build code's names are visible to the timed code.
@@ -120,7 +132,7 @@ DEPTHS, QUICK_DEPTHS = [10_000, 1_000_000], [1_000, 10_000]
 
 def rows(sizes: List[int], depths: List[int]) -> List[Dict[str, Any]]:
     """Every row of the run: name, sizes, build code and timed code."""
-    out = [{"row": name, "sizes": sizes, "build": build, "timed": timed}
+    out = [{"row": name, "sizes": sizes, "build": build, "timed": timed, "baseline": True}
            for name, (build, timed) in WIDE.items()]
     for value, build in DEEP_VALUES.items():
         for op, timed in DEEP_OPS.items():
@@ -134,6 +146,7 @@ def rows(sizes: List[int], depths: List[int]) -> List[Dict[str, Any]]:
 _WORKER = """
 import copy, gc, json, resource, sys, time
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
+sys.path.insert(0, {bench_dir!r})
 import {module} as api
 N = {size}
 best = None
@@ -169,7 +182,8 @@ def run_case(frontend: str, row: Dict[str, Any], size: int, timeout: float,
     """One row at one size under one front end, in a fresh interpreter: {"seconds", "build"}
     (the best of ``repeat`` builds and timings, wall and CPU time), or
     {"error": "crash" | "timeout" | message}."""
-    code = _WORKER.format(module=FRONTENDS[frontend], size=size, repeat=repeat,
+    code = _WORKER.format(module=FRONTENDS[frontend], bench_dir=BENCH_DIR, size=size,
+                          repeat=repeat,
                           build=_indent(row["build"]), timed=_indent(row["timed"]))
     try:
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -200,7 +214,7 @@ def measure(frontends: List[str], all_rows: List[Dict[str, Any]], timeout: float
         previous: Dict[str, Optional[tuple]] = {f: None for f in frontends}
         for size in row["sizes"]:
             for f in frontends:
-                if size > caps.get(f, size):
+                if size > caps.get(f, size) or (f == BASELINE and not row.get("baseline")):
                     by_frontend[f][size] = {"error": "not run"}
                     continue
                 before = previous[f]
@@ -318,9 +332,11 @@ def print_report(results, frontends: List[str], timeout: float) -> None:
             lines.append(line)
     _print_columns(lines)
     print()
+    judged = [f for f in frontends if f != BASELINE] if BASELINE in frontends else []
     slopes = [["row (slope, 1.0 = linear; flat: per-element cost at the last size / at the "
                "second; cpu: on CPU time)"] + [f"{f} slope" for f in frontends]
-              + [f"{f} flat" for f in frontends] + [f"{f} cpu flat" for f in frontends]]
+              + [f"{f} flat" for f in frontends] + [f"{f} cpu flat" for f in frontends]
+              + [f"{f} cpu flat/{BASELINE}" for f in judged]]
     for name, by_frontend in results.items():
         cells = []
         for measure, clock in ((slope, "seconds"), (per_element_growth, "seconds"),
@@ -328,8 +344,20 @@ def print_report(results, frontends: List[str], timeout: float) -> None:
             for f in frontends:
                 s = measure(by_frontend[f], clock)
                 cells.append("-" if s is None else f"{s:.2f}")
+        for f in judged:
+            growth = flat_against_baseline(by_frontend, f)
+            cells.append("-" if growth is None else f"{growth:.2f}")
         slopes.append([name] + cells)
     _print_columns(slopes)
+
+
+def flat_against_baseline(by_frontend: Dict[str, Dict[int, Dict[str, Any]]],
+                          frontend: str) -> Optional[float]:
+    """A front end's growth in CPU time per element over the baseline's on the same row (1.0:
+    it grows no more than CPython's own containers do on this machine), or None."""
+    mine = per_element_growth(by_frontend.get(frontend, {}), "cpu")
+    floor = per_element_growth(by_frontend.get(BASELINE, {}), "cpu")
+    return None if mine is None or floor is None else mine / floor
 
 
 def _print_columns(lines: List[List[str]]) -> None:
