@@ -33,6 +33,7 @@ typedef struct {
   void* callback;
   FrWalkCallback* callback_state;
   FrFieldCache fields;
+  FrHookCache hooks;
 } Hasher;
 
 static int hash_any(Hasher* h, const TVMFFIAny* value, uint64_t* out);
@@ -72,6 +73,7 @@ static void hasher_free(Hasher* h) {
   free(h->held);
   fr_ptrmap_free(&h->memo);
   fr_field_cache_free(&h->fields);
+  fr_hook_cache_free(&h->hooks);
   if (h->callback != NULL) fr_walk_callback_done(h->callback, h->callback_state);
 }
 
@@ -106,6 +108,23 @@ typedef struct {
 static int compare_keyed(const void* a, const void* b) {
   uint64_t x = ((const KeyedEntry*)a)->key_hash, y = ((const KeyedEntry*)b)->key_hash;
   return x < y ? -1 : x > y;
+}
+
+/* Sorts by key hash: by insertion for the few entries most maps have (qsort's merge sort
+ * costs about 200 instructions even for two), by qsort past that. */
+static void sort_keyed(KeyedEntry* entries, size_t n) {
+  size_t i, j;
+  if (n > 16) {
+    qsort(entries, n, sizeof(KeyedEntry), compare_keyed);
+    return;
+  }
+  for (i = 1; i < n; ++i) {
+    KeyedEntry moving = entries[i];
+    for (j = i; j > 0 && entries[j - 1].key_hash > moving.key_hash; --j) {
+      entries[j] = entries[j - 1];
+    }
+    entries[j] = moving;
+  }
 }
 
 /* ------------------------------------------------------------ the work list
@@ -182,7 +201,7 @@ static int start_map(Hasher* h, HashStack* st, void* map) {
     }
   }
   /* entries whose key hashes tie add no value, so the order a sort leaves them in never shows */
-  if (n > 1) qsort(f->entries, n, sizeof(KeyedEntry), compare_keyed);
+  sort_keyed(f->entries, n);
   f->n = n;
   return 1;
 }
@@ -265,7 +284,7 @@ static int start_object(Hasher* h, HashStack* st, void* obj, uint64_t* out) {
     *out = slot->value;
     return 0;
   }
-  found = fr_hook_of(g_s_hash, ti, SIG_S_HASH, &hook);
+  found = fr_cached_hook(&h->hooks, g_s_hash, ti, SIG_S_HASH, &hook);
   if (found < 0) return -1;
   f = push_frame(h, st, FRAME_OBJ, obj);
   if (f == NULL) return -1;

@@ -67,19 +67,18 @@ int32_t fr_s_kind_or_unsupported(int32_t type_index) {
 
 int fr_s_kind(int32_t type_index, int32_t* kind) {
   const TVMFFITypeInfo* info = fr_type_info_or_null(type_index);
-  const char* key = fr_type_key_of(type_index);
   if (info == NULL || info->metadata == NULL) {
     return fr_raise("TypeError",
                     "Type metadata is not set for type `%s`, so StructuralHash is not supported "
                     "for this type",
-                    key);
+                    fr_type_key_of(type_index));
   }
   *kind = info->metadata->structural_eq_hash_kind;
   if (*kind == kTVMFFISEqHashKindUnsupported) {
     return fr_raise("TypeError",
                     "_type_s_eq_hash_kind is not set for type `%s`, so StructuralHash is not "
                     "supported for this type",
-                    key);
+                    fr_type_key_of(type_index));
   }
   return 0;
 }

@@ -112,6 +112,33 @@ int fr_hook_of(const TVMFFITypeAttrColumn* column, int32_t type_index, const cha
   return 1;
 }
 
+int fr_cached_hook(FrHookCache* cache, const TVMFFITypeAttrColumn* column, int32_t type_index,
+                   const char* signature, void** fn) {
+  int found;
+  FrHookSlot* slot = &cache->slots[(uint32_t)type_index % FR_HOOK_CACHE_SLOTS];
+  if (slot->type_index == type_index) {
+    *fn = slot->fn;
+    return slot->found;
+  }
+  found = fr_hook_of(column, type_index, signature, fn);
+  if (found < 0) return -1;
+  if (slot->fn != NULL) fr_decref(slot->fn);
+  slot->type_index = type_index;
+  slot->found = found;
+  slot->fn = found ? *fn : NULL;
+  if (found) fr_incref(*fn);
+  return found;
+}
+
+void fr_hook_cache_free(FrHookCache* cache) {
+  int i;
+  for (i = 0; i < FR_HOOK_CACHE_SLOTS; ++i) {
+    if (cache->slots[i].fn != NULL) fr_decref(cache->slots[i].fn);
+    cache->slots[i].fn = NULL;
+    cache->slots[i].type_index = 0;
+  }
+}
+
 int fr_result_as_int(TVMFFIAny* result, const char* target, int64_t* out) {
   int32_t ti = result->type_index;
   if (ti != kTVMFFIInt && ti != kTVMFFIBool) {

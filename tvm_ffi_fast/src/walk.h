@@ -60,6 +60,25 @@ FR_HIDDEN TVMFFIByteArray fr_text_of(const TVMFFIAny* value);
  */
 FR_HIDDEN int fr_hook_of(const TVMFFITypeAttrColumn* column, int32_t type_index,
                          const char* signature, void** fn);
+/*
+ * fr_hook_of remembered for one walk, by type index (direct-mapped): a hook column is read under
+ * the registry's lock, and a walk asks it once per object of a type that a graph holds
+ * thousands of. Each remembered Function is held until fr_hook_cache_free, so a hook that
+ * registers another in its place cannot free one the walk still calls. A zeroed cache is empty
+ * (no object's type index is 0); a registration during a walk shows from the next walk on.
+ */
+#define FR_HOOK_CACHE_SLOTS 16
+typedef struct {
+  int32_t type_index;
+  int found;
+  void* fn;
+} FrHookSlot;
+typedef struct {
+  FrHookSlot slots[FR_HOOK_CACHE_SLOTS];
+} FrHookCache;
+FR_HIDDEN int fr_cached_hook(FrHookCache* cache, const TVMFFITypeAttrColumn* column,
+                             int32_t type_index, const char* signature, void** fn);
+FR_HIDDEN void fr_hook_cache_free(FrHookCache* cache);
 /* A hook's int (or bool) result as int64; the result is released. */
 FR_HIDDEN int fr_result_as_int(TVMFFIAny* result, const char* target, int64_t* out);
 
