@@ -206,13 +206,17 @@ except ValueError as err:
 
 
 SHALLOW = """
+REPR = api.get_global_func("ffi.ReprPrint")
+digest = lambda text: __import__("hashlib").sha256(text.encode()).hexdigest()[:16]
 for shape in ["arrays", "maps", "dicts", "lists", "chain", "dag"]:
     value = build(shape, 300)
     text = SAVE(value, None)
-    print(shape, HASH(value, False, False), HASH(value, True, False), len(text),
-          __import__("hashlib").sha256(text.encode()).hexdigest()[:16],
+    print(shape, HASH(value, False, False), HASH(value, True, False), len(text), digest(text),
           SAVE(LOAD(text), None) == text, SAVE(COPY(value), None) == text,
           shape == "dag" or EQUAL(COPY(value), value, False, False))
+    # a DAG's text prints each shared level again at every path: 2**12 leaves
+    shown = REPR(build(shape, 12) if shape == "dag" else value)
+    print(shape, "repr", len(shown), digest(shown))
 """
 
 
@@ -221,6 +225,33 @@ def test_moderately_deep_values_match_upstream_bit_for_bit():
     expected = run_python(IMPORTS["upstream"] + "\n" + BUILDERS + SHALLOW)
     for frontend in FRONTENDS:
         assert _run(frontend, SHALLOW) == expected, frontend
+
+
+DEEP_REPR = """
+import resource
+REPR = api.get_global_func("ffi.ReprPrint")
+N = {depth}
+arrays, chain = build("arrays", N), build("chain", N)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+shown = [REPR(arrays), REPR(chain)]
+grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak) / 1024
+sevens = [i % 7 for i in range(N)]
+print(shown[0] == "(" * N + "0" + "".join(", %d)" % v for v in sevens))
+print(shown[1] == "deep_walks.Link(next=" * N + "deep_walks.Link(next=None, v=0)"
+      + "".join(", v=%d)" % v for v in sevens))
+print("grew under 64 MiB", grown_mib < 64, round(grown_mib))
+"""
+
+
+def test_deep_repr_is_linear():
+    # ffi.ReprPrint remembers each finished object's text (a repeated one prints it again).
+    # Remembered as copies, a chain n deep held O(n^2) bytes: ~15 GB at 1e5 levels, killed at
+    # 1e6. Each frame now writes into its parent's buffer and a text is remembered as a span
+    # of it: the texts (3e5 and 2.8e6 bytes here) and the frames are all the walk holds.
+    out = _run("fast", DEEP_REPR.format(depth=DEPTHS["fast"]))
+    lines = out.splitlines()
+    assert lines[:2] == ["True", "True"], out
+    assert lines[2].startswith("grew under 64 MiB True"), out
 
 
 # ---------------------------------------------------------------- traversals and JSON text

@@ -1,8 +1,8 @@
 /*
  * dataclass_repr.c -- ffi.ReprPrint: the text of a value, upstream's bit for
  * bit (literals, escapes, devices, dtypes, addresses with
- * TVM_FFI_REPR_WITH_ADDR=1), on an explicit frame stack with a cache of each
- * finished object's text. Separate from hash and compare: it builds text and
+ * TVM_FFI_REPR_WITH_ADDR=1), on an explicit frame stack, remembering where each
+ * finished object's text lies (Span). Separate from hash and compare: it builds text and
  * shares only the frame children and hook columns with them (dataclass_ops.c).
  *
  * Its twin in the reference runtime: tvm_ffi_ref/runtime/dataclass_repr.py.
@@ -151,18 +151,25 @@ static int buf_to_str(FrBuf* buf, TVMFFIAny* rv) {
 
 /* ============================================================== repr */
 
+/*
+ * Where a finished object's text lies: a span of one of the walk's buffers. Frames write
+ * straight into the buffer their parent writes to, so a parent's text contains its children's
+ * in place: remembering an object's text costs a span, not a copy, and a chain nested n deep
+ * is printed in O(n) time and memory (a copy per level made both O(n^2)). The buffers live
+ * until the walk ends, so every span stays valid.
+ */
 typedef struct {
-  char* data;
-  size_t size;
-} Text;
+  size_t buf, offset, size;
+} Span;
 
 /* One ffi.ReprPrint call: what its frames and hook callbacks share. */
 typedef struct {
   int show_addr;
-  FrPtrMap state; /* object -> 0 while in progress, k + 1 when done (cache[k]) */
-  Text* cache;
-  size_t cache_size;
-  size_t cache_capacity;
+  FrPtrMap state; /* object -> 0 while in progress, k + 1 when done (spans[k]) */
+  Span* spans;
+  size_t n_spans, cap_spans;
+  FrBuf** bufs; /* the top level's, each hook callback's and each hidden field's text */
+  size_t n_bufs, cap_bufs;
 } ReprWalk;
 
 typedef struct {
@@ -170,7 +177,8 @@ typedef struct {
   void* obj;
   int32_t type_index;
   size_t idx;
-  FrBuf out;           /* the text so far */
+  size_t buf;          /* the walk buffer its text goes to */
+  size_t start;        /* where its text begins there */
   unsigned char* dup;  /* objects: the field's name repeats an earlier field's */
 } ReprFrame;
 
@@ -180,30 +188,71 @@ typedef struct {
   size_t capacity;
 } ReprStack;
 
-static int repr_run(ReprWalk* walk, const TVMFFIAny* value, FrBuf* out, int* framed);
+static int repr_run(ReprWalk* walk, const TVMFFIAny* value, size_t buf, int* framed);
 
 static void repr_walk_free(ReprWalk* walk) {
   size_t i;
-  for (i = 0; i < walk->cache_size; ++i) free(walk->cache[i].data);
-  free(walk->cache);
+  for (i = 0; i < walk->n_bufs; ++i) {
+    fr_buf_free(walk->bufs[i]);
+    free(walk->bufs[i]);
+  }
+  free(walk->bufs);
+  free(walk->spans);
   fr_ptrmap_free(&walk->state);
 }
 
-/* Records the finished text of obj (a copy) for the next time it is met. */
-static int repr_finish(ReprWalk* walk, const void* obj, const char* text, size_t size) {
-  Text copy;
-  if (walk->cache_size == walk->cache_capacity) {
-    size_t capacity = walk->cache_capacity == 0 ? 16 : walk->cache_capacity * 2;
-    Text* grown = (Text*)realloc(walk->cache, capacity * sizeof(Text));
+/* A new, empty buffer of the walk: 0 and *index, or -1 (out of memory). */
+static int walk_buffer(ReprWalk* walk, size_t* index) {
+  FrBuf* buf;
+  if (walk->n_bufs == walk->cap_bufs) {
+    size_t capacity = walk->cap_bufs == 0 ? 4 : walk->cap_bufs * 2;
+    FrBuf** grown = (FrBuf**)realloc(walk->bufs, capacity * sizeof(FrBuf*));
     if (grown == NULL) return fr_raise_oom();
-    walk->cache = grown;
-    walk->cache_capacity = capacity;
+    walk->bufs = grown;
+    walk->cap_bufs = capacity;
   }
-  copy.data = fr_strndup(text, size);
-  copy.size = size;
-  if (copy.data == NULL) return fr_raise_oom();
-  walk->cache[walk->cache_size++] = copy;
-  return fr_ptrmap_put(&walk->state, obj, NULL, walk->cache_size);
+  buf = (FrBuf*)malloc(sizeof(FrBuf));
+  if (buf == NULL) return fr_raise_oom();
+  fr_buf_init(buf);
+  *index = walk->n_bufs;
+  walk->bufs[walk->n_bufs++] = buf;
+  return 0;
+}
+
+/* Records that obj's text is what buffer buf holds from start on, for the next time it is met. */
+static int repr_finish(ReprWalk* walk, const void* obj, size_t buf, size_t start) {
+  Span span;
+  if (walk->bufs[buf]->failed) return fr_raise_oom();
+  if (walk->n_spans == walk->cap_spans) {
+    size_t capacity = walk->cap_spans == 0 ? 16 : walk->cap_spans * 2;
+    Span* grown = (Span*)realloc(walk->spans, capacity * sizeof(Span));
+    if (grown == NULL) return fr_raise_oom();
+    walk->spans = grown;
+    walk->cap_spans = capacity;
+  }
+  span.buf = buf;
+  span.offset = start;
+  span.size = walk->bufs[buf]->size - start;
+  walk->spans[walk->n_spans++] = span;
+  return fr_ptrmap_put(&walk->state, obj, NULL, walk->n_spans);
+}
+
+/* Appends a remembered text to out (which may be the buffer holding it). */
+static void append_span(ReprWalk* walk, FrBuf* out, const Span* span) {
+  FrBuf* from = walk->bufs[span->buf];
+  char* copy;
+  if (from != out || out->size + span->size < out->capacity) {
+    fr_buf_append(out, from->data + span->offset, span->size);
+    return;
+  }
+  /* growing out would move the bytes being copied: take them aside first */
+  copy = fr_strndup(from->data + span->offset, span->size);
+  if (copy == NULL) {
+    out->failed = 1;
+    return;
+  }
+  fr_buf_append(out, copy, span->size);
+  free(copy);
 }
 
 static void repr_suffix(const ReprWalk* walk, FrBuf* out, const void* obj) {
@@ -213,23 +262,22 @@ static void repr_suffix(const ReprWalk* walk, FrBuf* out, const void* obj) {
 static int cb_repr(void* ctx, const FrArg* args, TVMFFIAny* rv) {
   ReprWalk* walk = (ReprWalk*)((FrWalkCallback*)ctx)->walk;
   TVMFFIAny value;
-  FrBuf text;
+  size_t buf;
   int status;
   if (walk == NULL) return fr_dc_raise_expired_callback();
+  if (walk_buffer(walk, &buf) != 0) return -1;
   if (fr_any_view_to_owned(&args[0].value, &value) != 0) return -1;
-  fr_buf_init(&text);
-  status = repr_run(walk, &value, &text, NULL);
+  status = repr_run(walk, &value, buf, NULL);
   fr_any_release(&value);
-  if (status == 0) status = buf_to_str(&text, rv);
-  fr_buf_free(&text);
-  return status;
+  return status == 0 ? buf_to_str(walk->bufs[buf], rv) : -1;
 }
 
 static const FrBuiltin kReprCallback = {"", cb_repr, NULL, 1, {FR_T_ANYVIEW}, FR_T_STR};
 
-static int repr_hook(ReprWalk* walk, void* hook, void* obj, int32_t ti, FrBuf* out) {
+static int repr_hook(ReprWalk* walk, void* hook, void* obj, int32_t ti, size_t buf) {
   FrWalkCallback* cb = NULL;
   TVMFFIAny args[2], result;
+  FrBuf* out = walk->bufs[buf];
   size_t start = out->size;
   void* fn;
   int status;
@@ -242,7 +290,7 @@ static int repr_hook(ReprWalk* walk, void* hook, void* obj, int32_t ti, FrBuf* o
   fr_walk_callback_done(fn, cb);
   if (status != 0 || fr_buf_append_str_result(out, &result) != 0) return -1;
   if (is_container(ti)) repr_suffix(walk, out, obj);
-  return repr_finish(walk, obj, out->data + start, out->size - start);
+  return repr_finish(walk, obj, buf, start);
 }
 
 static int is_enum_instance(int32_t ti) {
@@ -259,8 +307,10 @@ static int is_enum_instance(int32_t ti) {
 /* EnumObj: header, int64 _int_index, then the String _str_index. */
 #define ENUM_STR_INDEX_OFFSET (FR_HEADER_SIZE + 8)
 
-/* Appends the text of a value that needs no frame: 1; 0 when it needs one; -1 on error. */
-static int repr_immediate(ReprWalk* walk, const TVMFFIAny* value, FrBuf* out) {
+/* Appends the text of a value that needs no frame to buffer buf: 1; 0 when it needs one; -1 on
+ * error. */
+static int repr_immediate(ReprWalk* walk, const TVMFFIAny* value, size_t buf) {
+  FrBuf* out = walk->bufs[buf];
   int32_t ti = value->type_index;
   void* obj;
   void* hook = NULL;
@@ -294,8 +344,7 @@ static int repr_immediate(ReprWalk* walk, const TVMFFIAny* value, FrBuf* out) {
       fr_buf_puts(out, "...");
       repr_suffix(walk, out, obj);
     } else {
-      const Text* text = &walk->cache[state->value - 1];
-      fr_buf_append(out, text->data, text->size);
+      append_span(walk, out, &walk->spans[state->value - 1]);
     }
     return 1;
   }
@@ -345,7 +394,7 @@ static int repr_immediate(ReprWalk* walk, const TVMFFIAny* value, FrBuf* out) {
   }
   found = fr_hook_of(fr_dc.col_repr, ti, SIG_REPR, &hook);
   if (found < 0) return -1;
-  if (found) return repr_hook(walk, hook, obj, ti, out) == 0 ? 1 : -1;
+  if (found) return repr_hook(walk, hook, obj, ti, buf) == 0 ? 1 : -1;
   if (is_enum_instance(ti)) {
     const TVMFFITypeInfo* info = fr_type_info_checked(ti);
     TVMFFIByteArray name;
@@ -358,20 +407,21 @@ static int repr_immediate(ReprWalk* walk, const TVMFFIAny* value, FrBuf* out) {
     fr_buf_puts(out, ".");
     fr_buf_append(out, name.data, name.size);
     repr_suffix(walk, out, obj);
-    return repr_finish(walk, obj, out->data + start, out->size - start) == 0 ? 1 : -1;
+    return repr_finish(walk, obj, buf, start) == 0 ? 1 : -1;
   }
   return 0;
 }
 
 static void repr_frame_release(ReprFrame* f) {
   fr_dc_children_release(&f->ch);
-  fr_buf_free(&f->out);
   free(f->dup);
   f->dup = NULL;
 }
 
-static int repr_push(ReprWalk* walk, ReprStack* st, const TVMFFIAny* value) {
+/* Starts the frame of an object whose text goes to buffer buf: writes its opening. */
+static int repr_push(ReprWalk* walk, ReprStack* st, const TVMFFIAny* value, size_t buf) {
   ReprFrame* f;
+  FrBuf* out = walk->bufs[buf];
   void* obj = value->v_obj;
   int32_t ti = fr_type_index(obj);
   size_t i, j;
@@ -390,19 +440,20 @@ static int repr_push(ReprWalk* walk, ReprStack* st, const TVMFFIAny* value) {
   memset(f, 0, sizeof(*f));
   f->obj = obj;
   f->type_index = ti;
-  fr_buf_init(&f->out);
+  f->buf = buf;
+  f->start = out->size;
   if (fr_dc_children_of(obj, ti, kTVMFFIFieldFlagBitMaskReprOff, &f->ch) != 0) return -1;
   st->n++;
   switch (ti) {
-    case kTVMFFIArray: fr_buf_puts(&f->out, "("); break;
-    case kTVMFFIList: fr_buf_puts(&f->out, "["); break;
+    case kTVMFFIArray: fr_buf_puts(out, "("); break;
+    case kTVMFFIList: fr_buf_puts(out, "["); break;
     case kTVMFFIMap:
-    case kTVMFFIDict: fr_buf_puts(&f->out, "{"); break;
+    case kTVMFFIDict: fr_buf_puts(out, "{"); break;
     default: {
       const TVMFFITypeInfo* info = fr_type_info_checked(ti);
       if (info == NULL) return -1;
-      fr_buf_append(&f->out, info->type_key.data, info->type_key.size);
-      repr_suffix(walk, &f->out, obj);
+      fr_buf_append(out, info->type_key.data, info->type_key.size);
+      repr_suffix(walk, out, obj);
       if (f->ch.n > 0) {
         /* a field declared again (shadowing an ancestor's) prints once, first */
         f->dup = (unsigned char*)calloc(f->ch.n, 1);
@@ -425,124 +476,114 @@ static int repr_push(ReprWalk* walk, ReprStack* st, const TVMFFIAny* value) {
   return 0;
 }
 
-/* Where child i's text goes (after its separator): the frame's text, or scratch if hidden. */
-static FrBuf* repr_child_target(ReprFrame* f, size_t i, FrBuf* scratch) {
+/*
+ * The buffer child i's text goes to, after its separator: the frame's own, or, for a field
+ * that repeats an earlier one's name (which prints once), a buffer of its own that no text
+ * shows (its text is still remembered, as upstream remembers it). 0, or -1 (out of memory).
+ */
+static int repr_child_target(ReprWalk* walk, ReprFrame* f, size_t i, size_t* target) {
+  FrBuf* out = walk->bufs[f->buf];
+  *target = f->buf;
   switch (f->ch.kind) {
     case FR_DC_SEQ:
-      if (i > 0) fr_buf_puts(&f->out, ", ");
-      return &f->out;
+      if (i > 0) fr_buf_puts(out, ", ");
+      return 0;
     case FR_DC_MAP:
       if (i % 2 == 1) {
-        fr_buf_puts(&f->out, ": ");
+        fr_buf_puts(out, ": ");
       } else if (i > 0) {
-        fr_buf_puts(&f->out, ", ");
+        fr_buf_puts(out, ", ");
       }
-      return &f->out;
+      return 0;
     default:
-      if (f->dup[i]) {
-        scratch->size = 0;
-        return scratch;
-      }
-      fr_buf_puts(&f->out, i == 0 ? "(" : ", ");
-      fr_buf_append(&f->out, f->ch.fields[i]->name.data, f->ch.fields[i]->name.size);
-      fr_buf_puts(&f->out, "=");
-      return &f->out;
+      if (f->dup[i]) return walk_buffer(walk, target);
+      fr_buf_puts(out, i == 0 ? "(" : ", ");
+      fr_buf_append(out, f->ch.fields[i]->name.data, f->ch.fields[i]->name.size);
+      fr_buf_puts(out, "=");
+      return 0;
   }
 }
 
 static int repr_finalize(ReprWalk* walk, ReprFrame* f) {
+  FrBuf* out = walk->bufs[f->buf];
   switch (f->ch.kind) {
     case FR_DC_SEQ:
       if (f->type_index == kTVMFFIArray) {
-        fr_buf_puts(&f->out, f->ch.n == 1 ? ",)" : ")");
+        fr_buf_puts(out, f->ch.n == 1 ? ",)" : ")");
       } else {
-        fr_buf_puts(&f->out, "]");
+        fr_buf_puts(out, "]");
       }
       break;
-    case FR_DC_MAP: fr_buf_puts(&f->out, "}"); break;
+    case FR_DC_MAP: fr_buf_puts(out, "}"); break;
     default:
-      if (f->ch.n > 0) fr_buf_puts(&f->out, ")");
+      if (f->ch.n > 0) fr_buf_puts(out, ")");
       break;
   }
-  if (is_container(f->type_index)) repr_suffix(walk, &f->out, f->obj);
-  if (f->out.failed) return fr_raise_oom();
-  return repr_finish(walk, f->obj, fr_buf_cstr(&f->out), f->out.size);
+  if (is_container(f->type_index)) repr_suffix(walk, out, f->obj);
+  return repr_finish(walk, f->obj, f->buf, f->start);
 }
 
 /*
- * Appends the text of an owned value to out: one run of the walk. *framed
+ * Appends the text of an owned value to the walk's buffer buf: one run of the walk. *framed
  * (may be NULL) tells whether the value needed a frame.
  */
-static int repr_run(ReprWalk* walk, const TVMFFIAny* value, FrBuf* out, int* framed) {
+static int repr_run(ReprWalk* walk, const TVMFFIAny* value, size_t buf, int* framed) {
   ReprStack st = {NULL, 0, 0};
-  FrBuf scratch;
-  int status = repr_immediate(walk, value, out);
+  int status = repr_immediate(walk, value, buf);
   if (framed != NULL) *framed = status == 0;
   if (status != 0) return status < 0 ? -1 : 0;
-  fr_buf_init(&scratch);
-  if (repr_push(walk, &st, value) != 0) goto fail;
+  if (repr_push(walk, &st, value, buf) != 0) goto fail;
   while (st.n > 0) {
     ReprFrame* f = &st.frames[st.n - 1];
-    ReprFrame* parent;
     int pushed = 0;
     while (f->idx < f->ch.n) {
-      size_t i = f->idx++;
-      FrBuf* target = repr_child_target(f, i, &scratch);
+      size_t i = f->idx++, target;
+      if (repr_child_target(walk, f, i, &target) != 0) goto fail;
       status = repr_immediate(walk, &f->ch.items[i], target);
       if (status < 0) goto fail;
       if (status == 0) {
-        if (repr_push(walk, &st, &f->ch.items[i]) != 0) goto fail;
+        if (repr_push(walk, &st, &f->ch.items[i], target) != 0) goto fail;
         pushed = 1;
         break;
       }
     }
     if (pushed) continue;
+    /* the text is in place, in its parent's buffer: finishing it copies nothing */
     if (repr_finalize(walk, f) != 0) goto fail;
-    if (st.n == 1) {
-      fr_buf_append(out, fr_buf_cstr(&f->out), f->out.size);
-      repr_frame_release(f);
-      st.n = 0;
-      break;
-    }
-    parent = &st.frames[st.n - 2];
-    if (parent->ch.kind != FR_DC_OBJ || !parent->dup[parent->idx - 1]) {
-      fr_buf_append(&parent->out, fr_buf_cstr(&f->out), f->out.size);
-    }
     repr_frame_release(f);
     st.n--;
   }
   free(st.frames);
-  fr_buf_free(&scratch);
   return 0;
 fail:
   while (st.n > 0) repr_frame_release(&st.frames[--st.n]);
   free(st.frames);
-  fr_buf_free(&scratch);
   return -1;
 }
 
 static int repr_print(void* ctx, const FrArg* args, TVMFFIAny* rv) {
   ReprWalk walk;
-  FrBuf text;
+  FrBuf* text;
+  size_t buf = 0;
   const char* env = getenv("TVM_FFI_REPR_WITH_ADDR");
   int status, framed = 0;
   (void)ctx;
   memset(&walk, 0, sizeof(walk));
   walk.show_addr = env != NULL && strcmp(env, "1") == 0;
-  fr_buf_init(&text);
-  status = repr_run(&walk, &args[0].value, &text, &framed);
+  status = walk_buffer(&walk, &buf);
+  if (status == 0) status = repr_run(&walk, &args[0].value, buf, &framed);
+  text = status == 0 ? walk.bufs[buf] : NULL;
   if (status == 0 && framed) {
     /* upstream moves the frame's std::string into a String: always an object */
-    void* obj = text.failed ? NULL : fr_string_object_new(fr_buf_cstr(&text), text.size);
+    void* obj = text->failed ? NULL : fr_string_object_new(fr_buf_cstr(text), text->size);
     if (obj == NULL) {
-      status = text.failed ? fr_raise_oom() : -1;
+      status = text->failed ? fr_raise_oom() : -1;
     } else {
       *rv = fr_any_object(obj);
     }
   } else if (status == 0) {
-    status = buf_to_str(&text, rv); /* copied from a std::string: small when it fits */
+    status = buf_to_str(text, rv); /* copied from a std::string: small when it fits */
   }
-  fr_buf_free(&text);
   repr_walk_free(&walk);
   return status;
 }
