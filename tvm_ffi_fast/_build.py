@@ -56,7 +56,9 @@ SOURCES = [
     "dataclass_compare",  # ffi.RecursiveEq/Lt/Le/Gt/Ge
     "dataclass_hooks",  # the hooks registered at load: BigInt's, the access paths' repr
     "structural_rules",  # kinds, regions, depth limit; the structural ops' setup
-    "structural_equal",  # ffi.StructuralEqual, ffi.GetFirstStructuralMismatch
+    "structural_equal",  # ffi.StructuralEqual, ffi.GetFirstStructuralMismatch: set up, run, result
+    "structural_equal_walk",  # the comparison: each kind of value, bindings, the work list
+    "structural_equal_trail",  # the mismatch trail: the access steps of the first mismatch
     "structural_hash",  # ffi.StructuralHash
     "structural_key",  # ffi.StructuralKey, its __any_hash__ / __any_equal__
     "json_text",  # ffi.json.Parse / Stringify
