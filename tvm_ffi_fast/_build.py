@@ -68,7 +68,9 @@ SOURCES = [
     "deep_copy",  # ffi.DeepCopy
     "structural_traversal",  # callback entries, error contexts of visits and mutations
     "structural_visit",  # ffi.StructuralWalk / Visit, the visitor, container __s_visit__
-    "structural_mutate",  # ffi.StructuralMap / Mutate, the mutator and its methods
+    "structural_mutate",  # ffi.StructuralMap / Mutate, the mutator object and its methods
+    "structural_mutate_engine",  # the mutation engine (explicit stack), the variable remap
+    "structural_mutate_default",  # a value's default mutation (StructuralMutatorDefaultMutate)
     "structural_mutate_hooks",  # the built-in types' native __s_mutate__ hooks
     "visit_error_context",  # ffi.VisitErrorContext.FindAccessPaths
     "pyclass",  # types a front end lays out: field accessors, generated __ffi_init__
