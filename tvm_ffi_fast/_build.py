@@ -56,7 +56,9 @@ SOURCES = [
     "dataclass_compare",  # ffi.RecursiveEq/Lt/Le/Gt/Ge
     "dataclass_hooks",  # the hooks registered at load: BigInt's, the access paths' repr
     "structural_rules",  # kinds, regions, depth limit; the structural ops' setup
-    "structural_equal",  # ffi.StructuralEqual, ffi.GetFirstStructuralMismatch
+    "structural_equal",  # ffi.StructuralEqual, ffi.GetFirstStructuralMismatch: set up, run, result
+    "structural_equal_walk",  # the comparison: each kind of value, bindings, the work list
+    "structural_equal_trail",  # the mismatch trail: the access steps of the first mismatch
     "structural_hash",  # ffi.StructuralHash
     "structural_key",  # ffi.StructuralKey, its __any_hash__ / __any_equal__
     "json_text",  # ffi.json.Parse / Stringify
@@ -66,7 +68,9 @@ SOURCES = [
     "deep_copy",  # ffi.DeepCopy
     "structural_traversal",  # callback entries, error contexts of visits and mutations
     "structural_visit",  # ffi.StructuralWalk / Visit, the visitor, container __s_visit__
-    "structural_mutate",  # ffi.StructuralMap / Mutate, the mutator and its methods
+    "structural_mutate",  # ffi.StructuralMap / Mutate, the mutator object and its methods
+    "structural_mutate_engine",  # the mutation engine (explicit stack), the variable remap
+    "structural_mutate_default",  # a value's default mutation (StructuralMutatorDefaultMutate)
     "structural_mutate_hooks",  # the built-in types' native __s_mutate__ hooks
     "visit_error_context",  # ffi.VisitErrorContext.FindAccessPaths
     "pyclass",  # types a front end lays out: field accessors, generated __ffi_init__

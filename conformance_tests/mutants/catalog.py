@@ -381,10 +381,10 @@ MUTANTS += [
        "-0.0 hashes as 0.0 in the fast runtime (hash of floats)",
        T_EDGES + "test_structural_hash_edges"),
     # access paths to missing elements
-    _m("fast-map-missing-lhs-unrecorded", FAST + "structural_equal.c",
-       r"      if \(!has\) return record\(eq, MAP_ITEM_MISSING, &lhs_key, MAP_ITEM, &kv->key\) < 0 "
+    _m("fast-map-missing-lhs-unrecorded", FAST + "structural_equal_walk.c",
+       r"        return fr_se_record\(eq, MAP_ITEM_MISSING, &lhs_key, MAP_ITEM, &kv->key\) < 0 "
        r"\? -1 : 0;",
-       "      if (!has) return 0;",
+       "        return 0;",
        "a map key only the right-hand side has leaves no mismatch path (access paths to missing "
        "elements)", T_EDGES + "test_access_paths_to_missing"),
     _m("api-array-item-missing-plain", "tvm_ffi_api/access_path.py",

@@ -1,5 +1,5 @@
 /*
- * structural.h -- what the structural operations share (structural_equal.c,
+ * structural.h -- what the structural operations share (structural_equal*.c,
  * structural_hash.c, structural_key.c, json_text.c, json_graph*.c,
  * deep_copy.c, visit_error_context.c, structural_traversal.c, structural_visit.c,
  * structural_mutate*.c, reflection.c, reflection_access_path.c).
