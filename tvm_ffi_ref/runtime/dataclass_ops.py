@@ -229,10 +229,11 @@ def _repr_print(result, value):
     printer = ReprPrinter()
     text = printer.immediate(value)
     if text is not None:  # upstream copies this text into a String: small when it fits
-        store_str(result, text)
+        store_str(result, str(text))
         return
     # ... and moves a frame's text into one, which makes a String object whatever its size
-    data = run_frames(printer.frame(value), "ObjectGraphDFS").encode("utf-8", "surrogateescape")
+    data = str(run_frames(printer.frame(value), "ObjectGraphDFS")).encode("utf-8",
+                                                                           "surrogateescape")
     result.type_index = TI.kTVMFFIStr
     result.zero_padding = 0
     result.v_ptr = strings.new_bytes_object(TI.kTVMFFIStr, data)

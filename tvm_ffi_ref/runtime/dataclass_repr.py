@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-from typing import Dict, Optional, Set
+from typing import Dict, List, Optional, Set, Union
 
 from tvm_ffi_common import abi
 
@@ -191,25 +191,67 @@ def _address_text(address: int) -> str:
 _IN_PROGRESS, _DONE = 1, 2
 
 
+class Rope:
+    """A text made of pieces, each a str or another Rope, joined once, by ``str()``.
+
+    A frame's text holds its children's texts as pieces instead of copies of them, and the
+    cache keeps that Rope, so printing a chain n levels deep takes O(n) time and memory.
+    (Joining at every level copies the whole text below it: O(n**2) time, and the cache of
+    every level's text holds O(n**2) bytes.) A text remembered and printed again is a piece
+    in two places; ``str()`` writes it out at each.
+    """
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, pieces: List[Union[str, "Rope"]]) -> None:
+        self.pieces = pieces
+
+    def __str__(self) -> str:
+        out: List[str] = []
+        stack = [iter(self.pieces)]  # no recursion: a Rope can be a million levels deep
+        while stack:
+            for piece in stack[-1]:
+                if isinstance(piece, Rope):
+                    stack.append(iter(piece.pieces))
+                    break
+                out.append(piece)
+            else:
+                stack.pop()
+        return "".join(out)
+
+
+Text = Union[str, Rope]
+
+
+def _separated(texts: List[Text], separator: str) -> List[Text]:
+    """The texts with ``separator`` between each two."""
+    pieces: List[Text] = []
+    for i, text in enumerate(texts):
+        if i:
+            pieces.append(separator)
+        pieces.append(text)
+    return pieces
+
+
 class ReprPrinter:
     """One ``ffi.ReprPrint`` call: the state shared by its frames and hook callbacks."""
 
     def __init__(self) -> None:
         self.show_address = _libc.getenv(REPR_WITH_ADDR_ENV) == b"1"
         self.state: Dict[int, int] = {}
-        self.cache: Dict[int, str] = {}
+        self.cache: Dict[int, Text] = {}
 
     def repr_value(self, value: abi.TVMFFIAny) -> str:
         """The text of an owned value (one run of the walk)."""
         text = self.immediate(value)
         if text is None:
             text = run_frames(self.frame(value), "ObjectGraphDFS")
-        return text
+        return str(text)
 
     def _suffix(self, address: int) -> str:
         return "@" + _address_text(address) if self.show_address else ""
 
-    def immediate(self, value: abi.TVMFFIAny) -> Optional[str]:
+    def immediate(self, value: abi.TVMFFIAny) -> Optional[Text]:
         """The text of a value that needs no frame, or None."""
         index = value.type_index
         if index == TI.kTVMFFINone:
@@ -282,7 +324,7 @@ class ReprPrinter:
             memory.dec_ref(callback)
         return _text_result(result)
 
-    def _finish(self, address: int, text: str) -> str:
+    def _finish(self, address: int, text: Text) -> Text:
         self.state[address] = _DONE
         self.cache[address] = text
         return text
@@ -296,27 +338,27 @@ class ReprPrinter:
         texts = yield from children.results(self)
         if children.kind == "sequence":
             if index == TI.kTVMFFIArray:
-                text = "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
+                pieces = ["(", *_separated(texts, ", "), ",)" if len(texts) == 1 else ")"]
             else:
-                text = "[" + ", ".join(texts) + "]"
+                pieces = ["[", *_separated(texts, ", "), "]"]
         elif children.kind == "map":
-            text = "{" + ", ".join(f"{texts[i]}: {texts[i + 1]}"
-                                   for i in range(0, len(texts), 2)) + "}"
+            entries = [Rope([texts[i], ": ", texts[i + 1]]) for i in range(0, len(texts), 2)]
+            pieces = ["{", *_separated(entries, ", "), "}"]
         elif not texts:
-            text = header
+            pieces = [header]
         else:
             seen: Set[bytes] = set()
-            parts = []
+            fields: List[Text] = []
             for field, field_text in zip(children.fields, texts):
                 name = ctypes.string_at(field.name.data, field.name.size)
                 if name in seen:  # a field shadowing an ancestor's prints once, first
                     continue
                 seen.add(name)
-                parts.append(f"{_text(name)}={field_text}")
-            text = header + "(" + ", ".join(parts) + ")"
+                fields.append(Rope([_text(name) + "=", field_text]))
+            pieces = [header, "(", *_separated(fields, ", "), ")"]
         if index in CONTAINERS:
-            text += self._suffix(address)
-        return self._finish(address, text)
+            pieces.append(self._suffix(address))
+        return self._finish(address, Rope(pieces))
 
 
 def repr_print(value: abi.TVMFFIAny) -> str:
