@@ -4,11 +4,12 @@
  * A call encodes the arguments into TVMFFIAny slots on the C stack, calls the function's
  * safe_call with the function object itself as handle (what TVMFFIFunctionCall does, minus
  * one hop) with the GIL released, as upstream does by default and as ctypes does for the
- * reference front end, releases what the encoding made for the call, then checks the status
- * and result against the calling convention (rules.c) and decodes the result (decode.c) or
- * raises the error (errors.c): tvm_ffi_ref's Function.__call__ and finish_call, step for step.
- * The kernel is called in one place, kernel_call (in the framework environment the arguments
- * brought: scoped_call), inlined into each path below with may_hold a constant there.
+ * reference front end, releases what the encoding made for the call (fx_scope_close), then
+ * checks the status and result against the calling convention (rules.c) and decodes the result
+ * (decode.c) or raises the error (errors.c): tvm_ffi_ref's Function.__call__ and finish_call,
+ * step for step. The kernel is called in one place, kernel_call (in the framework environment
+ * the arguments brought: scoped_call), inlined into each path below with may_hold a constant
+ * there.
  *
  * Three paths. Plain arguments (scalars, short ASCII str, Objects other than List/Dict:
  * encode_plain) make nothing, hold nothing and bring no framework context, so they are
@@ -135,12 +136,8 @@ static FX_NOINLINE PyObject* general_call(PyObject* self, void* handle, PyObject
   release_gil = ((FxFunction*)self)->release_gil || fx_args_hold_containers(packed, (int32_t)n);
   status = scoped_call(handle, packed, (int32_t)n, &result, scope, release_gil, 1);
   if (packed != stack) PyMem_Free(packed);
-  /*
-   * What was made for the call goes before the result is looked at, as in the reference
-   * (a scope that holds nothing has nothing to close).
-   */
-  if (FX_UNLIKELY(!fx_scope_is_empty(scope) ? fx_scope_close(scope) < 0 || PyErr_Occurred()
-                                            : PyErr_Occurred() != NULL)) {
+  /* what was made for the call goes before the result is looked at, as in the reference */
+  if (FX_UNLIKELY(fx_scope_close(scope) < 0)) {
     /*
      * An exception is pending: from that cleanup, or left in this thread by the
      * kernel's TVMFFIEnvCheckSignals (Ctrl-C), which it then stopped on
@@ -245,17 +242,10 @@ static FX_NOINLINE PyObject* tensor_call(PyObject* self, void* handle, TVMFFIAny
                                          int32_t n, FxScope* scope) {
   TVMFFIAny result;
   PyObject* value;
-  int status, i;
+  int status;
   fx_any_clear(&result);
   status = scoped_call(handle, packed, n, &result, scope, ((FxFunction*)self)->release_gil, 0);
-  if (FX_LIKELY(scope->py_scope == NULL && scope->owned == scope->owned_inline)) {
-    /* fx_scope_close's work for such a scope; fx_decref keeps a pending exception */
-    for (i = 0; i < scope->n_owned; ++i) fx_decref(scope->owned[i]);
-    scope->n_owned = 0;
-  } else {
-    (void)fx_scope_close(scope);
-  }
-  if (FX_UNLIKELY(PyErr_Occurred() != NULL)) {
+  if (FX_UNLIKELY(fx_scope_close(scope) < 0)) {
     /* from restoring the environment, or the kernel's TVMFFIEnvCheckSignals */
     discard_outcome(status, &result);
     return NULL;
