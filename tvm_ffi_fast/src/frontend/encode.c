@@ -13,7 +13,10 @@
  * Before consulting the cache, the exact built-in types that dominate real
  * calls (None, int, float, str, bool, Object subclasses, bytes, list, tuple,
  * dict) go straight to their kind; each is what _choose_setter returns for
- * that type, so the shortcut cannot change a result.
+ * that type, so the shortcut cannot change a result. So do the framework
+ * tensor type and the DLPack producer type met last (is_remembered: the one
+ * check, which function.c's short path makes through
+ * fx_encode_remembered_tensor), copies of their cache entries.
  *
  * Every slot starts zeroed, so the 16 bytes are exactly the reference's
  * (whose ctypes arrays are zero-initialised).
@@ -451,17 +454,24 @@ static void remember_type(PyTypeObject** slot, PyTypeObject* type) {
   Py_XSETREF(*slot, type);
 }
 
+/* Whether values of type are encoded as the remembered tensor types' (fx_encode and
+ * fx_encode_remembered_tensor check the same two types, then encode_remembered encodes). */
+static inline int is_remembered(PyTypeObject* type) {
+  return type == last_framework_type || type == last_producer_type;
+}
+
+/* A value of a remembered type (is_remembered) into *out, zeroed: 0, or -1 with an exception. */
+static inline int encode_remembered(PyObject* value, TVMFFIAny* out, FxScope* scope) {
+  if (Py_TYPE(value) == last_framework_type) {
+    return fx_encode_framework_tensor(last_framework_api, value, out, scope);
+  }
+  return encode_producer(value, out, scope);
+}
+
 int fx_encode_remembered_tensor(PyObject* value, TVMFFIAny* out, FxScope* scope) {
-  PyTypeObject* type = Py_TYPE(value);
-  if (type == last_framework_type) {
-    fx_any_clear(out);
-    return fx_encode_framework_tensor(last_framework_api, value, out, scope) < 0 ? -1 : 1;
-  }
-  if (type == last_producer_type) {
-    fx_any_clear(out);
-    return encode_producer(value, out, scope) < 0 ? -1 : 1;
-  }
-  return 0;
+  if (!is_remembered(Py_TYPE(value))) return 0;
+  fx_any_clear(out);
+  return encode_remembered(value, out, scope) < 0 ? -1 : 1;
 }
 
 static int encode_chosen(PyObject* value, TVMFFIAny* out, FxScope* scope) {
@@ -514,10 +524,7 @@ int fx_encode(PyObject* value, TVMFFIAny* out, FxScope* scope) {
     out->v_int64 = value == Py_True;
     return 0;
   }
-  if (type == last_framework_type) {
-    return fx_encode_framework_tensor(last_framework_api, value, out, scope);
-  }
-  if (type == last_producer_type) return encode_producer(value, out, scope);
+  if (is_remembered(type)) return encode_remembered(value, out, scope);
   if (PyObject_TypeCheck(value, fx_cobject_type)) return encode_object_argument(value, out, scope);
   if (type == &PyBytes_Type) {
     return encode_text(PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value), 0, out, scope);

@@ -283,11 +283,6 @@ FX_HIDDEN int fx_context_to_python(const FxScope* scope, PyObject* py_scope);
 FX_HIDDEN int fx_context_from_python(FxScope* scope, PyObject* py_scope);
 /* A new scope; one given by Python also takes up that CallScope's framework context
  * (0, or -1 with an exception). Inline: every call starts one. */
-/* Whether closing the scope would do nothing: no references, no Python CallScope, nothing
-   grown (a framework context needs no closing). */
-static inline int fx_scope_is_empty(const FxScope* scope) {
-  return scope->n_owned == 0 && scope->py_scope == NULL && scope->owned == scope->owned_inline;
-}
 static inline int fx_scope_init(FxScope* scope, PyObject* given_py_scope) {
   scope->owned = scope->owned_inline;
   scope->n_owned = 0;
@@ -302,9 +297,25 @@ static inline int fx_scope_init(FxScope* scope, PyObject* given_py_scope) {
 }
 /* Records a reference the scope releases; on failure releases it now and returns -1. */
 FX_HIDDEN int fx_scope_own(FxScope* scope, void* handle);
-/* Runs the Python fixups and drops the references (a given Python scope gets them and the
- * framework context); keeps a pending exception. 0 or -1. */
-FX_HIDDEN int fx_scope_close(FxScope* scope);
+/* fx_scope_close of a scope with a Python CallScope or grown storage (any scope, in fact). */
+FX_HIDDEN int fx_scope_close_full(FxScope* scope);
+/*
+ * Closes the scope: runs the Python fixups and drops the references (a given Python scope gets
+ * them and the framework context instead); keeps a pending exception. 0, or -1 exactly when an
+ * exception is pending on return (the one pending before, or one from the cleanup). Inline:
+ * most scopes, a call's among them, own only references in their inline storage, and closing
+ * those is dropping them (fx_decref keeps a pending exception, so none is set aside here); the
+ * rest is scope.c's.
+ */
+static inline int fx_scope_close(FxScope* scope) {
+  int i;
+  if (FX_UNLIKELY(scope->py_scope != NULL || scope->owned != scope->owned_inline)) {
+    return fx_scope_close_full(scope);
+  }
+  for (i = 0; i < scope->n_owned; ++i) fx_decref(scope->owned[i]);
+  scope->n_owned = 0;
+  return PyErr_Occurred() != NULL ? -1 : 0;
+}
 /* Takes up the framework context of a nested conversion where the scope has none yet. */
 FX_HIDDEN void fx_scope_inherit(FxScope* scope, const FxScope* nested);
 /* The scope's Python CallScope, made on first need (borrowed; NULL with an exception). */

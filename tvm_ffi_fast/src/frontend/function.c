@@ -4,9 +4,12 @@
  * A call encodes the arguments into TVMFFIAny slots on the C stack, calls the function's
  * safe_call with the function object itself as handle (what TVMFFIFunctionCall does, minus
  * one hop) with the GIL released, as upstream does by default and as ctypes does for the
- * reference front end, releases what the encoding made for the call, then checks the status
- * and result against the calling convention (rules.c) and decodes the result (decode.c) or
- * raises the error (errors.c): tvm_ffi_ref's Function.__call__ and finish_call, step for step.
+ * reference front end, releases what the encoding made for the call (fx_scope_close), then
+ * checks the status and result against the calling convention (rules.c) and decodes the result
+ * (decode.c) or raises the error (errors.c): tvm_ffi_ref's Function.__call__ and finish_call,
+ * step for step. The kernel is called in one place, kernel_call (in the framework environment
+ * the arguments brought: scoped_call), inlined into each path below with may_hold a constant
+ * there.
  *
  * Three paths. Plain arguments (scalars, short ASCII str, Objects other than List/Dict:
  * encode_plain) make nothing, hold nothing and bring no framework context, so they are
@@ -58,23 +61,41 @@ static void discard_outcome(int status, TVMFFIAny* result) {
 }
 
 /*
- * The call with the framework's stream current and its allocator installed. A failure to
- * install them is the call's failure (its raised error); one to restore them leaves a Python
- * error pending, which supersedes the call's outcome (the caller discards it).
+ * The kernel call itself: safe_call with the GIL released unless release_gil is 0, through
+ * fx_safe_call_holding when the arguments may include a List or Dict (may_hold), which then
+ * holds them for the call. Every call goes through here; inlined, may_hold is a constant at
+ * each site and only that site's branch is compiled in.
  */
-static int call_in_environment(void* handle, TVMFFIAny* packed, int32_t n, TVMFFIAny* result,
-                               const FxScope* scope, int release_gil, int may_hold) {
-  FxEnvironment env;
-  int status = fx_environment_enter(&env, scope);
-  if (status == 0 && release_gil) {
+static inline int kernel_call(void* handle, TVMFFIAny* packed, int32_t n, TVMFFIAny* result,
+                              int release_gil, int may_hold) {
+  int status;
+  if (FX_LIKELY(release_gil)) {
     Py_BEGIN_ALLOW_THREADS;
     status = may_hold ? fx_safe_call_holding(handle, packed, n, result)
                       : fx_safe_call(handle, packed, n, result);
     Py_END_ALLOW_THREADS;
-  } else if (status == 0) {
+  } else {
     status = may_hold ? fx_safe_call_holding(handle, packed, n, result)
                       : fx_safe_call(handle, packed, n, result);
   }
+  return status;
+}
+
+/*
+ * The kernel call in the environment the scope's arguments brought: with the framework's
+ * stream current and its allocator installed when there is one (exchange.c), else as it is.
+ * A failure to install them is the call's failure (its raised error); one to restore them
+ * leaves a Python error pending, which supersedes the call's outcome (the caller discards it).
+ */
+static inline int scoped_call(void* handle, TVMFFIAny* packed, int32_t n, TVMFFIAny* result,
+                              const FxScope* scope, int release_gil, int may_hold) {
+  FxEnvironment env;
+  int status;
+  if (FX_LIKELY(scope->device_type == -1 && scope->exchange_api == NULL)) {
+    return kernel_call(handle, packed, n, result, release_gil, may_hold);
+  }
+  status = fx_environment_enter(&env, scope);
+  if (status == 0) status = kernel_call(handle, packed, n, result, release_gil, may_hold);
   (void)fx_environment_leave(&env, scope);
   return status;
 }
@@ -113,24 +134,10 @@ static FX_NOINLINE PyObject* general_call(PyObject* self, void* handle, PyObject
   }
   fx_any_clear(&result);
   release_gil = ((FxFunction*)self)->release_gil || fx_args_hold_containers(packed, (int32_t)n);
-  if (FX_LIKELY(scope->device_type == -1 && scope->exchange_api == NULL)) {
-    if (FX_LIKELY(release_gil)) {
-      Py_BEGIN_ALLOW_THREADS;
-      status = fx_safe_call_holding(handle, packed, (int32_t)n, &result);
-      Py_END_ALLOW_THREADS;
-    } else {
-      status = fx_safe_call_holding(handle, packed, (int32_t)n, &result);
-    }
-  } else {
-    status = call_in_environment(handle, packed, (int32_t)n, &result, scope, release_gil, 1);
-  }
+  status = scoped_call(handle, packed, (int32_t)n, &result, scope, release_gil, 1);
   if (packed != stack) PyMem_Free(packed);
-  /*
-   * What was made for the call goes before the result is looked at, as in the reference
-   * (a scope that holds nothing has nothing to close).
-   */
-  if (FX_UNLIKELY(!fx_scope_is_empty(scope) ? fx_scope_close(scope) < 0 || PyErr_Occurred()
-                                            : PyErr_Occurred() != NULL)) {
+  /* what was made for the call goes before the result is looked at, as in the reference */
+  if (FX_UNLIKELY(fx_scope_close(scope) < 0)) {
     /*
      * An exception is pending: from that cleanup, or left in this thread by the
      * kernel's TVMFFIEnvCheckSignals (Ctrl-C), which it then stopped on
@@ -235,27 +242,10 @@ static FX_NOINLINE PyObject* tensor_call(PyObject* self, void* handle, TVMFFIAny
                                          int32_t n, FxScope* scope) {
   TVMFFIAny result;
   PyObject* value;
-  int status, i, release_gil = ((FxFunction*)self)->release_gil;
+  int status;
   fx_any_clear(&result);
-  if (scope->device_type == -1 && scope->exchange_api == NULL) {
-    if (FX_LIKELY(release_gil)) {
-      Py_BEGIN_ALLOW_THREADS;
-      status = fx_safe_call(handle, packed, n, &result);
-      Py_END_ALLOW_THREADS;
-    } else {
-      status = fx_safe_call(handle, packed, n, &result);
-    }
-  } else {
-    status = call_in_environment(handle, packed, n, &result, scope, release_gil, 0);
-  }
-  if (FX_LIKELY(scope->py_scope == NULL && scope->owned == scope->owned_inline)) {
-    /* fx_scope_close's work for such a scope; fx_decref keeps a pending exception */
-    for (i = 0; i < scope->n_owned; ++i) fx_decref(scope->owned[i]);
-    scope->n_owned = 0;
-  } else {
-    (void)fx_scope_close(scope);
-  }
-  if (FX_UNLIKELY(PyErr_Occurred() != NULL)) {
+  status = scoped_call(handle, packed, n, &result, scope, ((FxFunction*)self)->release_gil, 0);
+  if (FX_UNLIKELY(fx_scope_close(scope) < 0)) {
     /* from restoring the environment, or the kernel's TVMFFIEnvCheckSignals */
     discard_outcome(status, &result);
     return NULL;
@@ -305,13 +295,7 @@ PyObject* fx_function_vectorcall(PyObject* self, PyObject* const* args, size_t n
   }
   if (scoped) return tensor_call(self, handle, packed, (int32_t)n, &scope);
   fx_any_clear(&result);
-  if (FX_LIKELY(((FxFunction*)self)->release_gil)) {
-    Py_BEGIN_ALLOW_THREADS;
-    status = fx_safe_call(handle, packed, (int32_t)n, &result);
-    Py_END_ALLOW_THREADS;
-  } else {
-    status = fx_safe_call(handle, packed, (int32_t)n, &result);
-  }
+  status = kernel_call(handle, packed, (int32_t)n, &result, ((FxFunction*)self)->release_gil, 0);
   if (FX_UNLIKELY(PyErr_Occurred() != NULL)) {
     /* left by the kernel's TVMFFIEnvCheckSignals: it supersedes the call's outcome */
     discard_outcome(status, &result);

@@ -6,6 +6,9 @@
  * A scope given by Python (set_arg / pack_into, called from a Python setter of an
  * enclosing conversion) starts from that CallScope's context and hands everything back
  * to it when closed; otherwise closing runs the Python fixups and drops the references.
+ * Most scopes (every call's with only plain arguments and tensors among them) own only
+ * references in their inline storage: fx_scope_close (frontend.h) drops those inline, and
+ * leaves any other scope to fx_scope_close_full here.
  */
 #include "frontend.h"
 
@@ -61,7 +64,12 @@ static int scope_hand_over(FxScope* scope) {
   return status;
 }
 
-int fx_scope_close(FxScope* scope) {
+/*
+ * The whole of closing, for any scope (fx_scope_close keeps the common case inline): the
+ * caller's pending exception is set aside while Python code runs, a given Python scope takes
+ * the references and context, an own one runs its fixups first, then the references go.
+ */
+int fx_scope_close_full(FxScope* scope) {
   int status = 0, i;
   PyObject *type = NULL, *value = NULL, *traceback = NULL;
   int pending = PyErr_Occurred() != NULL;
