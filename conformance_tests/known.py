@@ -80,25 +80,6 @@ KNOWN: List[Divergence] = [
         "except Exception as error:\n"
         "    result = type(error).__name__"),
     Divergence(
-        "ref-signal-handler-error",
-        "ref: a Python signal handler (other than SIGINT's, which ref defers) that raises while a "
-        "kernel checks for signals runs at the entry of ref's ctypes callback for "
-        "TVMFFIEnvCheckSignals, outside its try: ctypes prints 'Exception ignored' and the call "
-        "fails with RuntimeError '' instead of the handler's exception. Found by "
-        "test_environment_kernels.",
-        lambda node, context: False,  # test_environment_kernels masks those steps for ref
-        "import signal\n"
-        "def handler(signo, frame):\n"
-        "    raise ValueError('from the handler')\n"
-        "previous = signal.signal(signal.SIGUSR1, handler)\n"
-        "try:\n"
-        "    kernels['environment'].signal_check(int(signal.SIGUSR1), 1)\n"
-        "    result = None\n"
-        "except BaseException as error:\n"
-        "    result = [type(error).__name__, str(error)]\n"
-        "finally:\n"
-        "    signal.signal(signal.SIGUSR1, previous)"),
-    Divergence(
         "cffi-long-text-identity",
         "fast-cffi: a String or Bytes object longer than 7 bytes that reaches Python (a "
         "structural_mutate callback's value, returned as is) comes back as a new object, since "

@@ -243,18 +243,14 @@ _ENVIRONMENT_STEPS = st.one_of(
               st.sampled_from([[], [5], ["abc"], [1, "x"], [-0.0]])))
 
 
-def _known_environment_divergence(frontend, step) -> bool:
-    """A signal handler that raises while a kernel checks for signals: known.py's
-    "ref-signal-handler-error" under ref (handlers other than SIGINT's), and under PyPy, whose
+def _pypy_environment_gap(frontend, step) -> bool:
+    """A signal handler that raises while a kernel checks for signals, under PyPy, whose
     handlers run at its own bytecode boundaries rather than inside ``PyErr_CheckSignals``:
     there the check returns 0 (pypy-fast: the handler's exception then arrives after the call)
     or the handler's exception is lost (pypy-ref). PyPy gaps, not diagnosed further."""
-    if step[0] != "signal" or not step[1]:
+    if not frontend.startswith("pypy-") or step[0] != "signal" or not step[1]:
         return False
-    raises = step[1] == "SIGINT" or step[2] != "record"
-    if frontend.startswith("pypy-"):
-        return raises
-    return frontend == "ref" and step[1] == "SIGUSR1" and raises
+    return step[1] == "SIGINT" or step[2] != "record"
 
 
 @conformance(examples=30)
@@ -277,7 +273,7 @@ def test_environment_kernels(pool, programs):
         if isinstance(reply, list) and len(reply) == len(programs):
             for p, program in enumerate(programs):
                 for i, step in enumerate(program):
-                    if _known_environment_divergence(frontend, step) and i < len(reply[p]):
+                    if _pypy_environment_gap(frontend, step) and i < len(reply[p]):
                         reply[p][i] = expected[p][i]
     assert_agree(replies, programs, "environment kernels differ")
 
