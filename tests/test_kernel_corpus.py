@@ -125,10 +125,14 @@ NUMPY_2_0_RESULTS = {"tensor.empty": _describe(2, (0, 3), (3, 1), "float64", Tru
 #: PyPy job reports them as expected failures and fails as soon as one passes (then delete it).
 PYPY_GAPS = {
     "refcount.error_caught_by_cpp":
-        "not diagnosed yet: under PyPy the nested case (a kernel's error raised through a second "
-        "callback, then caught in C++) leaves the callback's argument at 2 references after a "
-        "collection (upstream and every CPython front end: 1); likely error_crossing.settle() "
-        "deciding by the Error's strong count before PyPy has freed the dropped wrappers",
+        "under PyPy the nested case (a kernel's error raised through a second callback, then "
+        "caught in C++) leaves the callback's argument at 2 references after one collection "
+        "(upstream and every CPython front end: 1; a second collection gives 1). Seen by "
+        "instrumenting error_crossing._dropped_by_c: the settle() after call_catching returns "
+        "finds the Error at strong count 2 with one live wrapper (the other reference is not "
+        "a __tvm_ffi_error__ that py_error replaced: none is replaced in this case), so the "
+        "exception stays remembered; the next call's settle() forgets it, one collection too "
+        "late for its traceback's frames (which hold the argument) to go",
 }
 
 
