@@ -129,6 +129,54 @@ def test_a_raising_signal_handler_fails_the_kernel_call_with_its_exception(kerne
     assert out.splitlines() == ["ValueError from the handler"] * 2
 
 
+RAISE_THEN_CALL_C = r"""
+#include <tvm/ffi/c_api.h>
+#include <signal.h>
+/* Raises SIGUSR1 to its own process, then calls its Python callable: the handler's first
+   chance to run is the entry of the callback. */
+TVM_FFI_DLL_EXPORT int __tvm_ffi_raise_then_call(void* self, const TVMFFIAny* args, int32_t n,
+                                                 TVMFFIAny* result) {
+  TVMFFIAny none;
+  (void)self;
+  if (n != 1 || args[0].type_index != kTVMFFIFunction) {
+    TVMFFIErrorSetRaisedFromCStr("TypeError", "raise_then_call(f: Function)");
+    return -1;
+  }
+  raise(SIGUSR1);
+  none.type_index = kTVMFFINone;
+  none.zero_padding = 0;
+  none.v_int64 = 0;
+  return TVMFFIFunctionCall(args[0].v_obj, &none, 1, result);
+}
+"""
+
+#: ``IMPORTS``, with the fast package on the core PyPy runs.
+CALLBACK_IMPORTS = dict(IMPORTS, **{
+    "fast-cffi": "import os\nos.environ['TVM_FFI_FAST_CORE'] = 'cffi'\nimport tvm_ffi_fast as api"})
+
+
+@pytest.mark.parametrize("frontend", ["upstream", "fast-cffi"] + [
+    f for f in FRONTENDS_UNDER_TEST if f in IMPORTS])
+def test_a_raising_signal_handler_fails_the_python_callback_it_lands_in(kernels, frontend):
+    path = kernels.build("raise_then_call", RAISE_THEN_CALL_C, language="c")
+    imports = CALLBACK_IMPORTS[frontend].replace("\n", "\n    ")
+    out = run_python(f"""
+    import signal, sys
+    {imports}
+    sys.unraisablehook = lambda unraisable: print("lost", unraisable.exc_type.__name__)
+    def handler(signo, frame):
+        raise ValueError("from the handler")
+    signal.signal(signal.SIGUSR1, handler)
+    call = api.load_module({path!r}).raise_then_call
+    for _ in range(2):
+        try:
+            print("returned", call(lambda x: x))
+        except Exception as error:
+            print(type(error).__name__, error)
+    """)
+    assert out.splitlines() == ["ValueError from the handler"] * 2
+
+
 def test_entry_guard_hands_what_escapes_a_callback_to_its_recovery():
     from tvm_ffi_common import pycapi
 
