@@ -59,46 +59,6 @@ KNOWN: List[Divergence] = [
         "hasattr(api, 'abi_version'), hasattr(api, 'runtime_name'), "
         "hasattr(api, '__impl_version__')]"),
     Divergence(
-        "ref-dtype-field-from-bad-bytes",
-        "ref: a C++-backed class's dtype field given bytes that are not UTF-8 (through "
-        "@c_class's __init__) raises ValueError \"<key>.__ffi_init__() field 'v_dtype': ...\"; "
-        "upstream and fast raise UnicodeDecodeError (upstream's message carries the raw bytes "
-        "and its front end decodes it strictly). Found by test_c_classes_and_registered_objects.",
-        lambda node, context: False,  # that property generates no bytes for v_dtype
-        "import sys\n"
-        "D = api.dataclasses\n"
-        "made = sys.modules.get('conformance_c_classes')\n"
-        "if made is not None and hasattr(made, 'All'):\n"
-        "    All = made.All\n"
-        "else:\n"
-        "    @D.c_class('stk.All')\n"
-        "    class All(D.Object):\n"
-        "        v_dtype: object\n"
-        "try:\n"
-        "    All(v_dtype=b'\\x80')\n"
-        "    result = None\n"
-        "except Exception as error:\n"
-        "    result = type(error).__name__"),
-    Divergence(
-        "ref-signal-handler-error",
-        "ref: a Python signal handler (other than SIGINT's, which ref defers) that raises while a "
-        "kernel checks for signals runs at the entry of ref's ctypes callback for "
-        "TVMFFIEnvCheckSignals, outside its try: ctypes prints 'Exception ignored' and the call "
-        "fails with RuntimeError '' instead of the handler's exception. Found by "
-        "test_environment_kernels.",
-        lambda node, context: False,  # test_environment_kernels masks those steps for ref
-        "import signal\n"
-        "def handler(signo, frame):\n"
-        "    raise ValueError('from the handler')\n"
-        "previous = signal.signal(signal.SIGUSR1, handler)\n"
-        "try:\n"
-        "    kernels['environment'].signal_check(int(signal.SIGUSR1), 1)\n"
-        "    result = None\n"
-        "except BaseException as error:\n"
-        "    result = [type(error).__name__, str(error)]\n"
-        "finally:\n"
-        "    signal.signal(signal.SIGUSR1, previous)"),
-    Divergence(
         "cffi-long-text-identity",
         "fast-cffi: a String or Bytes object longer than 7 bytes that reaches Python (a "
         "structural_mutate callback's value, returned as is) comes back as a new object, since "

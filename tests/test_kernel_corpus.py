@@ -29,6 +29,7 @@ import json
 import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from typing import Dict
 
 import pytest
 
@@ -121,15 +122,10 @@ def test_upstream_matches_expectation(corpus_results, case):
 NUMPY_2_0_RESULTS = {"tensor.empty": _describe(2, (0, 3), (3, 1), "float64", True)}
 
 
-#: Cases the PyPy front ends still get wrong, each with what is known: a strict xfail, so the
-#: PyPy job reports them as expected failures and fails as soon as one passes (then delete it).
-PYPY_GAPS = {
-    "refcount.error_caught_by_cpp":
-        "not diagnosed yet: under PyPy the nested case (a kernel's error raised through a second "
-        "callback, then caught in C++) leaves the callback's argument at 2 references after a "
-        "collection (upstream and every CPython front end: 1); likely error_crossing.settle() "
-        "deciding by the Error's strong count before PyPy has freed the dropped wrappers",
-}
+#: Cases the PyPy front ends still get wrong (none today), each with what is known: a strict
+#: xfail, so the PyPy job reports them as expected failures and fails as soon as one passes
+#: (then delete it).
+PYPY_GAPS: Dict[str, str] = {}
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=CASE_IDS)

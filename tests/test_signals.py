@@ -1,4 +1,5 @@
-"""Ctrl-C during a long kernel call raises KeyboardInterrupt, under every front end."""
+"""Signals during a kernel call: Ctrl-C raises KeyboardInterrupt, and a program's own handler
+that raises fails the call with its exception, under every front end."""
 
 import pytest
 
@@ -132,3 +133,120 @@ def test_interrupts_inside_runtime_callbacks_are_deferred_not_lost():
     assert must_defer(front_end_callback())                  # at a user callback's entry
     assert not must_defer(front_end_callback(user_code))     # in user code: its try converts
     assert must_defer(front_end_callback(lambda: runtime_callback()))
+
+
+RAISE_THEN_CHECK_C = r"""
+#include <tvm/ffi/extra/c_env_api.h>
+#include <signal.h>
+/* Raises SIGUSR1 to its own process, then checks for signals at once: the handler's first
+   chance to run under a runtime written in Python is the entry of its check. */
+TVM_FFI_DLL_EXPORT int __tvm_ffi_raise_then_check(void* self, const TVMFFIAny* args, int32_t n,
+                                                  TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  raise(SIGUSR1);
+  if (TVMFFIEnvCheckSignals() != 0) {
+    TVMFFIErrorSetRaisedFromCStr("EnvErrorAlreadySet", "a signal is pending in the caller");
+    return -1;
+  }
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 0;
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("frontend", ["upstream"] + [f for f in FRONTENDS_UNDER_TEST
+                                                     if f in IMPORTS])
+def test_a_raising_signal_handler_fails_the_kernel_call_with_its_exception(kernels, frontend):
+    path = kernels.build("raise_then_check", RAISE_THEN_CHECK_C, language="c")
+    out = run_python(f"""
+    import signal, sys
+    {IMPORTS[frontend]}
+    # an exception lost in a C callback would be reported here (ctypes' "Exception ignored")
+    sys.unraisablehook = lambda unraisable: print("lost", unraisable.exc_type.__name__)
+    def handler(signo, frame):
+        raise ValueError("from the handler")
+    signal.signal(signal.SIGUSR1, handler)
+    call = api.load_module({path!r}).raise_then_check
+    for _ in range(2):
+        try:
+            print("returned", call())
+        except Exception as error:
+            print(type(error).__name__, error)
+    """)
+    assert out.splitlines() == ["ValueError from the handler"] * 2
+
+
+RAISE_THEN_CALL_C = r"""
+#include <tvm/ffi/c_api.h>
+#include <signal.h>
+/* Raises SIGUSR1 to its own process, then calls its Python callable: the handler's first
+   chance to run is the entry of the callback. */
+TVM_FFI_DLL_EXPORT int __tvm_ffi_raise_then_call(void* self, const TVMFFIAny* args, int32_t n,
+                                                 TVMFFIAny* result) {
+  TVMFFIAny none;
+  (void)self;
+  if (n != 1 || args[0].type_index != kTVMFFIFunction) {
+    TVMFFIErrorSetRaisedFromCStr("TypeError", "raise_then_call(f: Function)");
+    return -1;
+  }
+  raise(SIGUSR1);
+  none.type_index = kTVMFFINone;
+  none.zero_padding = 0;
+  none.v_int64 = 0;
+  return TVMFFIFunctionCall(args[0].v_obj, &none, 1, result);
+}
+"""
+
+#: ``IMPORTS``, with the fast package on the core PyPy runs.
+CALLBACK_IMPORTS = dict(IMPORTS, **{
+    "fast-cffi": "import os\nos.environ['TVM_FFI_FAST_CORE'] = 'cffi'\nimport tvm_ffi_fast as api"})
+
+
+@pytest.mark.parametrize("frontend", ["upstream", "fast-cffi"] + [
+    f for f in FRONTENDS_UNDER_TEST if f in IMPORTS])
+def test_a_raising_signal_handler_fails_the_python_callback_it_lands_in(kernels, frontend):
+    path = kernels.build("raise_then_call", RAISE_THEN_CALL_C, language="c")
+    imports = CALLBACK_IMPORTS[frontend].replace("\n", "\n    ")
+    out = run_python(f"""
+    import signal, sys
+    {imports}
+    sys.unraisablehook = lambda unraisable: print("lost", unraisable.exc_type.__name__)
+    def handler(signo, frame):
+        raise ValueError("from the handler")
+    signal.signal(signal.SIGUSR1, handler)
+    call = api.load_module({path!r}).raise_then_call
+    for _ in range(2):
+        try:
+            print("returned", call(lambda x: x))
+        except Exception as error:
+            print(type(error).__name__, error)
+    """)
+    assert out.splitlines() == ["ValueError from the handler"] * 2
+
+
+def test_entry_guard_hands_what_escapes_a_callback_to_its_recovery():
+    from tvm_ffi_common import pycapi
+
+    def callback(a, b=0):
+        if a < 0:
+            raise KeyError(a)
+        return a + b
+
+    escaped = []
+
+    def recover(error):
+        escaped.append(error)
+        return "recovered"
+
+    guarded = pycapi.entry_guard(callback, recover)
+    assert guarded(1, b=2) == 3 and escaped == []
+    assert guarded(-1) == "recovered"
+    [error] = escaped
+    assert type(error) is KeyError and error.args == (-1,)
+    assert error.__traceback__ is not None  # where it was raised, for a report
+    with pytest.raises(TypeError, match="two callables"):
+        pycapi.entry_guard(callback, None)
+    broken = pycapi.entry_guard(callback, lambda error: 1 / 0)
+    with pytest.raises(ZeroDivisionError):  # a failing recovery is the caller's to see
+        broken(-1)

@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, Optional, Union
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
-from . import error_crossing, upcalls
+from . import error_crossing, releases, upcalls
 from .backtrace import parse_backtrace, traceback_to_backtrace, with_backtrace  # noqa: F401 - re-exported
 from .object import CObject, Object, register_class, type_index_of, wrap_owned
 from .object_methods import new_object
@@ -270,6 +270,22 @@ def exception_to_error_raised(exception: BaseException) -> None:
     if caller_frames:
         err.append_backtrace(caller_frames.decode("utf-8", "replace"))
     LIB.TVMFFIErrorSetRaised(err._handle)
+    if not releases.PROMPT and _made_for_this_crossing(err, exception):
+        # The raised slot holds the Error now, and nothing of Python's may: a wrapper left
+        # to a collector that is not prompt (PyPy's) would still hold it when C++ catches
+        # and drops it, and error_crossing.settle() would take it for one C still holds.
+        handle = err._handle
+        object.__setattr__(err, "_handle", None)  # the slot of a Python core's wrapper
+        releases.decref_now(handle)
+
+
+def _made_for_this_crossing(err: Error, exception: BaseException) -> bool:
+    """Whether ``err`` is a wrapper nothing but this crossing holds (made for it, and neither
+    the exception's own Error nor its crossing record's)."""
+    if err is getattr(exception, "__tvm_ffi_error__", None):
+        return False
+    record = error_crossing.record_of(exception)
+    return record is None or record.error is not err
 
 
 # Upstream's module-private names for the helpers above, which its tests and

@@ -38,7 +38,11 @@ inline header code, so the cores ask after each call into C returns, and
 whenever an Error comes back (:func:`settle`): an Error only its Python
 wrapper still holds (strong count 1) is in no C code's hands and can never
 come back; its exception is forgotten. The question costs one look at
-:data:`threads_remembering` when nothing is remembered.
+:data:`threads_remembering` when nothing is remembered. The count must hold no
+garbage: where collection is not prompt (PyPy), a wrapper made for one crossing
+alone gives its reference up as soon as the raised slot holds the Error
+(``error.exception_to_error_raised``), or it would hold the Error until the next
+collection and the exception would outlive the drop by one.
 """
 
 from __future__ import annotations

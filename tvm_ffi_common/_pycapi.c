@@ -1,10 +1,11 @@
 /*
  * tvm_ffi_common._pycapi: the few Python C API calls our Python code needs, as an extension.
  *
- * Capsules, PyObject* references handed to C, and the interpreter's signal check. An
- * extension module is the one way to reach them that works on CPython and on PyPy alike:
- * ctypes.pythonapi does not exist on PyPy, and a ctypes py_object is no PyObject* there
- * (PyPy's C API emulation makes one only for objects that cross an extension like this).
+ * Capsules, PyObject* references handed to C, the interpreter's signal check and a guard for
+ * the Python callbacks C calls. An extension module is the one way to reach them that works
+ * on CPython and on PyPy alike: ctypes.pythonapi does not exist on PyPy, and a ctypes
+ * py_object is no PyObject* there (PyPy's C API emulation makes one only for objects that
+ * cross an extension like this).
  * Addresses travel as Python ints; tvm_ffi_common/pycapi.py documents each function.
  */
 #define PY_SSIZE_T_CLEAN
@@ -322,6 +323,70 @@ static PyObject* check_signals(PyObject* self, PyObject* unused) {
   Py_RETURN_NONE;
 }
 
+/* entry_guard(function, on_escape): a callable that calls function(*args) and, when an
+ * exception escapes it, returns on_escape(exception) instead. What a ctypes callback calls:
+ * Python runs pending signal handlers at the first bytecode of a function called from C,
+ * before that function's own try, so only a caller in C can catch what a handler raises
+ * there (ctypes would print it as "Exception ignored" and return garbage to C). */
+typedef struct {
+  PyObject_HEAD
+  PyObject* function;
+  PyObject* on_escape;
+} EntryGuard;
+
+static PyObject* entry_guard_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+  EntryGuard* guard = (EntryGuard*)self;
+  PyObject* result = PyObject_Call(guard->function, args, kwargs);
+  PyObject *type, *value, *traceback;
+  if (result != NULL || !PyErr_Occurred()) return result;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyErr_NormalizeException(&type, &value, &traceback);
+  if (traceback != NULL && value != NULL) PyException_SetTraceback(value, traceback);
+  if (value != NULL) {
+    result = PyObject_CallFunctionObjArgs(guard->on_escape, value, NULL);
+  } else {
+    PyErr_SetString(PyExc_SystemError, "entry_guard: an exception without a value");
+  }
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(traceback);
+  return result;
+}
+
+static void entry_guard_dealloc(PyObject* self) {
+  EntryGuard* guard = (EntryGuard*)self;
+  Py_XDECREF(guard->function);
+  Py_XDECREF(guard->on_escape);
+  PyObject_Free(self);
+}
+
+static PyTypeObject entry_guard_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tvm_ffi_common._pycapi.EntryGuard",
+    .tp_basicsize = sizeof(EntryGuard),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_call = entry_guard_call,
+    .tp_dealloc = entry_guard_dealloc,
+};
+
+static PyObject* entry_guard(PyObject* self, PyObject* args) {
+  PyObject *function, *on_escape;
+  EntryGuard* guard;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "OO:entry_guard", &function, &on_escape)) return NULL;
+  if (!PyCallable_Check(function) || !PyCallable_Check(on_escape)) {
+    PyErr_SetString(PyExc_TypeError, "entry_guard(function, on_escape) expects two callables");
+    return NULL;
+  }
+  guard = PyObject_New(EntryGuard, &entry_guard_type);
+  if (guard == NULL) return NULL;
+  Py_INCREF(function);
+  Py_INCREF(on_escape);
+  guard->function = function;
+  guard->on_escape = on_escape;
+  return (PyObject*)guard;
+}
+
 /* A C deleter of a reference new_reference handed to C: safe from any thread. */
 static void release_reference(void* address) {
   PyGILState_STATE state;
@@ -419,6 +484,7 @@ static PyMethodDef methods[] = {
     {"decref", decref, METH_O, NULL},
     {"err_occurred", err_occurred, METH_NOARGS, NULL},
     {"check_signals", check_signals, METH_NOARGS, NULL},
+    {"entry_guard", entry_guard, METH_VARARGS, NULL},
     {"take_deferred", take_deferred, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};
 
@@ -439,6 +505,10 @@ static int add_address(PyObject* m, const char* name, void* address) {
 PyMODINIT_FUNC PyInit__pycapi(void) {
   PyObject* m = PyModule_Create(&module);
   if (m == NULL) return NULL;
+  if (PyType_Ready(&entry_guard_type) < 0) {
+    Py_DECREF(m);
+    return NULL;
+  }
   if (add_address(m, "RELEASE_REFERENCE", (void*)release_reference) < 0 ||
       add_address(m, "DLPACK_CAPSULE_DESTRUCTOR", (void*)dlpack_capsule_destructor) < 0 ||
       add_address(m, "DEFERRED_DELETER", (void*)deferred_deleter) < 0 ||

@@ -75,6 +75,11 @@ take_deferred = _pycapi.take_deferred
 err_occurred = _pycapi.err_occurred
 #: ``PyErr_CheckSignals()``: runs pending signal handlers, raising what one raises.
 check_signals = _pycapi.check_signals
+#: ``entry_guard(function, on_escape)``: a callable (for a ctypes callback) that calls
+#: ``function(*args)`` and returns ``on_escape(exception)`` when an exception escapes it. Python
+#: runs pending signal handlers at the first bytecode of a function C calls, before any
+#: ``try`` of its own: only this caller, in C, catches what a handler raises there.
+entry_guard = _pycapi.entry_guard
 
 
 def ndarray_tensor_convention(numpy: Any) -> Optional[bool]:

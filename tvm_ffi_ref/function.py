@@ -24,7 +24,7 @@ import ctypes
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from tvm_ffi_common import abi
+from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
 from tvm_ffi_common.gil import release_gil_by_default
 
@@ -211,9 +211,8 @@ _callbacks_lock = threading.Lock()
 _next_callback_id = [1]
 
 
-@abi.TVMFFISafeCallType
 @interrupts.user_callback_entry
-def _python_safe_call(handle, args, num_args, result):
+def _python_safe_call_body(handle, args, num_args, result):
     # ``handle`` is our callback id (the ``self`` given to TVMFFIFunctionCreate).
     try:
         # Refused near the recursion limit, while there is room to report it: there
@@ -227,6 +226,22 @@ def _python_safe_call(handle, args, num_args, result):
     except BaseException as exception:  # noqa: BLE001 - every error must cross as an Error
         exception_to_error_raised(exception)
         return -1
+
+
+def _python_safe_call_entry_error(exception: BaseException) -> int:
+    # What escaped the body before its try: a signal handler's exception (the callback's
+    # error, as when the callable raises it), or a RecursionError at the limit, left to the
+    # checked callback (0 with no result written: "could not start").
+    if isinstance(exception, RecursionError):
+        return 0
+    exception_to_error_raised(exception)
+    return -1
+
+
+#: C calls the body through ``pycapi.entry_guard``: Python runs a pending signal handler at
+#: the body's first bytecode, before its try (see ``runtime/slots.py``).
+_python_safe_call = abi.TVMFFISafeCallType(
+    pycapi.entry_guard(_python_safe_call_body, _python_safe_call_entry_error))
 
 
 @ctypes.CFUNCTYPE(None, ctypes.c_void_p)

@@ -430,12 +430,19 @@ MUTANTS += [
        T_SURFACE + "test_environment_kernels"),
     # (Its first form, the handler's exception dropped in check_signals' except, and its
     # second, the final status, changed lines no generated case reaches: ref runs a raising
-    # handler at its callback's entry, known.py "ref-signal-handler-error", and defers Ctrl-C.)
+    # handler at its callback's entry, kept by keep_signal_error, and defers Ctrl-C.)
     _m("ref-signal-swallowed", REF + "env.py",
        r"        this_thread\(\)\.pending_signal_error = KeyboardInterrupt\(\)\n        return -1\n",
        "        this_thread().pending_signal_error = KeyboardInterrupt()\n        return 0\n",
        "the reference's TVMFFIEnvCheckSignals reports no signal for a Ctrl-C deferred while the "
        "runtime ran (env signals)",
+       T_SURFACE + "test_environment_kernels"),
+    _m("ref-signal-entry-error-reported", REF + "env.py",
+       r'@implements\("TVMFFIEnvCheckSignals", on_entry_error=keep_signal_error\)',
+       '@implements("TVMFFIEnvCheckSignals")',
+       "a signal handler raising as the reference's TVMFFIEnvCheckSignals is entered fails the "
+       "check with the handler's exception as the raised error, not kept for the front end "
+       "(env signals)",
        T_SURFACE + "test_environment_kernels"),
     # DLPack import and export options
     _m("api-dlpack-copy-false-refused", "tvm_ffi_api/tensor.py",

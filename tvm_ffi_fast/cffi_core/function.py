@@ -301,10 +301,20 @@ _next_key = itertools.count(1).__next__  # atomic: two threads never get the sam
 
 
 def _unreported_callback_failure(kind: type, exception: BaseException, traceback: Any) -> int:
-    """What cffi returns when :func:`tvm_ffi_cffi_safe_call` fails to report its own error (at
-    the recursion limit: nothing it calls has room): 0 with no result written, which the
-    checked Function turns into a ``RecursionError``. It calls nothing, so it has room."""
-    return 0
+    """What cffi returns when an exception escapes :func:`tvm_ffi_cffi_safe_call`.
+
+    At the recursion limit (nothing it calls has room): 0 with no result written, which the
+    checked Function turns into a ``RecursionError``; that path calls nothing, so it has room.
+    Anything else escaped before its ``try``: a signal handler's exception, raised at its
+    first bytecode, reported as the callback's error (as when the callable raises it).
+    """
+    if kind is RecursionError:
+        return 0
+    try:
+        exception_to_error_raised(exception)
+    except BaseException:  # noqa: BLE001 - no room after all: the checked Function's error
+        return 0
+    return -1
 
 
 @ffi.def_extern(onerror=_unreported_callback_failure)

@@ -208,7 +208,18 @@ def take_pending_signal_error() -> Optional[BaseException]:
     return error
 
 
-@implements("TVMFFIEnvCheckSignals")
+def keep_signal_error(error: BaseException) -> int:
+    """The failed check's status, -1, with ``error`` (a signal handler's) kept for the front end.
+
+    Also what the slot returns when the handler of a signal the kernel raised before the check
+    runs as the slot is entered (the first bytecode Python runs after the signal), before
+    :func:`env_check_signals` does: the same error the check would have found.
+    """
+    this_thread().pending_signal_error = error
+    return -1
+
+
+@implements("TVMFFIEnvCheckSignals", on_entry_error=keep_signal_error)
 def env_check_signals():
     try:
         return check_signals()
@@ -216,8 +227,7 @@ def env_check_signals():
         raise  # a broken rule: reported as a raised error by the slot wrapper
     except BaseException as error:  # noqa: BLE001 - a signal's exception, raised by a Python
         # handler anywhere in this slot's Python code: the environment's error all the same.
-        this_thread().pending_signal_error = error
-        return -1
+        return keep_signal_error(error)
 
 
 def _name(raw: Optional[bytes], function: str) -> str:

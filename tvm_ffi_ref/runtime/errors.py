@@ -107,6 +107,12 @@ def error_parts(address: int):
     )
 
 
+def error_raw_message(address: int) -> bytes:
+    """The exact bytes of an Error object's message (they need not be UTF-8)."""
+    message = _cell(address).message
+    return ctypes.string_at(message.data, message.size)
+
+
 # ---------------------------------------------------------------- raised slot
 
 def set_raised_owned(error: int) -> None:

@@ -27,7 +27,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence
 
-from tvm_ffi_common import abi
+from tvm_ffi_common import abi, pycapi
 
 from . import interrupts, memory, strings
 from .slots import ErrorAlreadyRaised, FFIError, implements
@@ -58,6 +58,13 @@ def _destroy_python_function(address: int) -> None:
     _python_functions.pop(address, None)
 
 
+def _entry_error(error: BaseException) -> int:
+    from . import errors
+
+    errors.raise_error(type(error).__name__, str(error))
+    return -1
+
+
 def new_python_function(impl: PackedImpl, on_destroy: Optional[Callable[[], None]] = None) -> int:
     """A Function object whose body is ``impl(args, result)`` in Python.
 
@@ -67,9 +74,8 @@ def new_python_function(impl: PackedImpl, on_destroy: Optional[Callable[[], None
     """
     from . import errors
 
-    @abi.TVMFFISafeCallType
     @interrupts.callback_entry
-    def safe_call(handle, args, num_args, result):
+    def body(handle, args, num_args, result):
         try:
             impl([args[i] for i in range(num_args)], result.contents)
             return 0
@@ -80,6 +86,10 @@ def new_python_function(impl: PackedImpl, on_destroy: Optional[Callable[[], None
         except Exception as error:  # noqa: BLE001 - never let it reach C
             errors.raise_error(type(error).__name__, str(error))
         return -1
+
+    # C calls the body through pycapi.entry_guard (a signal handler raising at its first
+    # bytecode, before its try, is the call's error: see slots.py).
+    safe_call = abi.TVMFFISafeCallType(pycapi.entry_guard(body, _entry_error))
 
     destroy = _destroy_python_function
     if on_destroy is not None:

@@ -311,13 +311,18 @@ class _InitPlan:
             else:
                 reflection_make_object.call_setter(field, address + field.offset, value)
         except (ErrorAlreadyRaised, FFIError) as error:
-            if isinstance(error, FFIError):
-                kind, message = error.kind, error.message
+            if isinstance(error, dtype.DTypeError):
+                kind, message = error.kind, error.raw_message
+            elif isinstance(error, FFIError):
+                kind, message = error.kind, error.message.encode()
             else:
                 kind, message = _take_raised()
-            nested = message.replace("\n", "\n  ")
-            raise FFIError(kind, f"{self.type_key}.__ffi_init__() {what} '{self.name(i)}':"
-                                 f"\n  {nested}") from None
+            # In bytes: the setter's message may carry a rejected value's bytes as they were
+            # (a dtype given as bytes that are not UTF-8), and so does the error raised here.
+            nested = message.replace(b"\n", b"\n  ")
+            prefix = f"{self.type_key}.__ffi_init__() {what} '{self.name(i)}':\n  ".encode()
+            errors.set_raised_owned(errors.new_error(kind.encode(), prefix + nested))
+            raise ErrorAlreadyRaised() from None
 
     def bind(self, address: int, args) -> None:
         """Sets the fields of the empty object at ``address`` from packed ``args``."""
@@ -364,14 +369,14 @@ class _InitPlan:
                 raise self._fail(f"missing required {keyword}argument: '{self.name(i)}'")
 
 
-def _take_raised():
-    """The kind and message of the error a callee raised (taken from the slot)."""
+def _take_raised() -> Tuple[str, bytes]:
+    """The kind and message (its exact bytes) of the error a callee raised (taken from the
+    slot)."""
     error = errors.take_raised()
     if error is None:
-        return "RuntimeError", "unknown error"
+        return "RuntimeError", b"unknown error"
     try:
-        kind, message, _ = errors.error_parts(error)
-        return kind, message
+        return errors.error_parts(error)[0], errors.error_raw_message(error)
     finally:
         memory.dec_ref(error)
 

@@ -11,7 +11,10 @@ served by ``libtvm_ffi.so``'s built-ins.
 The wrapper enforces the one rule a Python slot must never break: no
 exception may cross into C (ctypes would return garbage). An exception becomes
 a raised TVM FFI error of the same kind, and the slot returns its failure
-value: -1, or NULL for pointer results.
+value: -1, or NULL for pointer results. That holds from the slot's first
+bytecode on: Python runs a pending signal handler there, before the wrapper's
+``try``, so C calls the wrapper through ``pycapi.entry_guard``, which hands what
+escapes it to the slot's ``on_entry_error`` (by default: reported as above).
 
 It also refuses a NULL for a pointer the function must be given
 (:data:`REQUIRED_POINTERS`): upstream dereferences those unchecked and the
@@ -27,7 +30,7 @@ import sys
 import traceback
 from typing import Callable, Dict, List, Optional, Tuple
 
-from tvm_ffi_common import abi
+from tvm_ffi_common import abi, pycapi
 from tvm_ffi_common.capi import LIB
 
 from . import interrupts, memory
@@ -36,6 +39,9 @@ from . import interrupts, memory
 RUNTIME_NAME = "tvm_ffi_ref"
 
 _implementations: Dict[str, Callable] = {}
+#: Slot name -> what a signal handler's exception raised at the slot's entry makes the slot
+#: return (see :func:`implements`).
+_entry_errors: Dict[str, Callable[[BaseException], object]] = {}
 
 #: The pointer parameters a runtime's functions must not be given as NULL, by
 #: function, as the header names them. (Optional ones -- an ``opt_out_*``, a
@@ -100,13 +106,21 @@ class ErrorAlreadyRaised(Exception):
     """
 
 
-def implements(name: str) -> Callable[[Callable], Callable]:
-    """Registers the decorated function as the implementation of C API function ``name``."""
+def implements(name: str, on_entry_error: Optional[Callable[[BaseException], object]] = None
+               ) -> Callable[[Callable], Callable]:
+    """Registers the decorated function as the implementation of C API function ``name``.
+
+    ``on_entry_error(exception)``: what the slot returns when a signal handler raises
+    ``exception`` as the slot is entered, before the function runs (by default the
+    exception is the slot's raised error, as if the function had raised it).
+    """
     if name not in abi.C_API_BY_NAME:
         raise ValueError(f"{name} is not a C API function")
 
     def register(fn: Callable) -> Callable:
         _implementations[name] = fn
+        if on_entry_error is not None:
+            _entry_errors[name] = on_entry_error
         return fn
 
     return register
@@ -125,6 +139,18 @@ def _report(kind: str, message: str) -> None:
     from . import errors
 
     errors.raise_error(kind, message)
+
+
+def _report_exception(name: str, error: BaseException) -> None:
+    if isinstance(error, ErrorAlreadyRaised):
+        return
+    if isinstance(error, FFIError):
+        _report(error.kind, f"{error.message}")
+    elif isinstance(error, Exception):
+        _report(type(error).__name__, str(error))
+    else:  # KeyboardInterrupt and the like: still never cross into C
+        traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
+        _report("RuntimeError", f"{name}: interrupted")
 
 
 def _wrap(slot: abi.CFunction, fn: Callable):
@@ -152,22 +178,20 @@ def _wrap(slot: abi.CFunction, fn: Callable):
             if result is None and (returns_status or returns_pointer):
                 return 0
             return result
-        except ErrorAlreadyRaised:
-            pass
-        except FFIError as error:
-            _report(error.kind, f"{error.message}")
-        except Exception as error:  # noqa: BLE001 - every error must become a raised one
-            _report(type(error).__name__, str(error))
-        except BaseException:  # KeyboardInterrupt and the like: still never cross into C
-            traceback.print_exc(file=sys.stderr)
-            _report("RuntimeError", f"{name}: interrupted")
+        except BaseException as error:  # noqa: BLE001 - every error must become a raised one
+            _report_exception(name, error)
         finally:
             for observer in returned_observers:
                 observer(name)
         return failure
 
+    def entry_error(error: BaseException):
+        # A signal handler raised at call's first bytecode: call never ran.
+        _report_exception(name, error)
+        return failure
+
     call.__name__ = f"slot_{name}"
-    return abi.slot_prototype(slot)(call)
+    return abi.slot_prototype(slot)(pycapi.entry_guard(call, _entry_errors.get(name, entry_error)))
 
 
 _table: Optional[abi.TVMFFIRuntimeTable] = None
