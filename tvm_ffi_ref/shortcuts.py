@@ -27,7 +27,7 @@ from .arg_setters import CallScope
 from .error import exception_to_error_raised
 from .object import CObject
 from .python_core import DLTensorFields, field_address as _field_address, interpreter_pending_error
-from .runtime import containers, env, maps, strings, tensor
+from .runtime import env, maps, sequence_edits, sequences, strings, tensor
 from .runtime.slots import FFIError
 
 # ``convert``'s functions this module calls: convert sits above it (it imports this module)
@@ -74,7 +74,7 @@ def _make_map(packed, mutable: bool) -> int:
 
 #: The runtime's constructor of each container global, called directly when it serves.
 _MAKERS = {
-    "ffi.Array": containers.array_from_anys,
+    "ffi.Array": sequences.array_from_anys,
     "ffi.Map": lambda packed: _make_map(packed, False),
     "ffi.Dict": lambda packed: _make_map(packed, True),
 }
@@ -160,7 +160,7 @@ def _list_append(container: Any, value: Any) -> None:
         upcalls.set_arg(view, value, scope)
         held = hold(container)
         try:
-            containers.list_append(handle, view)
+            sequence_edits.list_append(handle, view)
         finally:
             if held:
                 LIB.tvm_ffi_runtime_object_unlock(handle)

@@ -19,7 +19,11 @@ import importlib
 RUNTIME_MODULES = (
     "any_hash",
     "anyvalue",
-    "containers",
+    "container_common",
+    "sequences",
+    "sequence_edits",
+    "sequence_globals",
+    "shapes",
     "global_functions",
     "maps",
     "convert_attrs",

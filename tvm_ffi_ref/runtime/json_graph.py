@@ -52,7 +52,6 @@ from tvm_ffi_common import abi
 
 from . import anyvalue, memory, strings
 from .any_hash import any_equal, any_hash, custom_entry
-from .containers import array_from_anys, list_from_anys, seq_items, shape_dims, shape_from_ints
 from .dataclass_walk import Frame, object_view, read_field, reflected_fields, run_frames
 from .dtype import format_dtype_bytes, parse_dtype_bytes
 from .functions import set_object
@@ -66,6 +65,8 @@ from .reflection_make_object import (
     create_empty,
 )
 from .registry import TYPES, check_failed
+from .sequences import array_from_anys, list_from_anys, seq_items
+from .shapes import shape_dims, shape_from_ints
 from .signatures import type_key_of, typed_global
 from .slots import FFIError
 from .type_index import TI
