@@ -45,6 +45,7 @@ RUNTIME_MODULES = (
     "structural_key",
     "json_text",
     "json_graph",
+    "json_graph_load",
     "deep_copy",
     "structural_visit",
     "structural_mutate",
