@@ -560,13 +560,13 @@ def test_container_find_first_non_cpu_device():
 def test_front_end_helpers(runtime):
     # The Python-side helpers a front end uses instead of packed calls.
     out = run(runtime, """
-    from tvm_ffi_ref.runtime import containers, maps, memory
+    from tvm_ffi_ref.runtime import maps, memory, sequence_edits, sequences, shapes
     s = mk_str("a boxed string element")
-    arr = containers.array_from_anys([mk_int(1), mk_raw("raw"), s])
-    print([show(v) for v in containers.seq_items(arr)], containers.seq_size(arr), refs(s))
-    lst = containers.list_from_anys([mk_int(i) for i in range(6)])
-    containers.list_append(lst, s); containers.list_insert(lst, 0, mk_str("front"))
-    print(show(mk_obj(lst)), containers.seq_capacity(lst), show(containers.seq_get(lst, 0)))
+    arr = sequences.array_from_anys([mk_int(1), mk_raw("raw"), s])
+    print([show(v) for v in sequences.seq_items(arr)], sequences.seq_size(arr), refs(s))
+    lst = sequences.list_from_anys([mk_int(i) for i in range(6)])
+    sequence_edits.list_append(lst, s); sequence_edits.list_insert(lst, 0, mk_str("front"))
+    print(show(mk_obj(lst)), sequences.seq_capacity(lst), show(sequences.seq_get(lst, 0)))
     m = maps.map_from_pairs([(mk_str("k%d" % i), mk_int(i)) for i in range(6)])
     print(int(memory.type_index_of(m)), [(show(k), show(v)) for k, v in maps.map_items(m)][:3])
     print(show(maps.map_lookup(m, mk_raw("k4"))), maps.map_lookup(m, mk_int(4)), maps.map_size(m))
@@ -576,9 +576,9 @@ def test_front_end_helpers(runtime):
     maps.dict_erase(d, mk_int(2)); maps.dict_erase(d, mk_int(99))
     print([show(k) for k, _ in maps.map_items(d)], refs(s))
     maps.dict_clear(d); print(maps.map_size(d), refs(s))
-    shape = containers.shape_from_ints([4, -1, 0]); print(containers.shape_dims(shape))
-    for bad in (lambda: containers.seq_items(m), lambda: maps.dict_set(m, mk_int(0), mk_int(0)),
-                lambda: containers.list_append(arr, mk_int(0))):
+    shape = shapes.shape_from_ints([4, -1, 0]); print(shapes.shape_dims(shape))
+    for bad in (lambda: sequences.seq_items(m), lambda: maps.dict_set(m, mk_int(0), mk_int(0)),
+                lambda: sequence_edits.list_append(arr, mk_int(0))):
         try:
             bad()
         except TypeError as error:

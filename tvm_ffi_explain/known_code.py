@@ -32,7 +32,7 @@ def known_code() -> Dict[int, str]:
     if _KNOWN_CODE is not None:
         return _KNOWN_CODE
     from tvm_ffi_ref import function, pyobject
-    from tvm_ffi_ref.runtime import containers, errors, map_storage, memory, tensor
+    from tvm_ffi_ref.runtime import container_common, errors, map_storage, memory, tensor
 
     def address(callback) -> int:
         return ctypes.cast(callback, ctypes.c_void_p).value
@@ -43,8 +43,8 @@ def known_code() -> Dict[int, str]:
                                     "(frees the block; nothing else to release)",
         memory.FREE_SEQUENCE_ADDRESS: "tvm_ffi_runtime_free_sequence in libtvm_ffi.so "
                                       "(releases the elements, then the block)",
-        containers.FREE_ADDRESS: "free in libc",
-        containers.LIST_BUFFER_FREE_ADDRESS: "tvm_ffi_runtime_list_buffer_free in libtvm_ffi.so "
+        container_common.FREE_ADDRESS: "free in libc",
+        container_common.LIST_BUFFER_FREE_ADDRESS: "tvm_ffi_runtime_list_buffer_free in libtvm_ffi.so "
                                              "(operator delete, as C++ frees List buffers)",
         map_storage.ADOPTED_SMALL_DELETER: "tvm_ffi_ref.runtime.map_storage."
                                            "_release_adopted_small_map",

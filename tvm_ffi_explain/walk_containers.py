@@ -25,7 +25,7 @@ class ContainerBodies:
 
     def shape_body(self, region: Region, address: int, index: int, depth: int) -> None:
         region.summary = "a shape: header, TVMFFIShapeCell, then the dims"
-        region.code = "tvm_ffi_ref.runtime.containers.shape_from_ints"
+        region.code = "tvm_ffi_ref.runtime.shapes.shape_from_ints"
         C = self.struct_fields(abi.TVMFFIShapeCell, address + HEADER_SIZE, HEADER_SIZE)
         size = self.int_field(C["size"], ctypes.c_uint64)
         data = C["data"].pointer
@@ -44,8 +44,8 @@ class ContainerBodies:
         is_array = index == TI.kTVMFFIArray
         region.summary = ("an Array: header, TVMFFISeqCell, then its slots inline" if is_array
                           else "a List: header and TVMFFISeqCell; the slots are in a buffer")
-        region.code = ("tvm_ffi_ref.runtime.containers.array_from_anys" if is_array else
-                       "tvm_ffi_ref.runtime.containers.list_from_anys")
+        region.code = ("tvm_ffi_ref.runtime.sequences.array_from_anys" if is_array else
+                       "tvm_ffi_ref.runtime.sequences.list_from_anys")
         C = self.struct_fields(abi.TVMFFISeqCell, address + HEADER_SIZE, HEADER_SIZE)
         size = self.int_field(C["size"])
         capacity = self.int_field(C["capacity"])

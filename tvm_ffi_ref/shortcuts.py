@@ -3,20 +3,27 @@
 The Python API modules (containers, tensors, ...) are written once and serve
 both front ends; for the few operations that sit on hot paths they call this
 module, which each package implements for its own core. Here, in the
-reference front end, each operation has two ways:
+reference front end, an operation may have two ways:
 
-* when the reference runtime itself serves the process (:data:`ENABLED`),
-  the same Python functions that implement the C API slots and ``ffi.*``
-  globals are called directly: identical semantics, two ctypes crossings
-  fewer per operation;
-* otherwise the operation goes through the C ABI (a global function or a C
-  API call), which works over any runtime.
+* ``_<name>_direct``: when the reference runtime itself serves the process
+  (:data:`ENABLED`), the same Python functions that implement the C API slots
+  and ``ffi.*`` globals are called directly: identical semantics, two ctypes
+  crossings fewer per operation;
+* ``_<name>_through_abi``: otherwise the operation goes through the C ABI (a
+  global function or a C API call), which works over any runtime.
+
+Which way is taken is decided once, at import: the table under "The way each
+operation goes" binds each public name to one of its two functions, so a call
+pays no test. The container globals the shared classes call
+(:data:`DIRECT_GLOBALS`) follow the same rule: there the way through the ABI is
+the global function itself, which the shared classes look up when the table
+has no entry. The other operations have one way only.
 """
 
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NoReturn, Sequence, Tuple
 
 from tvm_ffi_common import abi, partial_call, pycapi
 from tvm_ffi_common.capi import LIB
@@ -27,7 +34,7 @@ from .arg_setters import CallScope
 from .error import exception_to_error_raised
 from .object import CObject
 from .python_core import DLTensorFields, field_address as _field_address, interpreter_pending_error
-from .runtime import containers, env, maps, strings, tensor
+from .runtime import env, maps, sequence_edits, sequences, strings, tensor
 from .runtime.slots import FFIError
 
 # ``convert``'s functions this module calls: convert sits above it (it imports this module)
@@ -40,8 +47,10 @@ _to_owned_any = installed_later("shortcuts.to_owned_any", "convert")
 #: Whether the reference runtime serves the C API in this process.
 ENABLED = runtime.installed()
 
+_OBJECT_BEGIN = int(abi.TVMFFITypeIndex.kTVMFFIStaticObjectBegin)  # (an IntEnum compares slower)
 
-def _raise(exc: FFIError) -> None:
+
+def _raise(exc: FFIError) -> NoReturn:
     raise error.make_exception(exc.kind, exc.message, "") from None
 
 
@@ -49,22 +58,34 @@ def _global(name: str):
     return upcalls.get_global_func(name)
 
 
-def store_str_or_bytes(out: abi.TVMFFIAny, data: bytes, is_str: bool, scope) -> None:
+# ------------------------------------------------------------ str and bytes
+
+
+def _store_str_or_bytes_direct(out: abi.TVMFFIAny, data: bytes, is_str: bool, scope) -> None:
     """Writes ``data`` into ``out`` as an owned str/bytes value (inline when at most 7 bytes).
 
     An object made for it is added to ``scope.owned``, to be released after the call.
     """
-    if ENABLED:
-        strings.store_str_or_bytes(out, data, is_str)
-    else:
-        buffer = ctypes.c_char_p(data)
-        scope.keep.append(buffer)
-        array = abi.TVMFFIByteArray(ctypes.cast(buffer, ctypes.c_void_p), len(data))
-        make = LIB.TVMFFIStringFromByteArray if is_str else LIB.TVMFFIBytesFromByteArray
-        if make(ctypes.byref(array), ctypes.byref(out)):
-            upcalls.raise_last_error()
-    if out.type_index >= abi.TVMFFITypeIndex.kTVMFFIStaticObjectBegin:
+    strings.store_str_or_bytes(out, data, is_str)
+    if out.type_index >= _OBJECT_BEGIN:
         scope.owned.append(out.v_ptr)
+
+
+def _store_str_or_bytes_through_abi(out: abi.TVMFFIAny, data: bytes, is_str: bool,
+                                    scope) -> None:
+    """:func:`_store_str_or_bytes_direct` through ``TVMFFIStringFromByteArray`` /
+    ``TVMFFIBytesFromByteArray``."""
+    buffer = ctypes.c_char_p(data)
+    scope.keep.append(buffer)
+    array = abi.TVMFFIByteArray(ctypes.cast(buffer, ctypes.c_void_p), len(data))
+    make = LIB.TVMFFIStringFromByteArray if is_str else LIB.TVMFFIBytesFromByteArray
+    if make(ctypes.byref(array), ctypes.byref(out)):
+        upcalls.raise_last_error()
+    if out.type_index >= _OBJECT_BEGIN:
+        scope.owned.append(out.v_ptr)
+
+
+# -------------------------------------------------------------- containers
 
 
 def _make_map(packed, mutable: bool) -> int:
@@ -74,20 +95,23 @@ def _make_map(packed, mutable: bool) -> int:
 
 #: The runtime's constructor of each container global, called directly when it serves.
 _MAKERS = {
-    "ffi.Array": containers.array_from_anys,
+    "ffi.Array": sequences.array_from_anys,
     "ffi.Map": lambda packed: _make_map(packed, False),
     "ffi.Dict": lambda packed: _make_map(packed, True),
 }
 
 
-def construct_packed(name: str, packed: "ctypes.Array[abi.TVMFFIAny]") -> int:
+def _construct_packed_direct(name: str, packed: "ctypes.Array[abi.TVMFFIAny]") -> int:
     """An owned handle from the constructor global ``name`` (``ffi.Array``, ``ffi.Map``,
     ``ffi.Dict``) given the already converted arguments ``packed``."""
-    if ENABLED:
-        try:
-            return _MAKERS[name](packed)
-        except FFIError as exc:
-            _raise(exc)
+    try:
+        return _MAKERS[name](packed)
+    except FFIError as exc:
+        _raise(exc)
+
+
+def _construct_packed_through_abi(name: str, packed: "ctypes.Array[abi.TVMFFIAny]") -> int:
+    """:func:`_construct_packed_direct` through the global function ``name``."""
     func = _global(name)
     result = abi.TVMFFIAny()
     if func._safe_call(func._handle, packed, len(packed), ctypes.byref(result)):
@@ -111,18 +135,13 @@ def new_map_handle(items: List[Tuple[Any, Any]], mutable: bool, context=None) ->
     return _construct_nested("ffi.Dict" if mutable else "ffi.Map", flat, context)
 
 
-def map_lookup(container: Any, key: Any, missing: Any, mutable: bool) -> Any:
+def _map_lookup_direct(container: Any, key: Any, missing: Any, mutable: bool) -> Any:
     """The value for ``key`` in the Map (or Dict) ``container``, or ``missing``.
 
     A value read from a container that remembers a framework's DLPack exchange
     table is seen through it (a Tensor comes back as the framework's tensor).
     """
     handle, exchange_api = container._handle, container._dlpack_exchange_api
-    if not ENABLED:
-        value = _global("ffi.DictGetItemOrMissing" if mutable else
-                        "ffi.MapGetItemOrMissing")(container, key)
-        sentinel = _global("ffi.GetInvalidObject")()
-        return missing if isinstance(value, CObject) and value.same_as(sentinel) else value
     scope = CallScope()
     held = False
     try:
@@ -139,7 +158,16 @@ def map_lookup(container: Any, key: Any, missing: Any, mutable: bool) -> Any:
         scope.close()
 
 
-def _list_append(container: Any, value: Any) -> None:
+def _map_lookup_through_abi(container: Any, key: Any, missing: Any, mutable: bool) -> Any:
+    """:func:`_map_lookup_direct` through ``ffi.MapGetItemOrMissing`` /
+    ``ffi.DictGetItemOrMissing`` (the global function converts what it returns)."""
+    value = _global("ffi.DictGetItemOrMissing" if mutable else
+                    "ffi.MapGetItemOrMissing")(container, key)
+    sentinel = _global("ffi.GetInvalidObject")()
+    return missing if isinstance(value, CObject) and value.same_as(sentinel) else value
+
+
+def _list_append_direct(container: Any, value: Any) -> None:
     """``ffi.ListAppend(container, value)``: the runtime's own ``list_append``, called directly.
 
     What the global does, without its call path (argument packing, the signature's checks,
@@ -160,7 +188,7 @@ def _list_append(container: Any, value: Any) -> None:
         upcalls.set_arg(view, value, scope)
         held = hold(container)
         try:
-            containers.list_append(handle, view)
+            sequence_edits.list_append(handle, view)
         finally:
             if held:
                 LIB.tvm_ffi_runtime_object_unlock(handle)
@@ -168,11 +196,6 @@ def _list_append(container: Any, value: Any) -> None:
         _raise(exc)
     finally:
         scope.close()
-
-
-#: ``ffi.*`` container globals (by the name after ``ffi.``) that this core serves itself; the
-#: shared container classes call these instead of the global functions.
-DIRECT_GLOBALS: Dict[str, Callable[..., Any]] = {"ListAppend": _list_append} if ENABLED else {}
 
 
 _CELL_OFFSET = ctypes.sizeof(abi.TVMFFIObject)
@@ -226,18 +249,25 @@ def release(container: Any) -> None:
         LIB.tvm_ffi_runtime_object_unlock(handle)
 
 
-def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,
-                          require_contiguous: bool) -> int:
+# ---------------------------------------------------------- tensors, signals
+
+
+def _import_managed_tensor_direct(managed: int, versioned: bool, require_alignment: int,
+                                  require_contiguous: bool) -> int:
     """An owned Tensor handle taking over the DLPack managed tensor at ``managed``.
 
     On failure the caller still owns ``managed`` (the producer's deleter has not run).
     """
-    if ENABLED:
-        try:
-            return tensor.new_tensor_from_managed(managed, versioned, require_alignment,
-                                                   require_contiguous)
-        except FFIError as exc:
-            _raise(exc)
+    try:
+        return tensor.new_tensor_from_managed(managed, versioned, require_alignment,
+                                               require_contiguous)
+    except FFIError as exc:
+        _raise(exc)
+
+
+def _import_managed_tensor_through_abi(managed: int, versioned: bool, require_alignment: int,
+                                       require_contiguous: bool) -> int:
+    """:func:`_import_managed_tensor_direct` through ``TVMFFITensorFromDLPack[Versioned]``."""
     out = ctypes.c_void_p()
     if versioned:
         pointer = ctypes.cast(managed, ctypes.POINTER(abi.DLManagedTensorVersioned))
@@ -252,17 +282,25 @@ def import_managed_tensor(managed: int, versioned: bool, require_alignment: int,
     return out.value
 
 
-def take_pending_signal_error():
-    """The Python exception a failed ``TVMFFIEnvCheckSignals`` left for this thread, or None.
+# ------------------------------------------------- the way each operation goes
 
-    A kernel that sees the check fail returns an ``EnvErrorAlreadySet``
-    error: the real error (``KeyboardInterrupt``, say) is Python's own. The
-    reference runtime keeps it aside; another runtime leaves it set in the
-    interpreter, where a ctypes call that checks for errors picks it up.
-    """
-    if ENABLED:
-        return env.take_pending_signal_error()
-    return interpreter_pending_error()
+# Bound once, here: the direct way when the reference runtime serves the process, the way
+# through the C ABI otherwise (the module's docstring says why). The contract's docstrings
+# are in tvm_ffi_api/shortcuts.pyi.
+store_str_or_bytes = (_store_str_or_bytes_direct if ENABLED else
+                      _store_str_or_bytes_through_abi)
+construct_packed = _construct_packed_direct if ENABLED else _construct_packed_through_abi
+map_lookup = _map_lookup_direct if ENABLED else _map_lookup_through_abi
+import_managed_tensor = (_import_managed_tensor_direct if ENABLED else
+                         _import_managed_tensor_through_abi)
+# (a failed TVMFFIEnvCheckSignals leaves its exception, KeyboardInterrupt say, with the
+# reference runtime, or set in the interpreter under another runtime)
+take_pending_signal_error = (env.take_pending_signal_error if ENABLED else
+                             interpreter_pending_error)
+#: ``ffi.*`` container globals (by the name after ``ffi.``) that this core serves itself; the
+#: shared container classes call these instead of the global functions.
+DIRECT_GLOBALS: Dict[str, Callable[..., Any]] = (
+    {"ListAppend": _list_append_direct} if ENABLED else {})
 
 
 # --------------------------------------------------------------- tensors and DLPack

@@ -90,7 +90,7 @@ MUTANTS: List[Mutant] = [
     _m("ref-dense-load", REF + "map_dense.py", r"^MAX_LOAD_FACTOR = 0\.99$",
        "MAX_LOAD_FACTOR = 0.75", "a dense table rehashes at 75% load (growth threshold)",
        T_CONTAINERS),
-    _m("ref-list-growth", REF + "containers.py",
+    _m("ref-list-growth", REF + "sequence_edits.py",
        r"list_reserve\(address, max\(cell\.capacity \* LIST_GROWTH_FACTOR, ",
        "list_reserve(address, max(cell.capacity * 3 // 2, ",
        "a List grows by half its capacity, not double (capacity)", T_CONTAINERS),

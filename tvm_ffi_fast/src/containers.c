@@ -4,7 +4,8 @@
  * sequence_globals.c (ffi.Array*, ffi.List*) and map_globals.c (ffi.Map*,
  * ffi.Dict*).
  *
- * Its twin in the reference runtime: tvm_ffi_ref/runtime/containers.py.
+ * Its twins in the reference runtime: tvm_ffi_ref/runtime/sequences.py,
+ * sequence_edits.py and shapes.py.
  *
  * Array: header, TVMFFISeqCell (data points just past the cell, data_deleter
  * NULL), the elements inline. List: the same cell over a separately allocated

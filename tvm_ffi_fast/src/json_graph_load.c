@@ -6,7 +6,7 @@
  * Separate from saving: the two walks share only the format's helpers
  * (json_graph.c).
  *
- * Its twin in the reference runtime: tvm_ffi_ref/runtime/json_graph.py.
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/json_graph_load.py.
  */
 #include "json_graph.h"
 

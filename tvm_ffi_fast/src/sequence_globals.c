@@ -5,7 +5,7 @@
  * bounds checks and error texts. Separate from containers.c, which lays the
  * objects out.
  *
- * Its twin in the reference runtime: tvm_ffi_ref/runtime/containers.py.
+ * Its twin in the reference runtime: tvm_ffi_ref/runtime/sequence_globals.py.
  */
 #include "core.h"
 

@@ -37,7 +37,7 @@ from typing import Callable, Optional
 
 from tvm_ffi_common import abi
 
-from . import anyvalue, containers, maps, memory
+from . import anyvalue, maps, memory, sequences, shapes
 from .functions import new_python_function, set_object
 from .registry import TYPES
 from .signatures import type_key_of
@@ -97,15 +97,15 @@ def _shape(value: abi.TVMFFIAny, result: abi.TVMFFIAny) -> bool:
         return True
     if value.type_index not in (TI.kTVMFFIArray, TI.kTVMFFIList):
         return False
-    items = containers.seq_items(value.v_ptr)
+    items = sequences.seq_items(value.v_ptr)
     if any(item.type_index not in (TI.kTVMFFIInt, TI.kTVMFFIBool) for item in items):
         return False
-    set_object(result, containers.shape_from_ints([item.v_int64 for item in items]))
+    set_object(result, shapes.shape_from_ints([item.v_int64 for item in items]))
     return True
 
 
 def _seq_copy(build: Callable) -> Callable[[int], int]:
-    return lambda address: build(containers.seq_items(address))
+    return lambda address: build(sequences.seq_items(address))
 
 
 def _map_copy(build: Callable) -> Callable[[int], int]:
@@ -148,11 +148,11 @@ def register_convert_attrs() -> None:
             ("ffi.Shape", "ffi.Shape", _shape),
             ("ffi.Tensor", "ffi.Tensor", _instance_of(TI.kTVMFFITensor, nullable=True)),
             ("ffi.Array", "Array<Any>", _copied(TI.kTVMFFIArray, TI.kTVMFFIList,
-                                                _seq_copy(containers.array_from_anys))),
+                                                _seq_copy(sequences.array_from_anys))),
             ("ffi.Map", "Map<Any, Any>", _copied(TI.kTVMFFIMap, TI.kTVMFFIDict,
                                                  _map_copy(maps.map_from_pairs))),
             ("ffi.List", "List<Any>", _copied(TI.kTVMFFIList, TI.kTVMFFIArray,
-                                              _seq_copy(containers.list_from_anys))),
+                                              _seq_copy(sequences.list_from_anys))),
             ("ffi.Dict", "Dict<Any, Any>", _copied(TI.kTVMFFIDict, TI.kTVMFFIMap,
                                                    _map_copy(maps.dict_from_pairs))),
             ("ffi.IntEnum", "ffi.IntEnum", _instance_of(_enum_index("ffi.IntEnum"))),

@@ -17,7 +17,6 @@ from typing import List, Optional, Set, Tuple
 from tvm_ffi_common import abi
 
 from . import anyvalue, functions, memory, strings
-from .containers import seq_items, shape_dims
 from .dataclass_walk import (
     BYTES,
     COMPARE_ATTR,
@@ -39,6 +38,8 @@ from .dataclass_walk import (
 )
 from .maps import map_find, map_items, map_size as map_size_of
 from .registry import TYPES
+from .sequences import seq_items
+from .shapes import shape_dims
 from .slots import FFIError
 from .strings import bigint_words
 from .type_index import TI

@@ -19,7 +19,6 @@ from tvm_ffi_common import abi
 
 from . import memory, strings
 from .any_hash import custom_entry
-from .containers import shape_dims
 from .dataclass_walk import (
     BYTES,
     COMPARE_ATTR,
@@ -37,6 +36,7 @@ from .dataclass_walk import (
 )
 from .hashing import MASK64, stable_hash_bytes, stable_hash_combine
 from .registry import TYPES
+from .shapes import shape_dims
 from .slots import FFIError
 from .type_index import TI
 

@@ -18,7 +18,6 @@ from typing import Dict, List, Optional, Set, Union
 from tvm_ffi_common import abi
 
 from . import anyvalue, memory, strings
-from .containers import shape_dims
 from .dataclass_walk import (
     CONTAINERS,
     REPR_ATTR,
@@ -35,6 +34,7 @@ from .dtype import format_dtype
 from .global_functions import kwargs_object
 from .maps import missing_object
 from .registry import TYPES
+from .shapes import shape_dims
 from .slots import FFIError
 from .strings import bigint_words
 from .tensor import tensor_dltensor

@@ -18,9 +18,9 @@ from tvm_ffi_common import abi
 
 from . import anyvalue, errors, functions, memory
 from .any_hash import custom_entry
-from .containers import seq_items
 from .maps import map_items
 from .registry import TYPES
+from .sequences import seq_items
 from .slots import FFIError
 from .type_index import TI
 

@@ -31,15 +31,6 @@ from tvm_ffi_common import abi
 
 from . import anyvalue
 from .any_hash import custom_entry
-from .containers import (
-    ARRAY_INIT_CAPACITY,
-    array_from_anys,
-    list_append,
-    list_reserve,
-    new_list,
-    seq_items,
-    seq_set,
-)
 from .dataclass_walk import Frame, object_view, read_field, reflected_fields, run_frames
 from .maps import dict_erase, dict_from_pairs, dict_set, map_from_pairs, map_items
 from .reflection import ENUM
@@ -48,6 +39,8 @@ from .reflection_make_object import (
     call_setter,
 )
 from .registry import TYPES, check_failed
+from .sequence_edits import list_append, seq_set
+from .sequences import ARRAY_INIT_CAPACITY, array_from_anys, list_reserve, new_list, seq_items
 from .signatures import typed_global
 from .type_index import TI
 

@@ -26,7 +26,7 @@ import threading
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
-from . import containers, memory, strings
+from . import memory, sequences, strings
 from .functions import GLOBALS, set_bool, set_object
 from .registry import TYPES
 from .signatures import typed_function, typed_global
@@ -49,7 +49,7 @@ def _get_registered_type_keys(result):
         strings.store_str_or_bytes(value, key.encode(), is_str=True)
         keys.append(value)
     try:
-        set_object(result, containers.array_from_anys(keys))
+        set_object(result, sequences.array_from_anys(keys))
     finally:
         for value in keys:
             if value.type_index >= TI.kTVMFFIStaticObjectBegin:
@@ -96,19 +96,19 @@ def _list_global_names_functor(result):
         value = abi.TVMFFIAny()
         strings.store_str_or_bytes(value, name, is_str=True)
         names.append(value)
-    snapshot = containers.array_from_anys(names)  # the functor owns it
+    snapshot = sequences.array_from_anys(names)  # the functor owns it
     for value in names:
         if value.type_index >= TI.kTVMFFIStaticObjectBegin:
             memory.dec_ref(value.v_ptr)
 
     def functor(inner_result, index):
-        size = containers.seq_size(snapshot)
+        size = sequences.seq_size(snapshot)
         if index < 0:
             strings.store_int(inner_result, size)
         elif index >= size:
             raise FFIError("IndexError", f"Index {index} out of bounds {size}")
         else:
-            _return_copy(inner_result, containers.seq_get(snapshot, index))
+            _return_copy(inner_result, sequences.seq_get(snapshot, index))
 
     set_object(result, typed_function(["int"], "Any", functor,
                                       on_destroy=lambda: memory.dec_ref(snapshot)))

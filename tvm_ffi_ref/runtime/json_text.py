@@ -37,9 +37,9 @@ from typing import List, Optional, Set, Tuple
 from tvm_ffi_common import abi
 
 from . import anyvalue, memory, strings
-from .containers import ARRAY_INIT_CAPACITY, array_from_anys, new_array, seq_items
 from .dataclass_walk import Frame, run_frames
 from .maps import map_from_range, map_items, new_small_map
+from .sequences import ARRAY_INIT_CAPACITY, array_from_anys, new_array, seq_items
 from .signatures import type_key_of, typed_global
 from .slots import FFIError
 from .type_index import TI

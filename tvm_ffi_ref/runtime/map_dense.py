@@ -19,7 +19,7 @@ from typing import Optional, Tuple
 from tvm_ffi_common import abi
 
 from .any_hash import any_equal, any_hash
-from .containers import ANY_SIZE
+from .container_common import ANY_SIZE
 from .hashing import MASK64
 from .map_layout import (
     BLOCK_SIZE,

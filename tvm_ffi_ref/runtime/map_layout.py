@@ -18,7 +18,7 @@ from typing import Tuple
 from tvm_ffi_common import abi
 
 from . import anyvalue, memory
-from .containers import ANY_SIZE
+from .container_common import ANY_SIZE
 from .hashing import MASK64
 from .type_index import TI
 

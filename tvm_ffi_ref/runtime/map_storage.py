@@ -23,7 +23,7 @@ from tvm_ffi_common import abi
 
 from . import anyvalue, memory
 from .any_hash import any_equal
-from .containers import ANY_SIZE, FREE_ADDRESS, DataDeleter, call_data_deleter, check_type
+from .container_common import ANY_SIZE, FREE_ADDRESS, DataDeleter, call_data_deleter, check_type
 from .map_dense import DenseTable, calc_table_size
 from .map_layout import (
     BLOCK_SIZE,

@@ -93,8 +93,8 @@ from typing import Optional, Sequence, Tuple
 from tvm_ffi_common import abi
 
 from . import anyvalue, memory
+from .container_common import ANY_SIZE, check_type, owned_copy
 from .container_locks import hold_all, release_all
-from .containers import ANY_SIZE, check_type, owned_copy, seq_items
 from .functions import def_global, new_python_function, set_object
 from .map_dense import DenseTable
 from .map_layout import INVALID_INDEX, MAP_TYPES, borrow, is_small, map_cell, pair_address
@@ -109,6 +109,7 @@ from .map_storage import (
     small_find,
     switch_to,
 )
+from .sequences import seq_items
 from .signatures import Signature, register_copier, typed_global
 from .slots import FFIError
 from .strings import store_int

@@ -39,7 +39,7 @@ Module 0 is the root.
 A Module object is the header followed by one reflected field, ``imports_``:
 a pointer to an Array of the imported modules, at offset 24, which C++ code
 reads through the field's getter. Adding an import is ``Array::push_back``
-(copy-on-write, see ``containers.array_push_back``).
+(copy-on-write, see ``sequence_edits.array_push_back``).
 
 8 bytes before the header sits upstream's ``ModuleObj`` vtable pointer, and a
 module C++ made is served through its virtual functions (``module_cxx``).
@@ -57,7 +57,7 @@ from typing import Dict, List, Optional
 from tvm_ffi_common import abi
 from tvm_ffi_common.capi import LIB
 
-from . import containers, env, errors, functions, memory, module_cxx, strings
+from . import env, errors, functions, memory, module_cxx, sequence_edits, sequences, strings
 from .functions import def_global, set_bool, set_object
 from .module_cxx import call_foreign, foreign_lookup, is_foreign
 from .signatures import typed_global
@@ -106,7 +106,7 @@ def _imports_array(module: int) -> int:
 
 def imports_of(module: int) -> List[int]:
     """The modules ``module`` imports, in order (borrowed addresses)."""
-    return [value.v_ptr for value in containers.seq_items(_imports_array(module))]
+    return [value.v_ptr for value in sequences.seq_items(_imports_array(module))]
 
 
 def _destroy_module(address: int) -> None:
@@ -125,7 +125,7 @@ def new_module(record: ModuleRecord) -> int:
                                 prefix=module_cxx.VTABLE_SIZE)
     ctypes.c_void_p.from_address(address - module_cxx.VTABLE_SIZE).value = module_cxx.vtable()
     ctypes.c_void_p.from_address(address + IMPORTS_AT).value = \
-        containers.new_array(containers.ARRAY_INIT_CAPACITY)
+        sequences.new_array(sequences.ARRAY_INIT_CAPACITY)
     with _lock:
         _records[address] = record
     return address
@@ -244,7 +244,7 @@ def push_import(module: int, other: int) -> None:
     value.v_ptr = other
     with _lock:
         slot = ctypes.c_void_p.from_address(module + IMPORTS_AT)
-        slot.value = containers.array_push_back(slot.value, value)
+        slot.value = sequence_edits.array_push_back(slot.value, value)
 
 
 def import_module(module: int, other: int) -> None:
@@ -259,9 +259,9 @@ def clear_imports(module: int) -> None:
     with _lock:
         slot = ctypes.c_void_p.from_address(module + IMPORTS_AT)
         if memory.strong_count(slot.value) == 1:
-            containers.seq_clear(slot.value)
+            sequence_edits.seq_clear(slot.value)
         else:
-            fresh = containers.new_array(containers.seq_cell(slot.value).capacity)
+            fresh = sequences.new_array(sequences.seq_cell(slot.value).capacity)
             memory.dec_ref(slot.value)
             slot.value = fresh
 
@@ -518,7 +518,7 @@ def _module_get_kind(result, module):
 def _module_get_write_formats(result, module):
     if is_foreign(module):
         return call_foreign("GetWriteFormats", result, module)
-    set_object(result, containers.new_array(0))  # a library cannot be written out
+    set_object(result, sequences.new_array(0))  # a library cannot be written out
 
 
 @typed_global("ffi.ModuleWriteToFile", ["ffi.Module", "str", "str"], "void")

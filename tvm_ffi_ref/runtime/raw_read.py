@@ -7,24 +7,31 @@ process's address space is one read-only ``memoryview`` (:data:`MEMORY`, a view 
 ``c_char`` array at address 0; nothing is copied or mapped), so that
 reading a struct's fields there (:func:`reader`) or a run of bytes (:func:`bytes_at`) is one C
 call (~0.15 us). Only addresses of live objects are ever read, exactly as ``from_address``
-would read them. PyPy's ctypes cannot make such a view: there the same two functions read
-through ``from_address``.
+would read them.
+
+The view spans every address a ``memoryview`` can index: ``sys.maxsize``, 2**63 - 1 on a
+64-bit machine, which holds every user-space address (x86-64 uses up to 57 bits with
+5-level paging, AArch64 up to 52). An address the view does not reach (a pointer tagged in
+its top bit, say) is still read, through ``from_address``: each read checks that its last
+byte lies inside the view, since slicing a ``memoryview`` past its end quietly returns fewer
+bytes. PyPy's ctypes cannot make such a view: there every read goes through
+``from_address``.
 """
 
 from __future__ import annotations
 
 import ctypes
-import functools
 import struct
+import sys
 from typing import Callable, Optional, Tuple
 
-#: The user address space of a 64-bit process (x86-64 and AArch64 use at most 2**48 bytes).
-_ADDRESS_SPAN = 1 << 48
+#: How many bytes from address 0 :data:`MEMORY` spans: as many as a memoryview can index.
+ADDRESS_SPAN = sys.maxsize
 
 
 def _whole_memory() -> Optional[memoryview]:
     try:
-        return memoryview((ctypes.c_char * _ADDRESS_SPAN).from_address(0)).cast("B").toreadonly()
+        return memoryview((ctypes.c_char * ADDRESS_SPAN).from_address(0)).cast("B").toreadonly()
     except (MemoryError, OverflowError, ValueError):  # PyPy: no view of that span
         return None
 
@@ -33,19 +40,40 @@ def _whole_memory() -> Optional[memoryview]:
 MEMORY = _whole_memory()
 
 
-def reader(layout: struct.Struct) -> Callable[[int], Tuple]:
-    """A function of an address returning ``layout``'s fields read there (on CPython a
-    ``partial`` of ``unpack_from``: no Python frame per read)."""
-    if MEMORY is not None:
-        return functools.partial(layout.unpack_from, MEMORY)
-    return lambda address: layout.unpack((ctypes.c_char * layout.size).from_address(address).raw)
+def _copied(address: int, size: int) -> bytes:
+    """``size`` bytes at ``address`` through a ctypes array (any address; one object per read)."""
+    return (ctypes.c_char * size).from_address(address).raw if size else b""
 
 
-if MEMORY is not None:
-    def bytes_at(address: int, size: int) -> bytes:
-        """``size`` bytes copied from ``address``."""
-        return MEMORY[address:address + size].tobytes()
-else:
-    def bytes_at(address: int, size: int) -> bytes:
-        """``size`` bytes copied from ``address``."""
-        return (ctypes.c_char * size).from_address(address).raw if size else b""
+def reader(layout: struct.Struct,
+           memory: Optional[memoryview] = MEMORY) -> Callable[[int], Tuple]:
+    """A function of an address returning ``layout``'s fields read there.
+
+    Fields that lie inside ``memory`` (the process's memory from address 0; a shorter
+    view in the tests) are unpacked from it; others are read through ``from_address``.
+    """
+    unpack, size = layout.unpack, layout.size
+
+    def read_copied(address: int) -> Tuple:
+        return unpack(_copied(address, size))
+
+    if memory is None:
+        return read_copied
+    unpack_from, last = layout.unpack_from, len(memory) - size
+
+    def read(address: int) -> Tuple:
+        if address <= last:
+            return unpack_from(memory, address)
+        return read_copied(address)
+
+    return read
+
+
+def bytes_at(address: int, size: int, memory: Optional[memoryview] = MEMORY) -> bytes:
+    """``size`` bytes copied from ``address`` (through ``memory`` when they lie inside it, as
+    :func:`reader` reads)."""
+    if memory is not None:
+        data = memory[address:address + size].tobytes()
+        if len(data) == size:  # (a slice past the view's end is cut short, not refused)
+            return data
+    return _copied(address, size)

@@ -54,7 +54,7 @@ from typing import List, Optional
 
 from tvm_ffi_common import abi
 
-from . import anyvalue, containers, errors, maps, memory, strings
+from . import anyvalue, errors, maps, memory, sequences, strings
 from .functions import set_bool, set_object
 from .registry import TYPES
 from .signatures import Signature, register_object_type, type_key_of, typed_function
@@ -332,7 +332,7 @@ def _set_true_attr(type_index: int, name: bytes) -> None:
 def _enum_state_init(result):
     """``ffi.EnumState.__ffi_init__()``: a state with an empty List and two empty Dicts."""
     state = new_reflected(ENUM_STATE)
-    for offset, make in ((24, lambda: containers.new_list(0)),
+    for offset, make in ((24, lambda: sequences.new_list(0)),
                          (32, lambda: maps.dict_from_pairs([])),
                          (40, lambda: maps.dict_from_pairs([]))):
         ctypes.c_void_p.from_address(state + offset).value = make()
@@ -441,7 +441,7 @@ def _path_to_steps(result, path):
             set_object(step, address)
         steps.append(step)
         path = _path_parent(path)
-    set_object(result, containers.array_from_anys(steps[::-1]))
+    set_object(result, sequences.array_from_anys(steps[::-1]))
 
 
 def _structural_key_init(result, key):

@@ -50,7 +50,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from tvm_ffi_common import abi
 
 from . import anyvalue, memory, strings
-from .containers import ANY_SIZE, SLOT_FIELDS, array_from_anys, seq_slots, shape_dims
+from .container_common import ANY_SIZE
 from .dataclass_walk import (
     BYTES,
     MAPS,
@@ -69,6 +69,8 @@ from .functions import set_bool, set_object
 from .maps import map_find, map_items
 from .reflection import new_access_path, new_access_step
 from .registry import check_failed, check_op_failed
+from .sequences import SLOT_FIELDS, array_from_anys, seq_slots
+from .shapes import shape_dims
 from .signatures import typed_function, typed_global
 from .slots import FFIError
 from .structural_rules import (

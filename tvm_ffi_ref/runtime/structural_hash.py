@@ -52,7 +52,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from tvm_ffi_common import abi
 
 from . import anyvalue, memory, strings
-from .containers import ANY_SIZE, SLOT_FIELDS, seq_slots, shape_dims
+from .container_common import ANY_SIZE
 from .dataclass_hash import signed64, type_key_hash
 from .dataclass_walk import (
     MAPS,
@@ -69,6 +69,8 @@ from .dataclass_walk import (
 from .hashing import MASK64, stable_hash_bytes, stable_hash_combine, stable_hash_small
 from .maps import map_items
 from .registry import check_failed, check_op_failed
+from .sequences import SLOT_FIELDS, seq_slots
+from .shapes import shape_dims
 from .signatures import typed_function, typed_global
 from .slots import FFIError
 from .structural_rules import (

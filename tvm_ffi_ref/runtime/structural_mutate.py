@@ -43,7 +43,7 @@ from tvm_ffi_common.capi import LIB
 
 from . import anyvalue, interrupts, memory, strings
 from .any_hash import custom_entry
-from .containers import ANY_SIZE, array_from_anys, list_append, new_list, seq_items, seq_set
+from .container_common import ANY_SIZE
 from .dataclass_walk import Frame, object_view, read_field, reflected_fields, run_frames
 from .map_storage import copy_map, entry_addresses
 from .reflection import STRUCTURAL_MUTATOR
@@ -52,6 +52,8 @@ from .reflection_make_object import (
     call_setter,
 )
 from .registry import TYPES
+from .sequence_edits import list_append, seq_set
+from .sequences import array_from_anys, new_list, seq_items
 from .signatures import typed_function, typed_global
 from .slots import FFIError
 from .structural_rules import (

@@ -47,9 +47,10 @@ from typing import Callable, Dict, Iterator, List, Literal, Optional, Tuple
 from tvm_ffi_common import abi
 
 from . import anyvalue, errors, memory
-from .containers import list_append, new_list, seq_items
 from .reflection import VISIT_ERROR_CONTEXT, new_reflected
 from .registry import TYPES
+from .sequence_edits import list_append
+from .sequences import new_list, seq_items
 from .signatures import OBJECT_PARAMS, SCHEMAS
 from .slots import ErrorAlreadyRaised, FFIError
 from .structural_rules import REGION

@@ -39,13 +39,13 @@ from tvm_ffi_common.capi import LIB
 
 from . import anyvalue, interrupts, memory, strings
 from .any_hash import custom_entry
-from .containers import seq_items
 from .dataclass_walk import Frame, read_field, reflected_fields, run_frames
 from .functions import set_object
 from .maps import map_items
 from .reflection import STRUCTURAL_VISITOR, new_reflected
 from .reflection_make_object import _call as call_owned  # the runtime's "call, owned result" helper
 from .registry import TYPES
+from .sequences import seq_items
 from .signatures import type_key_of, typed_function, typed_global
 from .slots import FFIError
 from .structural_rules import (

@@ -16,12 +16,12 @@ from typing import List, Tuple
 from tvm_ffi_common import abi
 
 from . import anyvalue, memory, strings
-from .containers import array_from_anys, seq_items
 from .dataclass_walk import Frame, object_view, read_field, reflected_fields, run_frames
 from .functions import set_object
 from .maps import map_items
 from .reflection import new_access_path, new_access_step
 from .registry import TYPES
+from .sequences import array_from_anys, seq_items
 from .signatures import typed_global
 
 TI = abi.TVMFFITypeIndex
