@@ -194,8 +194,15 @@ static void look_up_bases(void) {
 }
 
 /* The objects that bridge Python and C: the front ends' extension modules, ctypes, libffi. */
-static const char* const kBridgePrefixes[] = {"_core.", "_pycapi.", "_ctypes.", "_cffi_backend.",
-                                              "libffi.so", "libffi-"};
+static const char* const kBridgePrefixes[] = {"_core.", "_ctypes.", "_cffi_backend.", "libffi.so",
+                                              "libffi-"};
+/*
+ * tvm_ffi_common's _pycapi is counted as the interpreter's: the reference runtime's callbacks
+ * enter Python through its entry guard (ctypes calls the guard, the guard calls the function),
+ * so the guard and the interpreter's frames on either side of it are one stretch, the
+ * callback's entry, not two.
+ */
+static const char kPythonHelperPrefix[] = "_pycapi.";
 
 static int classify(const Dl_info* info) {
   const char* name;
@@ -205,7 +212,10 @@ static int classify(const Dl_info* info) {
   if (info->dli_fbase == python_base) return FRAME_PYTHON;
   name = strrchr(info->dli_fname, '/');
   name = name != NULL ? name + 1 : info->dli_fname;
-  if (strncmp(name, "libpython", 9) == 0 || strncmp(name, "libpypy", 7) == 0) return FRAME_PYTHON;
+  if (strncmp(name, "libpython", 9) == 0 || strncmp(name, "libpypy", 7) == 0 ||
+      strncmp(name, kPythonHelperPrefix, sizeof(kPythonHelperPrefix) - 1) == 0) {
+    return FRAME_PYTHON;
+  }
   for (i = 0; i < sizeof(kBridgePrefixes) / sizeof(kBridgePrefixes[0]); ++i) {
     if (strncmp(name, kBridgePrefixes[i], strlen(kBridgePrefixes[i])) == 0) return FRAME_OURS;
   }

@@ -355,10 +355,10 @@ MUTANTS += [
        "a Python callback called from C with several arguments gets them in reverse order "
        "(cffi core)", T_CALLS, T_EDGES + "test_mixed_positional_arguments"),
     _m("front-call-args-cut-at-8", FRONT + "function.c",
-       r"(?<=Py_BEGIN_ALLOW_THREADS;\n      )"  # the default call: the GIL released
-       r"status = fx_safe_call_holding\(handle, packed, \(int32_t\)n, &result\);",
-       "status = fx_safe_call_holding(handle, packed, (int32_t)(n > FX_STACK_ARGS ? "
-       "FX_STACK_ARGS : n), &result);",
+       # general_call's kernel call, which takes every call of more than 8 arguments
+       r"status = scoped_call\(handle, packed, \(int32_t\)n, &result, scope, release_gil, 1\);",
+       "status = scoped_call(handle, packed, (int32_t)(n > FX_STACK_ARGS ? FX_STACK_ARGS : n), "
+       "&result, scope, release_gil, 1);",
        "a call with more than 8 arguments passes only the first 8 (argument count)", T_CALLS, T_EDGES + "test_mixed_positional_arguments"),
     # structural hashing of tensors and of floats' edge values
     _m("fast-tensor-hash-skips-dim0", FAST + "structural_hash.c",
