@@ -170,6 +170,7 @@ typedef struct {
   size_t n_spans, cap_spans;
   FrBuf** bufs; /* the top level's, each hook callback's and each hidden field's text */
   size_t n_bufs, cap_bufs;
+  FrHookCache hooks;
 } ReprWalk;
 
 typedef struct {
@@ -199,6 +200,7 @@ static void repr_walk_free(ReprWalk* walk) {
   free(walk->bufs);
   free(walk->spans);
   fr_ptrmap_free(&walk->state);
+  fr_hook_cache_free(&walk->hooks);
 }
 
 /* A new, empty buffer of the walk: 0 and *index, or -1 (out of memory). */
@@ -392,7 +394,7 @@ static int repr_immediate(ReprWalk* walk, const TVMFFIAny* value, size_t buf) {
     fr_buf_puts(out, ")");
     return 1;
   }
-  found = fr_hook_of(fr_dc.col_repr, ti, SIG_REPR, &hook);
+  found = fr_cached_hook(&walk->hooks, fr_dc.col_repr, ti, SIG_REPR, &hook);
   if (found < 0) return -1;
   if (found) return repr_hook(walk, hook, obj, ti, buf) == 0 ? 1 : -1;
   if (is_enum_instance(ti)) {

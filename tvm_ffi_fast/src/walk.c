@@ -118,13 +118,12 @@ int fr_cached_hook(FrHookCache* cache, const TVMFFITypeAttrColumn* column, int32
   FrHookSlot* slot = &cache->slots[(uint32_t)type_index % FR_HOOK_CACHE_SLOTS];
   if (slot->type_index == type_index) {
     *fn = slot->fn;
-    return slot->found;
+    return slot->fn != NULL;
   }
   found = fr_hook_of(column, type_index, signature, fn);
   if (found < 0) return -1;
   if (slot->fn != NULL) fr_decref(slot->fn);
   slot->type_index = type_index;
-  slot->found = found;
   slot->fn = found ? *fn : NULL;
   if (found) fr_incref(*fn);
   return found;

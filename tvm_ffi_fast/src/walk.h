@@ -70,8 +70,7 @@ FR_HIDDEN int fr_hook_of(const TVMFFITypeAttrColumn* column, int32_t type_index,
 #define FR_HOOK_CACHE_SLOTS 16
 typedef struct {
   int32_t type_index;
-  int found;
-  void* fn;
+  void* fn; /* NULL: the type has no hook */
 } FrHookSlot;
 typedef struct {
   FrHookSlot slots[FR_HOOK_CACHE_SLOTS];
