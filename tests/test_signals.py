@@ -155,26 +155,35 @@ TVM_FFI_DLL_EXPORT int __tvm_ffi_raise_then_check(void* self, const TVMFFIAny* a
 """
 
 
+HANDLER_PROGRAM = """
+import signal, sys
+{imports}
+# an exception lost in a C callback would be reported here (ctypes' "Exception ignored")
+sys.unraisablehook = lambda unraisable: print("lost", unraisable.exc_type.__name__)
+def handler(signo, frame):
+    raise ValueError("from the handler")
+signal.signal(signal.SIGUSR1, handler)
+lib = api.load_module({path!r})
+for _ in range(2):
+    try:
+        print("returned", lib.{call})
+    except Exception as error:
+        print(type(error).__name__, error)
+"""
+
+
+def _under_a_raising_handler(imports: str, path: str, call: str) -> list:
+    """The lines two calls ``lib.<call>`` print, in a fresh interpreter whose SIGUSR1 handler
+    raises ValueError: each call's result or exception, and any exception lost on the way."""
+    return run_python(HANDLER_PROGRAM.format(imports=imports, path=path, call=call)).splitlines()
+
+
 @pytest.mark.parametrize("frontend", ["upstream"] + [f for f in FRONTENDS_UNDER_TEST
                                                      if f in IMPORTS])
 def test_a_raising_signal_handler_fails_the_kernel_call_with_its_exception(kernels, frontend):
     path = kernels.build("raise_then_check", RAISE_THEN_CHECK_C, language="c")
-    out = run_python(f"""
-    import signal, sys
-    {IMPORTS[frontend]}
-    # an exception lost in a C callback would be reported here (ctypes' "Exception ignored")
-    sys.unraisablehook = lambda unraisable: print("lost", unraisable.exc_type.__name__)
-    def handler(signo, frame):
-        raise ValueError("from the handler")
-    signal.signal(signal.SIGUSR1, handler)
-    call = api.load_module({path!r}).raise_then_check
-    for _ in range(2):
-        try:
-            print("returned", call())
-        except Exception as error:
-            print(type(error).__name__, error)
-    """)
-    assert out.splitlines() == ["ValueError from the handler"] * 2
+    assert _under_a_raising_handler(IMPORTS[frontend], path, "raise_then_check()") == [
+        "ValueError from the handler"] * 2
 
 
 RAISE_THEN_CALL_C = r"""
@@ -207,22 +216,9 @@ CALLBACK_IMPORTS = dict(IMPORTS, **{
     f for f in FRONTENDS_UNDER_TEST if f in IMPORTS])
 def test_a_raising_signal_handler_fails_the_python_callback_it_lands_in(kernels, frontend):
     path = kernels.build("raise_then_call", RAISE_THEN_CALL_C, language="c")
-    imports = CALLBACK_IMPORTS[frontend].replace("\n", "\n    ")
-    out = run_python(f"""
-    import signal, sys
-    {imports}
-    sys.unraisablehook = lambda unraisable: print("lost", unraisable.exc_type.__name__)
-    def handler(signo, frame):
-        raise ValueError("from the handler")
-    signal.signal(signal.SIGUSR1, handler)
-    call = api.load_module({path!r}).raise_then_call
-    for _ in range(2):
-        try:
-            print("returned", call(lambda x: x))
-        except Exception as error:
-            print(type(error).__name__, error)
-    """)
-    assert out.splitlines() == ["ValueError from the handler"] * 2
+    assert _under_a_raising_handler(CALLBACK_IMPORTS[frontend], path,
+                                    "raise_then_call(lambda x: x)") == [
+        "ValueError from the handler"] * 2
 
 
 def test_entry_guard_hands_what_escapes_a_callback_to_its_recovery():
